@@ -115,7 +115,8 @@ class KernelSignature:
             )
         if isinstance(value, np.ndarray):
             raise LaunchError(f"{where} is a {spec.describe()}, got an array")
-        kind = np.dtype(spec.dtype).kind
+        # bfloat16 is no numpy dtype without ml_dtypes; it is a float either way.
+        kind = "f" if spec.dtype == "bfloat16" else np.dtype(spec.dtype).kind
         if kind in "iu" and not isinstance(value, (int, np.integer)):
             raise LaunchError(f"{where} is a {spec.describe()}, got {type(value).__name__}")
         if kind == "f" and not isinstance(value, (int, float, np.integer, np.floating)):

@@ -1,0 +1,345 @@
+"""What a ``tile.reduce`` means: the checked, normalised view of one op.
+
+``analyze(op)`` reads an op's operands and attributes, checks every rule of
+SPEC sections 2-5 that does not depend on the lowering variant, and returns an
+``Analysis``: either a ``ReduceInfo`` (everything the lowering needs, already
+resolved) or the list of broken rules, each one sentence that names the rule.
+
+It is the one source of truth for those rules: ``tile-verify`` reports the
+errors at the op's location, and the ``local`` variant's ``local_valid``
+predicate reports them as its rejection reasons.
+
+Thread bits. Every thread-axis iter of a layout moves some bits of the thread
+index inside the exec scope: ``laneid`` and ``tid_in_wg`` iters move bits from
+bit 0 up, ``wid_in_wg`` iters move bits from bit 5 up (a warp is 32 threads).
+An iter of extent ``e`` and stride ``s`` (both powers of two) moves bits
+``log2(s) .. log2(s) + log2(e) - 1``. The reduced thread bits ``L`` are the bits
+moved by the reduced dims; at warp scope they are all lane bits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .ir import ir, layout_text
+from .layout import Iter, LayoutError, TileLayout
+
+KINDS = ("sum", "max", "min", "maximum", "minimum")
+SCOPES = ("thread", "warp", "warpgroup")
+DTYPES = ("f32", "f16", "bf16", "f64", "i32", "i64")
+
+# The layout axes each exec scope may name (SPEC section 5).
+SCOPE_AXES = {
+    "thread": ("m",),
+    "warp": ("m", "laneid"),
+    "warpgroup": ("m", "laneid", "wid_in_wg", "tid_in_wg"),
+}
+# Threads in one instance of each scope, and where each thread axis's bits start.
+SCOPE_THREADS = {"thread": 1, "warp": 32, "warpgroup": 128}
+_AXIS_BIT_BASE = {"laneid": 0, "tid_in_wg": 0, "wid_in_wg": 5, "warpid": 5}
+
+_STORAGE = {"private": "local", "workgroup": "shared", "global": "global"}
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A memref operand: its static shape, element type and storage scope."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    storage: str  # "local" (registers), "shared" or "global"
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for e in self.shape:
+            n *= e
+        return n
+
+
+@dataclass(frozen=True)
+class ReduceInfo:
+    """A verified ``tile.reduce``, with everything the lowering asks about."""
+
+    kind: str
+    exec_scope: str
+    axes: tuple[int, ...]  # reduced src dims, ascending, non-negative
+    accum: bool
+    dispatch: str | None
+    dst: Operand
+    src: Operand
+    src_layout: TileLayout
+    dst_layout: TileLayout
+    # For each src dim, the dst dim that holds it, or None for a dropped reduced dim.
+    dst_dim: tuple[int | None, ...]
+    reduced_thread_bits: tuple[int, ...]  # L, ascending
+    src_replica_bits: tuple[int, ...]
+
+    @property
+    def dtype(self) -> str:
+        return self.src.dtype
+
+    @property
+    def spatial_dims(self) -> tuple[int, ...]:
+        return tuple(d for d in range(len(self.src_layout.shape)) if d not in self.axes)
+
+    def reduces_across_threads(self) -> bool:
+        return bool(self.reduced_thread_bits)
+
+
+@dataclass
+class Analysis:
+    info: ReduceInfo | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def thread_bits(iters: tuple[Iter, ...]) -> tuple[int, ...]:
+    """The thread-index bits moved by some thread-axis iters (module docstring).
+
+    Raises LayoutError when an extent or stride is not a power of two, or when
+    two iters move the same bit.
+    """
+    bits: list[int] = []
+    for it in iters:
+        for what, v in (("extent", it.extent), ("stride", it.stride)):
+            if v < 1 or v & (v - 1):
+                raise LayoutError(f"{what} {v} on {it.axis} is not a power of two")
+        low = _AXIS_BIT_BASE[it.axis] + it.stride.bit_length() - 1
+        new = range(low, low + it.extent.bit_length() - 1)
+        if set(new) & set(bits):
+            raise LayoutError(f"two {it.axis} iters move the same thread bit")
+        bits.extend(new)
+    return tuple(sorted(bits))
+
+
+def _dim_thread_map(layout: TileLayout, dim: int) -> list[tuple[tuple[str, int], ...]]:
+    """For each coordinate of ``dim``: the thread-axis offsets it lands on."""
+    iters = layout.shard[dim]
+    out = []
+    for c in range(layout.shape[dim]):
+        offsets: dict[str, int] = {}
+        rest = c
+        for it in reversed(iters):
+            digit, rest = rest % it.extent, rest // it.extent
+            if it.axis != "m":
+                offsets[it.axis] = offsets.get(it.axis, 0) + digit * it.stride
+        out.append(tuple(sorted(offsets.items())))
+    return out
+
+
+# --- reading the op ---------------------------------------------------------------
+
+
+def _operand(value: ir.Value, role: str, errors: list[str]) -> Operand | None:
+    t = value.type
+    if not isinstance(t, ir.MemRefType):
+        try:
+            t = ir.MemRefType(t)
+        except (ValueError, TypeError):
+            errors.append(f"{role}: expected a memref, got {value.type}")
+            return None
+    if not t.has_static_shape:
+        errors.append(f"{role}: expected a memref with a static shape, got {t}")
+        return None
+    if t.layout != ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank)):
+        errors.append(f"{role}: expected a memref with the identity layout, got {t.layout}")
+        return None
+    dtype = str(t.element_type)
+    if dtype not in DTYPES:
+        errors.append(
+            f"{role}: element type {dtype} is not supported (expected one of {', '.join(DTYPES)})"
+        )
+        return None
+    space = t.memory_space
+    if space is None:
+        storage = "global"
+    else:
+        text = str(space)
+        name = text.removeprefix("#gpu.address_space<").removesuffix(">")
+        if name not in _STORAGE or not text.startswith("#gpu.address_space<"):
+            errors.append(f"{role}: memory space {text} is not a #gpu.address_space")
+            return None
+        storage = _STORAGE[name]
+    return Operand(tuple(t.shape), dtype, storage)
+
+
+def _attr(op, name: str, kind: type, what: str, errors: list[str]):
+    if name not in op.attributes:
+        return None
+    a = op.attributes[name]
+    if not isinstance(a, kind):
+        errors.append(f"{name}: expected {what}, got {a}")
+        return None
+    return a
+
+
+def _layout(op, name: str, operand: Operand, errors: list[str]) -> TileLayout | None:
+    if name not in op.attributes:
+        return TileLayout.row_major(operand.shape)
+    text = layout_text(op.attributes[name])
+    if text is None:
+        errors.append(f'{name}: expected a #tile.layout<"..."> attribute, got {op.attributes[name]}')
+        return None
+    try:
+        layout = TileLayout.parse(text)
+    except LayoutError as e:
+        errors.append(f'{name}: cannot parse "{text}": {e}')
+        return None
+    bad = layout.problems()
+    errors.extend(f"{name}: {p}" for p in bad)
+    return None if bad else layout
+
+
+def analyze(op) -> Analysis:
+    """Check one ``tile.reduce`` (an ``ir.Operation`` or OpView) against SPEC 2-5."""
+    op = getattr(op, "operation", op)
+    out = Analysis()
+    errors = out.errors
+    if len(op.operands) != 2:
+        errors.append(f"expected 2 operands (dst, src), got {len(op.operands)}")
+        return out
+    dst = _operand(op.operands[0], "dst", errors)
+    src = _operand(op.operands[1], "src", errors)
+    if dst and src and dst.dtype != src.dtype:
+        errors.append(f"dtype mismatch: src={src.dtype} dst={dst.dtype}")
+
+    kind = _attr(op, "kind", ir.StringAttr, "a string", errors)
+    scope = _attr(op, "exec_scope", ir.StringAttr, "a string", errors)
+    kind = kind.value if kind else None
+    scope = scope.value if scope else None
+    if kind not in KINDS:
+        errors.append(f"kind: expected one of {', '.join(KINDS)}, got {kind}")
+    if scope not in SCOPES:
+        errors.append(f"exec_scope: expected one of {', '.join(SCOPES)}, got {scope}")
+    axes_attr = _attr(op, "axes", ir.DenseI64ArrayAttr, "array<i64: ...>", errors)
+    accum_attr = _attr(op, "accum", ir.BoolAttr, "a bool (true or false)", errors)
+    dispatch_attr = _attr(op, "dispatch", ir.StringAttr, "a string (a variant name)", errors)
+    if errors:
+        return out
+
+    src_layout = _layout(op, "src_layout", src, errors)
+    dst_layout = _layout(op, "dst_layout", dst, errors)
+    if errors:
+        return out
+
+    for name, layout, operand in (("src", src_layout, src), ("dst", dst_layout, dst)):
+        for axis in sorted(layout.axes()):
+            if axis not in SCOPE_AXES[scope]:
+                hint = " (a warp-scope layout names lanes: use laneid)" if axis == "warpid" and scope == "warp" else ""
+                errors.append(
+                    f"{name}_layout: axis {axis} is not allowed at {scope} scope "
+                    f"(allowed: {', '.join(SCOPE_AXES[scope])}){hint}"
+                )
+        if layout.span > operand.numel:
+            errors.append(
+                f"{name}: the memref holds {operand.numel} element(s) but {name}_layout "
+                f"spans {layout.span} register slot(s)"
+            )
+        if any(it.axis == "m" for it in layout.replica):
+            errors.append(f"{name}_layout: a replica over registers (axis m) is not supported")
+    if errors:
+        return out
+
+    rank = len(src_layout.shape)
+    raw_axes = list(axes_attr) if axes_attr is not None else [-1]
+    axes = set()
+    for a in raw_axes:
+        if not -rank <= a < rank:
+            errors.append(f"axes: {a} is out of range for a rank-{rank} source")
+        else:
+            axes.add(a % rank)
+    if errors:
+        return out
+    axes = tuple(sorted(axes))
+
+    dst_dim = _match_dst_shape(src_layout.shape, dst_layout.shape, axes, errors)
+    if errors:
+        return out
+
+    try:
+        reduced = tuple(sorted(b for d in axes for b in thread_bits(src_layout.thread_iters(d))))
+        src_rep = thread_bits(src_layout.replica)
+        dst_rep = thread_bits(dst_layout.replica)
+        for d in range(rank):
+            thread_bits(src_layout.thread_iters(d))
+    except LayoutError as e:
+        errors.append(f"src_layout: {e}")
+        return out
+    if len(set(reduced)) != len(reduced):
+        errors.append("src_layout: two reduced dims move the same thread bit")
+    overlap = set(reduced) & set(src_rep)
+    if overlap:
+        errors.append(
+            f"reduced thread bits {_bits(overlap)} overlap the src replica bits {_bits(src_rep)}: "
+            "those threads hold copies of one element, which would be counted twice"
+        )
+    want_rep = set(reduced) | set(src_rep)
+    if not overlap and set(dst_rep) != want_rep:
+        errors.append(
+            f"dst_layout must replicate over thread bits {_bits(want_rep)} "
+            f"(the src replica bits {_bits(src_rep)} and the reduced bits {_bits(reduced)}), "
+            f"but it replicates over {_bits(dst_rep)}"
+        )
+    for d in range(rank):
+        dd = dst_dim[d]
+        if d in axes or dd is None:
+            continue
+        if _dim_thread_map(src_layout, d) != _dim_thread_map(dst_layout, dd):
+            errors.append(
+                f"dst_layout dim {dd} does not put the elements of src dim {d} on the same "
+                "threads: their thread iters differ"
+            )
+        elif src_layout.local_extent(d) != dst_layout.local_extent(dd):
+            errors.append(
+                f"dst_layout dim {dd} holds {dst_layout.local_extent(dd)} register(s) per thread "
+                f"but src dim {d} holds {src_layout.local_extent(d)}"
+            )
+    if errors:
+        return out
+
+    out.info = ReduceInfo(
+        kind=kind,
+        exec_scope=scope,
+        axes=axes,
+        accum=accum_attr.value if accum_attr is not None else False,
+        dispatch=dispatch_attr.value if dispatch_attr is not None else None,
+        dst=dst,
+        src=src,
+        src_layout=src_layout,
+        dst_layout=dst_layout,
+        dst_dim=dst_dim,
+        reduced_thread_bits=reduced,
+        src_replica_bits=src_rep,
+    )
+    return out
+
+
+def _bits(bits) -> str:
+    return "{" + ", ".join(map(str, sorted(bits))) + "}"
+
+
+def _match_dst_shape(src_shape, dst_shape, axes, errors) -> tuple[int | None, ...]:
+    """Map src dims to dst dims: reduced dims are dropped or kept with extent 1."""
+    dropped = tuple(e for d, e in enumerate(src_shape) if d not in axes)
+    kept = tuple(1 if d in axes else e for d, e in enumerate(src_shape))
+    if tuple(dst_shape) == kept:
+        return tuple(range(len(src_shape)))
+    if tuple(dst_shape) == dropped or (dropped == () and tuple(dst_shape) == (1,)):
+        out, j = [], 0
+        for d in range(len(src_shape)):
+            if d in axes:
+                out.append(None)
+            else:
+                out.append(j)
+                j += 1
+        return tuple(out)
+    want = f"{_shape(dropped or (1,))} or {_shape(kept)}"
+    errors.append(
+        f"dst shape {_shape(dst_shape)} does not match src shape {_shape(src_shape)} reduced over "
+        f"axes {list(axes)}: expected {want}"
+    )
+    return ()
+
+
+def _shape(s) -> str:
+    return "(" + ", ".join(map(str, s)) + ")"

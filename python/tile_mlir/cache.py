@@ -1,0 +1,265 @@
+"""The on-disk compile cache: compile where MLIR is, launch where the GPU is.
+
+Layout, under ``cache_dir()``::
+
+    <key>/kernel.ptx          the PTX (always written, possibly empty)
+    <key>/kernel.cubin        the cubin, when ptxas was there to make one
+    <key>/signatures.json     a list of KernelSignature objects
+    <key>/meta.json           format, arch, sha256 of each file above, and ``Artifact.meta``
+                              (which ``store`` fills with the compiler's toolchain versions)
+    by-source/<source key>    a text file naming the <key> last stored for that source
+    .tmp-*, .trash-*          entries being written or removed (a crash may leave them;
+                              lookups never read them)
+
+Two keys, and why. The full ``key`` is a sha256 over the IR text, the arch, the sorted
+options and the *compiler's* toolchain versions (tile_mlir, the MLIR bindings, ptxas), so
+upgrading any of them rebuilds. But a GPU machine has no MLIR, so it cannot know which
+versions the compiling machine had and cannot recompute that key. It uses the
+``source_key`` instead, a sha256 over IR text, arch and options only, through the
+``by-source/`` index that ``store`` writes next to every entry. So:
+
+* ``lookup`` with the compiler installed (the MLIR bindings' distribution is found) uses the
+  full key: a toolchain change is a miss;
+* ``lookup`` without it follows the index: it gets the entry most recently stored for that
+  source, whatever compiler built it.
+
+Writes are atomic: an entry is written into a fresh ``.tmp-*`` directory in the cache
+directory and renamed into place. A concurrent writer that loses the race (the rename
+fails because the entry exists) discards its copy and returns the winner's. Reads verify
+every file against the checksums in ``meta.json``; a corrupt entry (missing file, checksum
+mismatch, bad JSON) is removed and reported as a miss, so the caller rebuilds it.
+
+Nothing here imports MLIR or CUDA.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from . import __version__
+from .signature import KernelSignature
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+_MLIR_DISTRIBUTION = "xtc-mlir-python-bindings"
+_KEY = re.compile(r"[0-9a-f]{64}")
+
+
+class ArtifactError(ValueError):
+    """A saved artifact directory that is incomplete or corrupt."""
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """What compiling a module produces, and all a launch needs.
+
+    ``arch`` is the target the cubin was built for (``"sm_90a"``); an empty arch means
+    unknown, for a bare cubin loaded from a file. ``meta`` is free-form JSON data.
+    """
+
+    ptx: str
+    cubin: bytes | None
+    signatures: tuple[KernelSignature, ...]
+    arch: str
+    meta: dict = field(default_factory=dict)
+
+    def save(self, path) -> None:
+        """Write the artifact into directory ``path`` (created if needed); meta.json last."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        files = {
+            "kernel.ptx": self.ptx.encode(),
+            "signatures.json": json.dumps(
+                [json.loads(s.to_json()) for s in self.signatures], indent=1
+            ).encode(),
+        }
+        if self.cubin is not None:
+            files["kernel.cubin"] = self.cubin
+        else:
+            (path / "kernel.cubin").unlink(missing_ok=True)
+        for name, data in files.items():
+            (path / name).write_bytes(data)
+        meta = {
+            "format": FORMAT,
+            "arch": self.arch,
+            "files": {name: hashlib.sha256(data).hexdigest() for name, data in files.items()},
+            "meta": self.meta,
+        }
+        (path / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
+
+    @classmethod
+    def load(cls, path) -> "Artifact":
+        """Read and verify an artifact directory; raise ArtifactError if anything is off."""
+        path = Path(path)
+        try:
+            meta = json.loads((path / "meta.json").read_text())
+            if meta.get("format") != FORMAT:
+                raise ArtifactError(f"{path}: unknown artifact format {meta.get('format')!r}")
+            files = {}
+            for name, digest in meta["files"].items():
+                data = (path / name).read_bytes()
+                if hashlib.sha256(data).hexdigest() != digest:
+                    raise ArtifactError(f"{path / name}: checksum mismatch")
+                files[name] = data
+            signatures = tuple(
+                KernelSignature.from_json(json.dumps(s))
+                for s in json.loads(files["signatures.json"])
+            )
+            return cls(
+                ptx=files["kernel.ptx"].decode(),
+                cubin=files.get("kernel.cubin"),
+                signatures=signatures,
+                arch=meta["arch"],
+                meta=meta["meta"],
+            )
+        except ArtifactError:
+            raise
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            raise ArtifactError(f"{path}: unreadable artifact ({type(e).__name__}: {e})") from e
+
+
+def cache_dir() -> Path:
+    """``$TILE_MLIR_CACHE_DIR``, else ``~/.cache/tile-mlir``."""
+    env = os.environ.get("TILE_MLIR_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "tile-mlir"
+
+
+def toolchain_versions() -> dict:
+    """The versions of what compiles here: tile_mlir, the MLIR bindings, ptxas (None: absent)."""
+    return dict(_toolchain_versions())
+
+
+@functools.lru_cache(maxsize=None)
+def _toolchain_versions() -> tuple:
+    try:
+        mlir = importlib.metadata.version(_MLIR_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        mlir = None
+    return (("tile_mlir", __version__), ("mlir", mlir), ("ptxas", _ptxas_release()))
+
+
+def _ptxas_release() -> str | None:
+    """The release line of ``ptxas --version`` ("Cuda compilation tools, release 13.0, ...")."""
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        return None
+    try:
+        out = subprocess.run(
+            [ptxas, "--version"], capture_output=True, text=True, timeout=30, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return next((line.strip() for line in out.splitlines() if "release" in line), None)
+
+
+def _digest(payload: dict) -> str:
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def key(ir_text: str, arch: str, options: dict, versions: dict | None = None) -> str:
+    """The full cache key: IR, arch, options and toolchain versions (default: this machine's)."""
+    if versions is None:
+        versions = toolchain_versions()
+    return _digest({"ir": ir_text, "arch": arch, "options": options, "toolchain": versions})
+
+
+def source_key(ir_text: str, arch: str, options: dict) -> str:
+    """The key of the ``by-source/`` index: IR, arch and options, no versions."""
+    return _digest({"source": ir_text, "arch": arch, "options": options})
+
+
+def get(key: str) -> Artifact | None:
+    """The entry for ``key``, or None; a corrupt entry is removed and counts as a miss."""
+    if not _KEY.fullmatch(key):
+        raise ValueError(f"not a cache key: {key!r}")
+    path = cache_dir() / key
+    if not path.exists():
+        return None
+    try:
+        return Artifact.load(path)
+    except ArtifactError as e:
+        log.warning("removing corrupt compile-cache entry: %s", e)
+        _discard(path)
+        return None
+
+
+def put(key: str, artifact: Artifact) -> Artifact:
+    """Store ``artifact`` under ``key`` atomically; return what the cache now holds.
+
+    If another writer stored the key first, its entry wins and is returned.
+    """
+    if not _KEY.fullmatch(key):
+        raise ValueError(f"not a cache key: {key!r}")
+    root = cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / key
+    for _ in range(3):
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
+        try:
+            artifact.save(tmp)
+            os.rename(tmp, final)
+            return artifact
+        except OSError:
+            if not final.exists():
+                raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)  # a no-op once renamed
+        # Lost the race. Use the winner's entry, unless it is corrupt: then get()
+        # removed it and the next round tries again.
+        winner = get(key)
+        if winner is not None:
+            return winner
+    raise OSError(f"could not store compile-cache entry {final}")
+
+
+def lookup(ir_text: str, arch: str, options: dict) -> Artifact | None:
+    """The cached artifact for this source, by full key if the compiler is here, else by index."""
+    versions = toolchain_versions()
+    if versions["mlir"] is not None:
+        return get(key(ir_text, arch, options, versions))
+    try:
+        indexed = (cache_dir() / "by-source" / source_key(ir_text, arch, options)).read_text()
+    except OSError:
+        return None
+    return get(indexed) if _KEY.fullmatch(indexed) else None
+
+
+def store(ir_text: str, arch: str, options: dict, artifact: Artifact) -> Artifact:
+    """Record this machine's toolchain in the artifact, ``put`` it, and index it by source."""
+    versions = toolchain_versions()
+    artifact = replace(artifact, meta={**artifact.meta, "toolchain": versions})
+    full = key(ir_text, arch, options, versions)
+    stored = put(full, artifact)
+    index = cache_dir() / "by-source"
+    index.mkdir(exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=index)
+    with os.fdopen(fd, "w") as f:
+        f.write(full)
+    os.replace(tmp, index / source_key(ir_text, arch, options))
+    return stored
+
+
+def _discard(path: Path) -> None:
+    """Remove an entry: first rename it out of the way (atomic), then delete it."""
+    trash = path.with_name(f".trash-{os.getpid()}-{path.name}-{os.urandom(4).hex()}")
+    try:
+        os.rename(path, trash)
+    except OSError:
+        return  # already gone (another reader removed it)
+    if trash.is_dir():
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        trash.unlink(missing_ok=True)

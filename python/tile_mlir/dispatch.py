@@ -1,0 +1,143 @@
+"""The dispatch registry (SPEC section 6), after the seed's design.
+
+A lowering variant registers an implementation for (op name, target) with a
+priority and a list of predicates::
+
+    @register_dispatch("tile.reduce", "cuda", variant="local", priority=10, when=[
+        predicate("storage_scope", match_storage_scope, expected_scope=["local"]),
+        predicate("local_valid", validate_reduction_local)])
+    def lower_local(op, ctx, rewriter): ...
+
+``dispatch`` tries the cases of (op name, target) ordered by (-priority,
+variant name). Every predicate of a case is evaluated, without short-circuit,
+so a rejection lists all its reasons. A predicate returns a bool, an
+``(ok, reason)`` pair, or raises (the exception is its reason). The first case
+whose predicates all pass and whose implementation does not ``Decline`` wins.
+``dispatch = "name"`` on the op restricts the search to that variant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+class Decline(Exception):
+    """Raised by an implementation that cannot lower this op after all."""
+
+
+class DispatchError(Exception):
+    """No variant applies; the message is the whole per-variant report."""
+
+
+@dataclass(frozen=True)
+class Predicate:
+    name: str
+    fn: Callable[..., Any]
+    kwargs: dict = field(default_factory=dict)
+
+    def evaluate(self, op, ctx) -> tuple[bool, str]:
+        try:
+            r = self.fn(op, ctx, **self.kwargs)
+        except Exception as e:  # a predicate that raises rejects, with its reason
+            return False, f"raised {type(e).__name__}: {e}"
+        if isinstance(r, tuple):
+            ok, reason = r
+            return bool(ok), str(reason or "")
+        return bool(r), ""
+
+
+def predicate(name: str, fn: Callable[..., Any], **kwargs) -> Predicate:
+    return Predicate(name, fn, kwargs)
+
+
+@dataclass(frozen=True)
+class DispatchCase:
+    op_name: str
+    target: str
+    variant: str
+    priority: int
+    when: tuple[Predicate, ...]
+    impl: Callable[..., Any]
+
+    @property
+    def title(self) -> str:
+        return f"{self.variant} (prio={self.priority})"
+
+
+_CASES: dict[tuple[str, str], list[DispatchCase]] = {}
+
+
+def register_dispatch(op_name: str, target: str, *, variant: str, priority: int = 0, when=()):
+    """Decorator: register ``impl(op, ctx, rewriter)`` as a lowering variant."""
+
+    def deco(impl):
+        case = DispatchCase(op_name, target, variant, priority, tuple(when), impl)
+        cases = [c for c in _CASES.get((op_name, target), []) if c.variant != variant]
+        cases.append(case)
+        cases.sort(key=lambda c: (-c.priority, c.variant))
+        _CASES[(op_name, target)] = cases
+        return impl
+
+    return deco
+
+
+def cases(op_name: str, target: str) -> list[DispatchCase]:
+    return list(_CASES.get((op_name, target), []))
+
+
+@dataclass
+class DispatchContext:
+    """What predicates and implementations may ask about the op's context."""
+
+    target: str  # "cuda"
+    chip: str | None  # "sm_90a", from the gpu.module's #nvvm.target or a pass option
+    analysis: Any = None  # tile_mlir.analysis.Analysis of the op
+    options: dict = field(default_factory=dict)  # pass options (e.g. fold="tree")
+
+    @property
+    def sm(self) -> int | None:
+        """The compute capability as an int (90 for sm_90a), if known."""
+        if not self.chip or not self.chip.startswith("sm_"):
+            return None
+        digits = "".join(ch for ch in self.chip[3:] if ch.isdigit())
+        return int(digits) if digits else None
+
+    def describe(self) -> str:
+        return f"target {self.target}" + (f", {self.chip}" if self.chip else "")
+
+
+def dispatch(op_name: str, op, ctx: DispatchContext, rewriter, forced: str | None = None) -> str:
+    """Lower ``op`` with the first applicable variant; return the variant's name.
+
+    Raises DispatchError with one line per variant tried, each with every reason.
+    """
+    all_cases = cases(op_name, ctx.target)
+    if forced is not None:
+        chosen = [c for c in all_cases if c.variant == forced]
+        if not chosen:
+            known = ", ".join(c.title for c in all_cases) or "none"
+            raise DispatchError(
+                f'dispatch = "{forced}" names no variant of {op_name} for {ctx.describe()}; '
+                f"registered: {known}"
+            )
+        all_cases = chosen
+    if not all_cases:
+        raise DispatchError(f"no variant of {op_name} is registered for {ctx.describe()}")
+    report = []
+    for case in all_cases:
+        results = [(p.name, *p.evaluate(op, ctx)) for p in case.when]
+        failed = [(name, reason) for name, ok, reason in results if not ok]
+        if failed:
+            why = "; ".join(f"{name} — {reason}" if reason else name for name, reason in failed)
+            report.append(f"  {case.title}: rejected: {why}")
+            continue
+        try:
+            case.impl(op, ctx, rewriter)
+        except Decline as e:
+            report.append(f"  {case.title}: declined: {e}")
+            continue
+        return case.variant
+    raise DispatchError(
+        f"no variant of {op_name} applies ({ctx.describe()}):\n" + "\n".join(report)
+    )

@@ -1,0 +1,515 @@
+"""Tile layouts: which (lane, warp, register slot) places hold each element of a tile.
+
+This is the model of SPEC section 3. It is pure Python (no MLIR) and immutable, so the
+dialect, the dispatcher and the lowering can all ask it questions without re-parsing text.
+
+A layout is written in the seed's notation (TIRx ``TileLayout``) with CuTe-style nesting::
+
+    S[(32, 8) : (1@laneid, 1)]                          32x8, one row per lane, 8 registers
+    S[((8, 4), (4, 2)) : ((4@laneid, 2), (1@laneid, 1))]  32x8, mma-accumulator-like
+    S[4 : 1] + R[32 : 1@laneid]                         4 registers, held by all 32 lanes
+
+``S[...]`` (the shard) has one top-level mode per logical dim; a parenthesised mode splits
+its dim into several *iters*, outer first. Each iter has an extent and a stride on an
+*axis*: ``m`` (register slots; a bare integer stride) or a thread axis (``laneid``,
+``warpid``, ``wid_in_wg``, ``tid_in_wg``). Without strides, the shard is row-major in
+registers over all its iters. ``R[...]`` (the replica) is a flat list of iters that index
+no coordinate: every combination of their digits is added on top, so each element is also
+held by those places.
+
+The forward map of a coordinate: split each component mixed-radix over its dim's iters
+(last iter innermost) and add ``digit * stride`` to the iter's axis. Register iters give
+the slot; thread iters give ``thread = lane_sum + 32 * warp_sum + tid_sum``, and then
+``lane = thread % 32``, ``warp = thread // 32``.
+
+Two kinds of error: text or structure that is not a layout at all raises ``LayoutError``
+(from ``parse`` or the constructors); a well-formed layout that breaks a validity rule
+(zero extent, zero thread stride, two coordinates on one place) is reported as a list of
+reasons by ``TileLayout.problems()``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import NamedTuple, Sequence
+
+AXES = ("m", "laneid", "warpid", "wid_in_wg", "tid_in_wg")
+
+WARP_SIZE = 32
+LANE_BITS = 5  # log2(WARP_SIZE): lane indices have bits 0..4
+
+# What one unit of stride on each axis adds to (thread index, register slot).
+_AXIS_WEIGHT = {
+    "m": (0, 1),
+    "laneid": (1, 0),
+    "warpid": (WARP_SIZE, 0),
+    "wid_in_wg": (WARP_SIZE, 0),
+    "tid_in_wg": (1, 0),
+}
+
+
+class LayoutError(ValueError):
+    """A text or structure that is not a layout, or a question the layout cannot answer.
+
+    The message is the human-readable reason; parse errors start with ``at column N:``
+    (1-based).
+    """
+
+
+class Place(NamedTuple):
+    """Where one copy of an element lives: a lane of a warp, and a register slot there."""
+
+    lane: int
+    warp: int
+    slot: int
+
+
+@dataclass(frozen=True)
+class Iter:
+    """One iter: ``extent`` digits, each adding ``digit * stride`` to ``axis``."""
+
+    extent: int
+    stride: int
+    axis: str = "m"
+
+    def __post_init__(self):
+        object.__setattr__(self, "extent", operator.index(self.extent))
+        object.__setattr__(self, "stride", operator.index(self.stride))
+        if self.axis not in AXES:
+            raise LayoutError(f"unknown axis {self.axis!r} (expected one of {', '.join(AXES)})")
+
+
+@dataclass(frozen=True)
+class TileLayout:
+    """A tile layout: ``shard`` iters per logical dim (outer first), plus ``replica`` iters.
+
+    Construction checks structure only (at least one dim, at least one iter per dim, every
+    iter an ``Iter``); lists are accepted and stored as tuples. Validity is ``problems()``.
+    """
+
+    shard: tuple[tuple[Iter, ...], ...]
+    replica: tuple[Iter, ...] = ()
+
+    def __post_init__(self):
+        shard = tuple(tuple(dim) for dim in self.shard)
+        replica = tuple(self.replica)
+        if not shard:
+            raise LayoutError("a layout needs at least one dim")
+        for d, dim in enumerate(shard):
+            if not dim:
+                raise LayoutError(f"dim {d} has no iters")
+        if not all(isinstance(it, Iter) for it in itertools.chain(*shard, replica)):
+            raise LayoutError("every iter of a layout must be an Iter")
+        object.__setattr__(self, "shard", shard)
+        object.__setattr__(self, "replica", replica)
+
+    # -- construction and spelling ------------------------------------------------------
+
+    @classmethod
+    def parse(cls, text: str) -> TileLayout:
+        """Parse the SPEC section 3 grammar. Raises ``LayoutError``; does not check validity.
+
+        Besides the grammar, integers may be negative (so that every layout prints to
+        parseable text) and a parenthesised list may end with a comma (the seed writes
+        ``S[(4,)]``).
+        """
+        return _Parser(text).layout()
+
+    @classmethod
+    def row_major(cls, shape: Sequence[int]) -> TileLayout:
+        """``S[shape]``: one register iter per dim, row-major (last dim innermost)."""
+        return cls(tuple((it,) for it in _row_major_iters(shape)))
+
+    def __str__(self) -> str:
+        """The layout text, strides always written, e.g. ``S[(32, 4) : (1@laneid, 1)]``.
+
+        A single-iter dim prints bare, a multi-iter dim in parentheses, and the list of
+        dims in parentheses unless it is one single-iter dim. ``parse(str(L)) == L``.
+        """
+        def dims(leaf):
+            if len(self.shard) == 1 and len(self.shard[0]) == 1:
+                return leaf(self.shard[0][0])
+            return _paren(leaf(d[0]) if len(d) == 1 else _paren(map(leaf, d)) for d in self.shard)
+
+        def flat(leaf):
+            if len(self.replica) == 1:
+                return leaf(self.replica[0])
+            return _paren(map(leaf, self.replica))
+
+        text = f"S[{dims(_extent_text)} : {dims(_stride_text)}]"
+        if self.replica:
+            text += f" + R[{flat(_extent_text)} : {flat(_stride_text)}]"
+        return text
+
+    def canonical(self) -> TileLayout:
+        """The same forward map, in normal form. Per dim, outer to inner:
+
+        1. drop every extent-1 iter; a dim left with none gets the single iter
+           ``Iter(1, 0)`` (extent 1, register stride 0, as CuTe's ``coalesce``);
+        2. merge each adjacent (outer, inner) pair on the same axis with
+           ``outer.stride == inner.stride * inner.extent`` into
+           ``Iter(outer.extent * inner.extent, inner.stride, axis)``; repeat while possible.
+
+        The replica is a set of offsets, so its order is free: drop extent-1 iters, sort by
+        ``(axis, stride, extent)``, and merge adjacent pairs the same way, taking the later
+        (larger-stride) iter as the outer one. An empty replica stays empty.
+
+        Extent-0 iters are kept (a layout with one has no elements; ``problems()`` says so).
+        Axes are never renamed (``warpid`` and ``wid_in_wg`` stay distinct).
+        """
+        shard = tuple(_merged([it for it in dim if it.extent != 1]) or [Iter(1, 0)] for dim in self.shard)
+        replica = sorted((it for it in self.replica if it.extent != 1), key=lambda it: (it.axis, it.stride, it.extent))
+        return TileLayout(shard, _merged(replica[::-1])[::-1])
+
+    # -- shape and storage -----------------------------------------------------------
+
+    @property
+    def rank(self) -> int:
+        """The number of logical dims."""
+        return len(self.shard)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The logical shape: per dim, the product of its iter extents."""
+        return tuple(math.prod(it.extent for it in dim) for dim in self.shard)
+
+    @cached_property
+    def _slots(self) -> frozenset[int]:
+        """Every register slot used by some element in some replica copy."""
+        slots = {0}
+        for it in itertools.chain(*self.shard, self.replica):
+            step = it.stride if it.axis == "m" else 0
+            slots = {s + digit * step for s in slots for digit in range(it.extent)}
+        return frozenset(slots)
+
+    @property
+    def span(self) -> int:
+        """Registers a thread must allocate: the largest slot + 1 (0 for an empty tile)."""
+        return max(self._slots) + 1 if self._slots else 0
+
+    @property
+    def size(self) -> int:
+        """The number of distinct register slots used (``< span`` when strides leave gaps)."""
+        return len(self._slots)
+
+    def axes(self) -> frozenset[str]:
+        """The axes of all iters as written (shard and replica, extent-1 iters included)."""
+        return frozenset(it.axis for it in itertools.chain(*self.shard, self.replica))
+
+    # -- the forward map ---------------------------------------------------------------
+
+    def forward(self, coord: Sequence[int]) -> frozenset[Place]:
+        """Every place holding the element at ``coord`` (one per replica copy, deduplicated).
+
+        Raises ``LayoutError`` if ``coord`` has the wrong rank or is out of range.
+        """
+        coord = tuple(coord)
+        if len(coord) != self.rank:
+            raise LayoutError(f"coordinate {coord} has rank {len(coord)}, the layout has rank {self.rank}")
+        for d, (c, n) in enumerate(zip(coord, self.shape)):
+            if not 0 <= c < n:
+                raise LayoutError(f"coordinate {coord}: index {c} of dim {d} is out of range [0, {n})")
+        thread, slot = self._home(coord)
+        return frozenset(_place(thread + dt, slot + ds) for dt, ds in self._replica_offsets)
+
+    def _home(self, coord: tuple[int, ...]) -> tuple[int, int]:
+        """(thread, slot) of ``coord`` in replica copy 0; ``coord`` must be in range."""
+        thread = slot = 0
+        for c, dim in zip(coord, self.shard):
+            for it in reversed(dim):
+                c, digit = divmod(c, it.extent)
+                dt, ds = _AXIS_WEIGHT[it.axis]
+                thread += digit * it.stride * dt
+                slot += digit * it.stride * ds
+        return thread, slot
+
+    @cached_property
+    def _replica_offsets(self) -> frozenset[tuple[int, int]]:
+        """The (thread, slot) offsets of all replica copies, (0, 0) included."""
+        offsets = {(0, 0)}
+        for it in self.replica:
+            dt, ds = _AXIS_WEIGHT[it.axis]
+            offsets = {(t + d * it.stride * dt, s + d * it.stride * ds) for t, s in offsets for d in range(it.extent)}
+        return frozenset(offsets)
+
+    # -- per-dim questions ------------------------------------------------------------
+
+    def _dim_index(self, dim: int) -> int:
+        """``dim`` in ``0 .. rank-1``; a negative ``dim`` counts from the end."""
+        if not -self.rank <= dim < self.rank:
+            raise LayoutError(f"dim {dim} is out of range for rank {self.rank}")
+        return dim % self.rank
+
+    def local_iters(self, dim: int) -> tuple[Iter, ...]:
+        """The register (axis ``m``) iters of ``dim``, outer first."""
+        return tuple(it for it in self.shard[self._dim_index(dim)] if it.axis == "m")
+
+    def thread_iters(self, dim: int) -> tuple[Iter, ...]:
+        """The thread-axis (non-``m``) iters of ``dim``, outer first."""
+        return tuple(it for it in self.shard[self._dim_index(dim)] if it.axis != "m")
+
+    def local_extent(self, dim: int) -> int:
+        """How many of ``dim``'s indices one thread walks in registers."""
+        return math.prod(it.extent for it in self.local_iters(dim))
+
+    def thread_extent(self, dim: int) -> int:
+        """How many of ``dim``'s indices are spread across threads."""
+        return math.prod(it.extent for it in self.thread_iters(dim))
+
+    def lane_bits(self, dim: int) -> tuple[int, ...]:
+        """The lane-index bits moved by ``dim``'s ``laneid`` iters, ascending.
+
+        An iter of extent ``2**k`` and stride ``2**b`` moves bits ``b .. b+k-1``; extent-1
+        iters move none. Only ``laneid`` iters count (not ``tid_in_wg``). Raises
+        ``LayoutError`` when an extent or stride is not a power of two, two iters move the
+        same bit, or a bit is above 4.
+        """
+        d = self._dim_index(dim)
+        return _lane_bits(self.shard[d], f"dim {d}")
+
+    def replica_lane_bits(self) -> tuple[int, ...]:
+        """The lane-index bits moved by the replica's ``laneid`` iters; as ``lane_bits``."""
+        return _lane_bits(self.replica, "replica")
+
+    # -- validity -----------------------------------------------------------------------
+
+    def problems(self) -> list[str]:
+        """Every reason this layout is invalid; empty when it is valid.
+
+        Rules: extents >= 1; strides >= 1 on thread axes and >= 0 on ``m``; and, within
+        replica copy 0 (all replica digits 0), no two distinct coordinates on one place.
+        Overlaps between different replica copies are not checked (SPEC section 3). At most
+        one shared place is reported.
+        """
+        reasons = []
+        named = [(f"dim {d} iter {k}", it) for d, dim in enumerate(self.shard) for k, it in enumerate(dim)]
+        named += [(f"replica iter {k}", it) for k, it in enumerate(self.replica)]
+        for where, it in named:
+            if it.extent < 1:
+                reasons.append(f"{where}: extent {it.extent} must be >= 1")
+            if it.axis == "m" and it.stride < 0:
+                reasons.append(f"{where}: register stride {it.stride} must be >= 0")
+            if it.axis != "m" and it.stride < 1:
+                reasons.append(f"{where}: stride {it.stride} on {it.axis} must be >= 1")
+        if not reasons:
+            reasons += self._shared_place()
+        return reasons
+
+    def _shared_place(self) -> list[str]:
+        """The first pair of coordinates that share a place in replica copy 0, as a reason."""
+        owner = {}
+        for coord in itertools.product(*map(range, self.shape)):
+            home = self._home(coord)
+            if home in owner:
+                return [f"coordinates {owner[home]} and {coord} both map to {_place_text(_place(*home))}"]
+            owner[home] = coord
+        return []
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def _place(thread: int, slot: int) -> Place:
+    return Place(thread % WARP_SIZE, thread // WARP_SIZE, slot)
+
+
+def _place_text(place: Place) -> str:
+    """``lane 3 slot 1``, or ``lane 3 warp 2 slot 1`` off warp 0."""
+    warp = f" warp {place.warp}" if place.warp else ""
+    return f"lane {place.lane}{warp} slot {place.slot}"
+
+
+def _extent_text(it: Iter) -> str:
+    return str(it.extent)
+
+
+def _stride_text(it: Iter) -> str:
+    """``4`` for a register stride, ``4@laneid`` otherwise."""
+    return str(it.stride) if it.axis == "m" else f"{it.stride}@{it.axis}"
+
+
+def _paren(items) -> str:
+    return "(" + ", ".join(items) + ")"
+
+
+def _row_major_iters(extents: Sequence[int]) -> list[Iter]:
+    """Register iters over ``extents`` with row-major strides (the last is innermost)."""
+    iters, stride = [], 1
+    for extent in reversed(extents):
+        iters.append(Iter(extent, stride))
+        stride *= extent
+    return iters[::-1]
+
+
+def _merged(iters: list[Iter]) -> list[Iter]:
+    """Merge adjacent (outer, inner) pairs that walk one axis contiguously (see ``canonical``).
+
+    One left-to-right pass is enough: a merged iter keeps ``stride * extent`` of its outer
+    part and the stride of its inner part, which is exactly what the next test needs.
+    """
+    out = []
+    for inner in iters:
+        outer = out[-1] if out else None
+        if outer and outer.axis == inner.axis and outer.stride == inner.stride * inner.extent:
+            out[-1] = Iter(outer.extent * inner.extent, inner.stride, inner.axis)
+        else:
+            out.append(inner)
+    return out
+
+
+def _lane_bits(iters: Sequence[Iter], where: str) -> tuple[int, ...]:
+    """The lane bits moved by the ``laneid`` iters among ``iters``; see ``lane_bits``."""
+    mover = {}  # lane bit -> index of the iter that moves it
+    for k, it in enumerate(iters):
+        if it.axis != "laneid" or it.extent == 1:
+            continue
+        for name, value in (("extent", it.extent), ("stride", it.stride)):
+            if value < 1 or value & (value - 1):
+                raise LayoutError(f"{where} iter {k}: laneid {name} {value} is not a power of two")
+        low = it.stride.bit_length() - 1
+        for bit in range(low, low + it.extent.bit_length() - 1):
+            if bit >= LANE_BITS:
+                raise LayoutError(f"{where} iter {k}: moves lane bit {bit}, but lanes have bits 0..4")
+            if bit in mover:
+                raise LayoutError(f"{where}: iters {mover[bit]} and {k} both move lane bit {bit}")
+            mover[bit] = k
+    return tuple(sorted(mover))
+
+
+class _Parser:
+    """A recursive-descent parser for the layout grammar; one instance per text."""
+
+    _TOKEN = re.compile(r"\s*(?:(-?\d+)|([A-Za-z_]\w*)|([\[\]():,@+])|(\S))")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens = []  # (kind, value, column); kind is "int", "name" or the punctuation itself
+        for match in self._TOKEN.finditer(text):
+            number, name, punct, other = match.groups()
+            column = match.start(match.lastindex) + 1
+            if other:
+                raise LayoutError(f"at column {column}: unexpected character {other!r}")
+            if number is not None:
+                self.tokens.append(("int", int(number), column))
+            elif name:
+                self.tokens.append(("name", name, column))
+            else:
+                self.tokens.append((punct, punct, column))
+        self.tokens.append(("end", None, len(text) + 1))
+        self.pos = 0
+
+    # token plumbing
+
+    def _peek(self) -> tuple:
+        return self.tokens[self.pos]
+
+    def _fail(self, expected: str):
+        kind, value, column = self._peek()
+        got = "end of text" if kind == "end" else repr(str(value))
+        raise LayoutError(f"at column {column}: expected {expected}, got {got}")
+
+    def _accept(self, kind: str, value=None) -> bool:
+        token_kind, token_value, _ = self._peek()
+        if token_kind == kind and value in (None, token_value):
+            self.pos += 1
+            return True
+        return False
+
+    def _expect(self, kind: str, value=None, what: str | None = None):
+        token = self._peek()
+        if not self._accept(kind, value):
+            self._fail(what or repr(value or kind))
+        return token[1]
+
+    # grammar
+
+    def layout(self) -> TileLayout:
+        shard = self._shard()
+        if not self._accept("+"):
+            self._expect("end", what="'+' or end of text")
+            return TileLayout(shard)
+        replica = self._replica()
+        self._expect("end", what="end of text")
+        return TileLayout(shard, replica)
+
+    def _shard(self) -> tuple[tuple[Iter, ...], ...]:
+        self._expect("name", "S", "'S['")
+        self._expect("[")
+        extents = _dims(self._nest(self._int))
+        if self._accept(":"):
+            column = self._peek()[2]
+            strides = _dims(self._nest(self._stride))
+            if [len(d) for d in strides] != [len(d) for d in extents]:
+                raise LayoutError(
+                    f"at column {column}: the strides' nesting (iters per dim: {_nesting(strides)}) "
+                    f"does not match the modes' ({_nesting(extents)})"
+                )
+        else:
+            flat = iter(_row_major_iters([e for dim in extents for e in dim]))
+            strides = [[(next(flat).stride, "m") for _ in dim] for dim in extents]
+        self._expect("]")
+        return tuple(
+            tuple(Iter(e, s, axis) for e, (s, axis) in zip(dim_extents, dim_strides))
+            for dim_extents, dim_strides in zip(extents, strides)
+        )
+
+    def _replica(self) -> tuple[Iter, ...]:
+        self._expect("name", "R", "'R['")
+        self._expect("[")
+        extents = _flat(self._nest(self._int))
+        self._expect(":", what="':' (R[...] needs strides)")
+        column = self._peek()[2]
+        strides = _flat(self._nest(self._stride))
+        if len(strides) != len(extents):
+            raise LayoutError(f"at column {column}: {len(strides)} replica strides for {len(extents)} modes")
+        self._expect("]")
+        return tuple(Iter(e, s, axis) for e, (s, axis) in zip(extents, strides))
+
+    def _nest(self, leaf, depth: int = 2):
+        """A leaf, or a parenthesised list of nests at most ``depth`` levels deep."""
+        if depth == 0 or not self._accept("("):
+            return leaf()
+        items = [self._nest(leaf, depth - 1)]
+        while self._accept(",") and self._peek()[0] != ")":
+            items.append(self._nest(leaf, depth - 1))
+        self._expect(")", what="',' or ')'")
+        return items
+
+    def _int(self) -> int:
+        return self._expect("int", what="an integer")
+
+    def _stride(self) -> tuple[int, str]:
+        stride = self._int()
+        if not self._accept("@"):
+            return stride, "m"
+        kind, axis, column = self._peek()
+        if kind != "name":
+            self._fail("an axis")
+        if axis not in AXES:
+            raise LayoutError(f"at column {column}: unknown axis {axis!r} (expected one of {', '.join(AXES)})")
+        self.pos += 1
+        return stride, axis
+
+
+def _dims(nest) -> list[list]:
+    """Shard nesting -> leaves per dim: ``4`` is one dim; ``(a, (b, c))`` is dims [a], [b, c]."""
+    if not isinstance(nest, list):
+        return [[nest]]
+    return [item if isinstance(item, list) else [item] for item in nest]
+
+
+def _flat(nest) -> list:
+    """Replica nesting -> its leaves in order (nesting carries no meaning there)."""
+    if not isinstance(nest, list):
+        return [nest]
+    return [leaf for item in nest for leaf in _flat(item)]
+
+
+def _nesting(dims: list[list]) -> str:
+    """How many iters each dim has, for error messages: ``2, 1``."""
+    return ", ".join(str(len(d)) for d in dims)

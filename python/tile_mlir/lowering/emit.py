@@ -1,0 +1,145 @@
+"""Small IR builders shared by the lowering variants.
+
+Everything here builds at the current insertion point and location (the
+caller's ``with rewriter.ip, loc:``), and folds what is static in Python so
+the generated IR stays close to what a person would write.
+"""
+
+from __future__ import annotations
+
+from mlir.dialects import arith, gpu, memref
+
+from ..ir import ir
+
+FLOAT_COMBINE = {
+    "sum": arith.addf,
+    "max": arith.maxnumf,  # ignores NaN (PTX max.f32)
+    "min": arith.minnumf,
+    "maximum": arith.maximumf,  # propagates NaN (PTX max.NaN.f32)
+    "minimum": arith.minimumf,
+}
+INT_COMBINE = {
+    "sum": arith.addi,  # wraps
+    "max": arith.maxsi,  # signed
+    "min": arith.minsi,
+    "maximum": arith.maxsi,
+    "minimum": arith.minsi,
+}
+
+
+def is_float(t: ir.Type) -> bool:
+    return str(t) in ("f16", "bf16", "f32", "f64")
+
+
+def combine(kind: str, a: ir.Value, b: ir.Value) -> ir.Value:
+    return (FLOAT_COMBINE if is_float(a.type) else INT_COMBINE)[kind](a, b)
+
+
+def index(v: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), v)
+
+
+def i32(v: int) -> ir.Value:
+    return arith.constant(ir.IntegerType.get_signless(32), v)
+
+
+def slot_of(linear, iters) -> ir.Value | int:
+    """The register slot of a linear index over ``iters`` ((extent, stride) pairs, outer first).
+
+    ``linear`` is a Python int (static: the slot is a Python int) or an index
+    value (dynamic: emits ``divui``/``remui``/``muli``/``addi`` and skips the
+    trivial ones). digit_i = (linear / inner_i) % extent_i; slot = sum digit_i * stride_i.
+    """
+    if isinstance(linear, int):
+        slot, rest = 0, linear
+        for extent, stride in reversed(iters):
+            slot += (rest % extent) * stride
+            rest //= extent
+        return slot
+    total = None
+    inner = 1
+    for k in range(len(iters) - 1, -1, -1):
+        extent, stride = iters[k]
+        if extent > 1 and stride != 0:
+            digit = linear
+            if inner != 1:
+                digit = arith.divui(digit, index(inner))
+            if k != 0:  # the outermost digit needs no wrap-around
+                digit = arith.remui(digit, index(extent))
+            if stride != 1:
+                digit = arith.muli(digit, index(stride))
+            total = digit if total is None else arith.addi(total, digit)
+        inner *= extent
+    return total if total is not None else 0
+
+
+def add_slots(a, b):
+    """a + b for slots that are Python ints or index values."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    if isinstance(a, int) and a == 0:
+        return b
+    if isinstance(b, int) and b == 0:
+        return a
+    return arith.addi(a if not isinstance(a, int) else index(a), b if not isinstance(b, int) else index(b))
+
+
+def indices(shape: tuple[int, ...], slot) -> list[ir.Value]:
+    """Memref indices of a flat register slot (row-major over the memref's shape)."""
+    if len(shape) == 1:
+        return [index(slot) if isinstance(slot, int) else slot]
+    out = []
+    for k, extent in enumerate(shape):
+        inner = 1
+        for e in shape[k + 1 :]:
+            inner *= e
+        if isinstance(slot, int):
+            out.append(index((slot // inner) % extent))
+            continue
+        d = arith.divui(slot, index(inner)) if inner != 1 else slot
+        out.append(arith.remui(d, index(extent)) if k != 0 else d)
+    return out
+
+
+def load(buf: ir.Value, shape, slot) -> ir.Value:
+    return memref.load(buf, indices(shape, slot))
+
+
+def store(v: ir.Value, buf: ir.Value, shape, slot) -> None:
+    memref.store(v, buf, indices(shape, slot))
+
+
+# --- shuffles -------------------------------------------------------------------------
+
+
+def shuffle_xor(v: ir.Value, offset: int) -> ir.Value:
+    """``gpu.shuffle xor`` of any supported type, full mask and width 32.
+
+    32-bit values shuffle as they are; 64-bit values as two 32-bit halves;
+    16-bit values widened bit-exactly to i32 (no float conversion, so NaN
+    payloads and -0.0 survive).
+    """
+    t = v.type
+    bits = _bit_width(t)
+    i32t = ir.IntegerType.get_signless(32)
+    if bits == 32:
+        return _shfl(v, offset)
+    ib = ir.IntegerType.get_signless(bits)
+    raw = arith.bitcast(ib, v) if is_float(t) else v
+    if bits == 16:
+        moved = arith.trunci(ib, _shfl(arith.extui(i32t, raw), offset))
+    else:  # 64
+        lo = arith.trunci(i32t, raw)
+        hi = arith.trunci(i32t, arith.shrui(raw, arith.constant(ib, 32)))
+        lo, hi = _shfl(lo, offset), _shfl(hi, offset)
+        moved = arith.ori(arith.extui(ib, lo), arith.shli(arith.extui(ib, hi), arith.constant(ib, 32)))
+    return arith.bitcast(t, moved) if is_float(t) else moved
+
+
+def _shfl(v: ir.Value, offset: int) -> ir.Value:
+    return gpu.shuffle(v, i32(offset), i32(32), gpu.ShuffleMode.XOR)[0]
+
+
+def _bit_width(t: ir.Type) -> int:
+    name = str(t)
+    return {"f16": 16, "bf16": 16, "f32": 32, "i32": 32, "f64": 64, "i64": 64}[name]

@@ -1,0 +1,204 @@
+"""The ``local`` variant of ``tile.reduce``: registers in, registers out.
+
+Accepts: both operands in ``#gpu.address_space<private>`` (the seed's ``local``
+scope) and an op that passes every rule of ``tile_mlir.analysis``. At
+warpgroup scope it only reduces within a thread.
+
+Each thread sees its registers through the layouts' ``m`` iters:
+
+* the *spatial* iters (``m`` iters of the kept dims) enumerate the dst slots a
+  thread owns, as a linear index ``s`` in ``[0, S)``;
+* the *reduced* iters (``m`` iters of the reduced dims) enumerate the registers
+  folded into each of them, ``r`` in ``[0, R)``, in row-major order of the
+  reduced coordinates;
+* the src slot is ``slot(s) + slot(r)``; the dst slot uses the dst layout's
+  iters (its register strides may differ, a compact dst is normal).
+
+The algorithm (docs/lowering-local.md has the generated IR):
+
+1. **thread-wise** (no reduced thread bits): the seed's spatial loop with a
+   reduction loop inside: ``for s: acc = src[s, 0]; for r in 1..R: acc = op(acc, src[s, r])``;
+   then ``accum`` and the store.
+2. **butterfly** (reduced lane bits ``L``, warp scope): for every dst slot,
+   fold the thread's own registers (one reduction loop carrying all slots);
+   then for each bit ``b`` of ``L``, highest first, ``v = op(v, shuffle xor v, 1 << b)``
+   with width 32 and the full mask, the slots' shuffles interleaved; then
+   ``accum`` once; then the store.
+
+No identity is ever emitted: every fold starts from its first element.
+"""
+
+from __future__ import annotations
+
+from mlir.dialects import arith, gpu, scf
+
+from ..analysis import ReduceInfo, analyze
+from ..dispatch import predicate, register_dispatch
+from ..ir import ir
+from . import emit
+
+# --- predicates ------------------------------------------------------------------------
+
+_SPACE_NAMES = {"local": "#gpu.address_space<private>", "shared": "#gpu.address_space<workgroup>"}
+
+
+def match_storage_scope(op, ctx, expected_scope=("local",)):
+    """Both operands live in one of ``expected_scope`` (local = private memory)."""
+    wrong = []
+    for role, value in (("dst", op.operands[0]), ("src", op.operands[1])):
+        space = ir.MemRefType(value.type).memory_space
+        text = str(space) if space is not None else "global"
+        scope = next((k for k, v in _SPACE_NAMES.items() if v == text), "global")
+        if scope not in expected_scope:
+            wrong.append(f"{role} is {scope} ({text})")
+    if wrong:
+        return False, f"{' and '.join(wrong)}; expected {' or '.join(expected_scope)} on both sides"
+    return True, ""
+
+
+def validate_reduction_local(op, ctx):
+    """The op is valid (SPEC 2-5) and needs no cross-warp communication."""
+    analysis = ctx.analysis if ctx.analysis is not None else analyze(op)
+    if analysis.errors:
+        return False, "; ".join(analysis.errors)
+    info = analysis.info
+    if info.exec_scope == "warpgroup" and info.reduces_across_threads():
+        dims = [d for d in info.axes if info.src_layout.thread_iters(d)]
+        return False, (
+            f"reduced dim(s) {dims} span threads at warpgroup scope; the local variant reduces "
+            "within a thread only, and the cross-warp (shared-memory) variant is not implemented"
+        )
+    return True, ""
+
+
+# --- the lowering ------------------------------------------------------------------------
+
+
+@register_dispatch(
+    "tile.reduce",
+    "cuda",
+    variant="local",
+    priority=10,
+    when=[
+        predicate("storage_scope", match_storage_scope, expected_scope=["local"]),
+        predicate("local_valid", validate_reduction_local),
+    ],
+)
+def lower_local(op, ctx, rewriter):
+    info: ReduceInfo = ctx.analysis.info
+    dst, src = op.operands
+    plan = _Plan(info)
+    with rewriter.ip, op.location:
+        if info.reduces_across_threads():
+            _emit_butterfly(plan, dst, src)
+        else:
+            _emit_thread_wise(plan, dst, src)
+    rewriter.erase_op(op)
+
+
+class _Plan:
+    """The register iteration space of one op: spatial iters, reduced iters, shapes."""
+
+    def __init__(self, info: ReduceInfo):
+        src_l, dst_l = info.src_layout, info.dst_layout
+        spatial = info.spatial_dims
+        self.info = info
+        self.src_spatial = [(it.extent, it.stride) for d in spatial for it in src_l.local_iters(d)]
+        self.dst_spatial = [
+            (it.extent, it.stride) for d in spatial for it in dst_l.local_iters(info.dst_dim[d])
+        ]
+        self.reduced = [(it.extent, it.stride) for d in info.axes for it in src_l.local_iters(d)]
+        self.S = _product(e for e, _ in self.src_spatial)
+        self.R = _product(e for e, _ in self.reduced)
+        self.src_shape = info.src.shape
+        self.dst_shape = info.dst.shape
+
+    def src_slot(self, s, r):
+        return emit.add_slots(emit.slot_of(s, self.src_spatial), emit.slot_of(r, self.reduced))
+
+    def dst_slot(self, s):
+        return emit.slot_of(s, self.dst_spatial)
+
+
+def _product(xs) -> int:
+    p = 1
+    for x in xs:
+        p *= x
+    return p
+
+
+def _name(text: str) -> ir.Location:
+    """A named location under the op's, so generated IR maps back to the op."""
+    return ir.Location.name(text, childLoc=ir.Location.current)
+
+
+def _fold_registers(plan: _Plan, src, slots) -> list[ir.Value]:
+    """Fold the thread's own reduced registers for each spatial index in ``slots``.
+
+    One ``scf.for`` over r in [1, R) carries one accumulator per slot, so the
+    slots' folds interleave; each starts from its element r = 0.
+    """
+    firsts = [emit.load(src, plan.src_shape, plan.src_slot(s, 0)) for s in slots]
+    if plan.R == 1:
+        return firsts
+    with _name("tile.reduce.fold"):
+        loop = scf.ForOp(emit.index(1), emit.index(plan.R), emit.index(1), firsts)
+        with ir.InsertionPoint(loop.body):
+            r = loop.induction_variable
+            accs = list(loop.inner_iter_args)
+            new = [
+                emit.combine(plan.info.kind, acc, emit.load(src, plan.src_shape, plan.src_slot(s, r)))
+                for s, acc in zip(slots, accs)
+            ]
+            scf.yield_(new)
+    return list(loop.results)
+
+
+def _finish(plan: _Plan, dst, s, v) -> None:
+    """Apply accum (once) and store the result of spatial index ``s``."""
+    slot = plan.dst_slot(s)
+    if plan.info.accum:
+        v = emit.combine(plan.info.kind, emit.load(dst, plan.dst_shape, slot), v)
+    emit.store(v, dst, plan.dst_shape, slot)
+
+
+def _emit_thread_wise(plan: _Plan, dst, src) -> None:
+    if plan.S == 1:
+        (v,) = _fold_registers(plan, src, [0])
+        _finish(plan, dst, 0, v)
+        return
+    with _name("tile.reduce.spatial"):
+        loop = scf.ForOp(emit.index(0), emit.index(plan.S), emit.index(1))
+        with ir.InsertionPoint(loop.body):
+            s = loop.induction_variable
+            (v,) = _fold_registers(plan, src, [s])
+            _finish(plan, dst, s, v)
+            scf.yield_([])
+
+
+def _emit_butterfly(plan: _Plan, dst, src) -> None:
+    info = plan.info
+    slots = list(range(plan.S))
+    values = _fold_registers(plan, src, slots)
+    float_minmax = emit.is_float(values[0].type) and info.kind in ("max", "min")
+    lane = gpu.lane_id() if float_minmax else None
+    for b in sorted(info.reduced_thread_bits, reverse=True):
+        with _name(f"tile.reduce.butterfly.{1 << b}"):
+            others = [emit.shuffle_xor(v, 1 << b) for v in values]
+            if float_minmax:
+                # maxnum/minnum may return either of +0.0 and -0.0: give both lanes
+                # of a pair the same operand order (the lower lane's value first)
+                # so that every lane ends bit-identical.
+                upper = arith.cmpi(
+                    arith.CmpIPredicate.ne,
+                    arith.andi(lane, emit.index(1 << b)),
+                    emit.index(0),
+                )
+                values = [
+                    emit.combine(info.kind, arith.select(upper, o, v), arith.select(upper, v, o))
+                    for v, o in zip(values, others)
+                ]
+            else:
+                values = [emit.combine(info.kind, v, o) for v, o in zip(values, others)]
+    for s, v in zip(slots, values):
+        _finish(plan, dst, s, v)
