@@ -75,15 +75,22 @@ class Artifact:
     arch: str
     meta: dict = field(default_factory=dict)
 
+    @staticmethod
+    def signatures_to_json(signatures) -> str:
+        """``signatures.json``: a JSON list of KernelSignature objects."""
+        return json.dumps([json.loads(s.to_json()) for s in signatures], indent=1)
+
+    @staticmethod
+    def signatures_from_json(text: str) -> tuple[KernelSignature, ...]:
+        return tuple(KernelSignature.from_json(json.dumps(s)) for s in json.loads(text))
+
     def save(self, path) -> None:
         """Write the artifact into directory ``path`` (created if needed); meta.json last."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
         files = {
             "kernel.ptx": self.ptx.encode(),
-            "signatures.json": json.dumps(
-                [json.loads(s.to_json()) for s in self.signatures], indent=1
-            ).encode(),
+            "signatures.json": self.signatures_to_json(self.signatures).encode(),
         }
         if self.cubin is not None:
             files["kernel.cubin"] = self.cubin
@@ -113,10 +120,7 @@ class Artifact:
                 if hashlib.sha256(data).hexdigest() != digest:
                     raise ArtifactError(f"{path / name}: checksum mismatch")
                 files[name] = data
-            signatures = tuple(
-                KernelSignature.from_json(json.dumps(s))
-                for s in json.loads(files["signatures.json"])
-            )
+            signatures = cls.signatures_from_json(files["signatures.json"].decode())
             return cls(
                 ptx=files["kernel.ptx"].decode(),
                 cubin=files.get("kernel.cubin"),

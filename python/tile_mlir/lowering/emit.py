@@ -7,6 +7,9 @@ the generated IR stays close to what a person would write.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from mlir.dialects import arith, gpu, memref
 
 from ..ir import ir
@@ -35,12 +38,40 @@ def combine(kind: str, a: ir.Value, b: ir.Value) -> ir.Value:
     return (FLOAT_COMBINE if is_float(a.type) else INT_COMBINE)[kind](a, b)
 
 
+_CONSTANTS: ContextVar[dict | None] = ContextVar("tile_mlir_constants", default=None)
+
+
+@contextmanager
+def constant_cache():
+    """Within this block, each (block, type, value) constant is built once.
+
+    A constant built earlier in a block dominates every later insertion point
+    of that block and of the regions nested in it, so it can be reused there.
+    """
+    token = _CONSTANTS.set({})
+    try:
+        yield
+    finally:
+        _CONSTANTS.reset(token)
+
+
+def constant(t: ir.Type, v: int) -> ir.Value:
+    cache = _CONSTANTS.get()
+    if cache is None:
+        return arith.constant(t, v)
+    ip = ir.InsertionPoint.current
+    key = (ip.block, str(t), v)
+    if key not in cache:
+        cache[key] = arith.constant(t, v)
+    return cache[key]
+
+
 def index(v: int) -> ir.Value:
-    return arith.constant(ir.IndexType.get(), v)
+    return constant(ir.IndexType.get(), v)
 
 
 def i32(v: int) -> ir.Value:
-    return arith.constant(ir.IntegerType.get_signless(32), v)
+    return constant(ir.IntegerType.get_signless(32), v)
 
 
 def slot_of(linear, iters) -> ir.Value | int:
@@ -130,9 +161,9 @@ def shuffle_xor(v: ir.Value, offset: int) -> ir.Value:
         moved = arith.trunci(ib, _shfl(arith.extui(i32t, raw), offset))
     else:  # 64
         lo = arith.trunci(i32t, raw)
-        hi = arith.trunci(i32t, arith.shrui(raw, arith.constant(ib, 32)))
+        hi = arith.trunci(i32t, arith.shrui(raw, constant(ib, 32)))
         lo, hi = _shfl(lo, offset), _shfl(hi, offset)
-        moved = arith.ori(arith.extui(ib, lo), arith.shli(arith.extui(ib, hi), arith.constant(ib, 32)))
+        moved = arith.ori(arith.extui(ib, lo), arith.shli(arith.extui(ib, hi), constant(ib, 32)))
     return arith.bitcast(t, moved) if is_float(t) else moved
 
 

@@ -30,7 +30,7 @@ No identity is ever emitted: every fold starts from its first element.
 
 from __future__ import annotations
 
-from mlir.dialects import arith, gpu, scf
+from mlir.dialects import scf
 
 from ..analysis import ReduceInfo, analyze
 from ..dispatch import predicate, register_dispatch
@@ -88,7 +88,7 @@ def lower_local(op, ctx, rewriter):
     info: ReduceInfo = ctx.analysis.info
     dst, src = op.operands
     plan = _Plan(info)
-    with rewriter.ip, op.location:
+    with rewriter.ip, op.location, emit.constant_cache():
         if info.reduces_across_threads():
             _emit_butterfly(plan, dst, src)
         else:
@@ -113,8 +113,12 @@ class _Plan:
         self.src_shape = info.src.shape
         self.dst_shape = info.dst.shape
 
-    def src_slot(self, s, r):
-        return emit.add_slots(emit.slot_of(s, self.src_spatial), emit.slot_of(r, self.reduced))
+    def src_base(self, s):
+        """The src slot of spatial index ``s`` at reduced index 0."""
+        return emit.slot_of(s, self.src_spatial)
+
+    def src_slot(self, base, r):
+        return emit.add_slots(base, emit.slot_of(r, self.reduced))
 
     def dst_slot(self, s):
         return emit.slot_of(s, self.dst_spatial)
@@ -138,7 +142,8 @@ def _fold_registers(plan: _Plan, src, slots) -> list[ir.Value]:
     One ``scf.for`` over r in [1, R) carries one accumulator per slot, so the
     slots' folds interleave; each starts from its element r = 0.
     """
-    firsts = [emit.load(src, plan.src_shape, plan.src_slot(s, 0)) for s in slots]
+    bases = [plan.src_base(s) for s in slots]
+    firsts = [emit.load(src, plan.src_shape, plan.src_slot(base, 0)) for base in bases]
     if plan.R == 1:
         return firsts
     with _name("tile.reduce.fold"):
@@ -147,8 +152,8 @@ def _fold_registers(plan: _Plan, src, slots) -> list[ir.Value]:
             r = loop.induction_variable
             accs = list(loop.inner_iter_args)
             new = [
-                emit.combine(plan.info.kind, acc, emit.load(src, plan.src_shape, plan.src_slot(s, r)))
-                for s, acc in zip(slots, accs)
+                emit.combine(plan.info.kind, acc, emit.load(src, plan.src_shape, plan.src_slot(base, r)))
+                for base, acc in zip(bases, accs)
             ]
             scf.yield_(new)
     return list(loop.results)
@@ -180,25 +185,11 @@ def _emit_butterfly(plan: _Plan, dst, src) -> None:
     info = plan.info
     slots = list(range(plan.S))
     values = _fold_registers(plan, src, slots)
-    float_minmax = emit.is_float(values[0].type) and info.kind in ("max", "min")
-    lane = gpu.lane_id() if float_minmax else None
+    # Lanes i and i ^ (1 << b) compute op(v_i, v_j) and op(v_j, v_i): identical bits,
+    # since every combine here is commutative on PTX (NaN results are canonical).
     for b in sorted(info.reduced_thread_bits, reverse=True):
         with _name(f"tile.reduce.butterfly.{1 << b}"):
             others = [emit.shuffle_xor(v, 1 << b) for v in values]
-            if float_minmax:
-                # maxnum/minnum may return either of +0.0 and -0.0: give both lanes
-                # of a pair the same operand order (the lower lane's value first)
-                # so that every lane ends bit-identical.
-                upper = arith.cmpi(
-                    arith.CmpIPredicate.ne,
-                    arith.andi(lane, emit.index(1 << b)),
-                    emit.index(0),
-                )
-                values = [
-                    emit.combine(info.kind, arith.select(upper, o, v), arith.select(upper, v, o))
-                    for v, o in zip(values, others)
-                ]
-            else:
-                values = [emit.combine(info.kind, v, o) for v, o in zip(values, others)]
+            values = [emit.combine(info.kind, v, o) for v, o in zip(values, others)]
     for s, v in zip(slots, values):
         _finish(plan, dst, s, v)

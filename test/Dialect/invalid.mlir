@@ -1,0 +1,254 @@
+// RUN: tile-opt %s --split-input-file --verify-diagnostics
+//
+// One broken rule per case; each error sits at the op's location and names
+// the rule (SPEC sections 2-5, checked by tile-verify right after parsing).
+
+// IRDL: kind must be one of sum/max/min/maximum/minimum.
+func.func @kind_value(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{does not satisfy the constraint}}
+  "tile.reduce"(%d, %s) {kind = "avg", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// IRDL: cta is not an exec scope of tile.reduce.
+func.func @scope_value(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{does not satisfy the constraint}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "cta"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// IRDL: kind is required.
+func.func @kind_missing(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{kind}}
+  "tile.reduce"(%d, %s) {exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// src and dst element types differ.
+func.func @dtype_mismatch(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf16, #gpu.address_space<private>>) {
+  // expected-error @+1 {{dtype mismatch: src=f16 dst=f32}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf16, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// i8 is not a supported element type.
+func.func @dtype_unsupported(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xi8, #gpu.address_space<private>>) {
+  // expected-error @+1 {{src: element type i8 is not supported}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xi8, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// Dynamic shapes are rejected.
+func.func @dynamic_shape(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<?xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{src: expected a memref with a static shape}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<?xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// A non-identity memref layout is rejected.
+func.func @strided_memref(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, strided<[2]>, #gpu.address_space<private>>) {
+  // expected-error @+1 {{src: expected a memref with the identity layout}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, strided<[2]>, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// axes must name src dims.
+func.func @axes_out_of_range(%d: memref<4xf32, #gpu.address_space<private>>, %s: memref<4x8xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{axes: 2 is out of range for a rank-2 source}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", axes = array<i64: 2>} : (memref<4xf32, #gpu.address_space<private>>, memref<4x8xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// Negative axes count from the end, within the rank.
+func.func @axes_negative_out_of_range(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{axes: -2 is out of range for a rank-1 source}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", axes = array<i64: -2>} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// axes is a dense i64 array.
+func.func @axes_type(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{axes: expected array<i64: ...>}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", axes = [0]} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// accum is a bool.
+func.func @accum_type(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{accum: expected a bool}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", accum = 1 : i32} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// dispatch names a variant.
+func.func @dispatch_type(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{dispatch: expected a string}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", dispatch = 3 : i64} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// Layouts are #tile.layout attributes.
+func.func @layout_attr_type(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{src_layout: expected a #tile.layout<"..."> attribute}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = "S[4]"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// Unknown layout axis.
+func.func @layout_syntax(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{src_layout: cannot parse "S[4 : 1@foo]"}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[4 : 1@foo]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// A truncated layout string.
+func.func @layout_truncated(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{src_layout: cannot parse}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[(4, 2">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// A zero extent is invalid.
+func.func @layout_zero_extent(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{src_layout: }}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[0 : 1]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// Two coordinates share a register slot.
+func.func @layout_overlap(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{src_layout: }}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", axes = array<i64: 0, 1>, src_layout = #tile.layout<"S[(2, 2) : (1, 1)]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// Thread scope layouts use registers only.
+func.func @thread_scope_lane_axis(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<1xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{src_layout: axis laneid is not allowed at thread scope}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[32 : 1@laneid]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// A warp-scope layout names lanes, not warps.
+func.func @warp_scope_warpid(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<1xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{src_layout: axis warpid is not allowed at warp scope}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warp", src_layout = #tile.layout<"S[4 : 1@warpid]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// Warpgroup layouts use wid_in_wg, not warpid.
+func.func @warpgroup_scope_warpid(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{src_layout: axis warpid is not allowed at warpgroup scope}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warpgroup", src_layout = #tile.layout<"S[(4, 4) : (1@warpid, 1)]">, axes = array<i64: 1>} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// The dst shape is the src shape without the reduced dims.
+func.func @dst_shape(%d: memref<4xf32, #gpu.address_space<private>>, %s: memref<4x8xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{dst shape (4) does not match src shape (4, 8) reduced over axes [0]: expected (8) or (1, 8)}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", axes = array<i64: 0>} : (memref<4xf32, #gpu.address_space<private>>, memref<4x8xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// The memref must hold the layout's span.
+func.func @src_span_too_large(%d: memref<8xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{src: the memref holds 4 element(s) but src_layout spans 8 register slot(s)}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warp", axes = array<i64: 0>, src_layout = #tile.layout<"S[(32, 8) : (1@laneid, 1)]">, dst_layout = #tile.layout<"S[8 : 1] + R[32 : 1@laneid]">} : (memref<8xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// The dst memref must hold the dst layout's span too.
+func.func @dst_span_too_large(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<8xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{dst: the memref holds 1 element(s) but dst_layout spans 8 register slot(s)}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warp", axes = array<i64: 0>, src_layout = #tile.layout<"S[(32, 8) : (1@laneid, 1)]">, dst_layout = #tile.layout<"S[8 : 1] + R[32 : 1@laneid]">} : (memref<1xf32, #gpu.address_space<private>>, memref<8xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// After a lane reduction every lane of the group holds the result.
+func.func @dst_not_replicated(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<1xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{dst_layout must replicate over thread bits {0, 1, 2, 3, 4}}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warp", src_layout = #tile.layout<"S[32 : 1@laneid]">, dst_layout = #tile.layout<"S[1 : 1]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// dst/src layout mismatch: the kept dim moved from lanes to registers.
+func.func @dst_wrong_threads(%d: memref<32xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{dst_layout dim 0 does not put the elements of src dim 1 on the same threads}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warp", axes = array<i64: 0>, src_layout = #tile.layout<"S[(4, 32) : (1, 1@laneid)]">, dst_layout = #tile.layout<"S[32 : 1]">} : (memref<32xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// Reducing over lanes that hold copies would count them twice.
+func.func @reduced_bits_overlap_replica(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<1xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{reduced thread bits {0, 1, 2, 3} overlap the src replica bits {0}}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warp", src_layout = #tile.layout<"S[16 : 1@laneid] + R[2 : 1@laneid]">, dst_layout = #tile.layout<"S[1 : 1] + R[16 : 1@laneid]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// Lane groups are powers of two.
+func.func @lane_extent_not_pow2(%d: memref<4xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{is not a power of two}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warp", axes = array<i64: 0>, src_layout = #tile.layout<"S[(3, 4) : (1@laneid, 1)]">, dst_layout = #tile.layout<"S[4 : 1] + R[3 : 1@laneid]">} : (memref<4xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// Replicas name threads, not registers.
+func.func @replica_over_registers(%d: memref<4xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{dst_layout: a replica over registers (axis m) is not supported}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", axes = array<i64: 0>, dst_layout = #tile.layout<"S[1 : 1] + R[4 : 1]">} : (memref<4xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
