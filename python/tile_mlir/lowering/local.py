@@ -87,7 +87,7 @@ def validate_reduction_local(op, ctx):
 def lower_local(op, ctx, rewriter):
     info: ReduceInfo = ctx.analysis.info
     dst, src = op.operands
-    plan = _Plan(info)
+    plan = _Plan(info, ctx.options.get("fold", "linear"))
     with rewriter.ip, op.location, emit.constant_cache():
         if info.reduces_across_threads():
             _emit_butterfly(plan, dst, src)
@@ -99,10 +99,11 @@ def lower_local(op, ctx, rewriter):
 class _Plan:
     """The register iteration space of one op: spatial iters, reduced iters, shapes."""
 
-    def __init__(self, info: ReduceInfo):
+    def __init__(self, info: ReduceInfo, fold: str = "linear"):
         src_l, dst_l = info.src_layout, info.dst_layout
         spatial = info.spatial_dims
         self.info = info
+        self.fold = fold
         self.src_spatial = [(it.extent, it.stride) for d in spatial for it in src_l.local_iters(d)]
         self.dst_spatial = [
             (it.extent, it.stride) for d in spatial for it in dst_l.local_iters(info.dst_dim[d])
@@ -139,10 +140,16 @@ def _name(text: str) -> ir.Location:
 def _fold_registers(plan: _Plan, src, slots) -> list[ir.Value]:
     """Fold the thread's own reduced registers for each spatial index in ``slots``.
 
-    One ``scf.for`` over r in [1, R) carries one accumulator per slot, so the
-    slots' folds interleave; each starts from its element r = 0.
+    linear: one ``scf.for`` over r in [1, R) carries one accumulator per slot,
+    so the slots' folds interleave; each starts from its element r = 0, and
+    folds r = 1, 2, ... in turn (row-major order of the reduced coordinates).
+
+    tree: unrolled; level by level, element 2k is combined with element 2k+1
+    (an odd last element moves up unchanged), until one value is left.
     """
     bases = [plan.src_base(s) for s in slots]
+    if plan.fold == "tree":
+        return [_tree_fold(plan, src, base) for base in bases]
     firsts = [emit.load(src, plan.src_shape, plan.src_slot(base, 0)) for base in bases]
     if plan.R == 1:
         return firsts
@@ -157,6 +164,15 @@ def _fold_registers(plan: _Plan, src, slots) -> list[ir.Value]:
             ]
             scf.yield_(new)
     return list(loop.results)
+
+
+def _tree_fold(plan: _Plan, src, base) -> ir.Value:
+    level = [emit.load(src, plan.src_shape, plan.src_slot(base, r)) for r in range(plan.R)]
+    with _name("tile.reduce.tree"):
+        while len(level) > 1:
+            pairs = [emit.combine(plan.info.kind, a, b) for a, b in zip(level[0::2], level[1::2])]
+            level = pairs + level[len(pairs) * 2 :]
+    return level[0]
 
 
 def _finish(plan: _Plan, dst, s, v) -> None:

@@ -9,6 +9,7 @@ after parsing, as mlir-opt verifies.
 from __future__ import annotations
 
 from ..analysis import analyze
+from ..ir import ir
 from . import PassInfo, register
 
 
@@ -19,9 +20,7 @@ def tile_ops(root, name: str = "tile.reduce"):
     def visit(op):
         if op.name == name:
             found.append(op)
-        from mlir.ir import WalkResult
-
-        return WalkResult.ADVANCE
+        return ir.WalkResult.ADVANCE
 
     root.walk(visit)
     return found
