@@ -221,6 +221,8 @@ class _CudaModule:
 
 def _dim3(value, what: str) -> tuple[int, int, int]:
     """A grid or block size: an int, or a tuple of 1 to 3 ints, padded with ones."""
+    if type(value) is int and value >= 1:  # the common case, fast
+        return (value, 1, 1)
     dims = (value,) if isinstance(value, (int, np.integer)) else value
     try:
         dims = tuple(dims)
@@ -331,7 +333,7 @@ _capsule_pointer.restype = ctypes.c_void_p
 _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
-def _dlpack_view(obj, stream: int, where: str) -> _DeviceView:
+def _dlpack_view(obj, device: int, stream: int, where: str) -> _DeviceView:
     # DLPack spells the legacy default stream 1 (0 is reserved as ambiguous).
     capsule = obj.__dlpack__(stream=stream or 1)
     tensor = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
@@ -347,7 +349,7 @@ def _dlpack_view(obj, stream: int, where: str) -> _DeviceView:
         _DL_TYPE_NAMES[dt.code].format(dt.bits),
         shape,
         contiguous,
-        tensor.device.device_id,
+        device,
     )
 
 
@@ -356,7 +358,7 @@ def _device_view(obj, stream: int, where: str) -> _DeviceView | None:
 
     Tries a torch CUDA tensor's accessors, then ``__cuda_array_interface__``, then DLPack.
     """
-    if getattr(obj, "is_cuda", False) is True and hasattr(obj, "data_ptr"):
+    if type(obj).__module__.startswith("torch") and getattr(obj, "is_cuda", False) is True:
         return _torch_view(obj)
     try:
         cai = getattr(obj, "__cuda_array_interface__", None)
@@ -364,8 +366,10 @@ def _device_view(obj, stream: int, where: str) -> _DeviceView | None:
         raise LaunchError(f"{where}: its __cuda_array_interface__ failed: {e}") from e
     if cai is not None:
         return _cai_view(cai, where)
-    if hasattr(obj, "__dlpack_device__") and obj.__dlpack_device__()[0] in (_DL_CUDA, _DL_CUDA_MANAGED):
-        return _dlpack_view(obj, stream, where)
+    if hasattr(obj, "__dlpack_device__"):
+        device_type, device = obj.__dlpack_device__()
+        if device_type in (_DL_CUDA, _DL_CUDA_MANAGED):
+            return _dlpack_view(obj, device, stream, where)
     return None
 
 
@@ -547,17 +551,18 @@ class BoundLaunch:
     """A launch with its arguments packed (``CudaKernel.bind``): calling it only calls
     cuLaunchKernel."""
 
-    __slots__ = ("kernel", "args", "_params", "_call")
+    __slots__ = ("kernel", "args", "_params", "_call", "_launch")
 
     def __init__(self, kernel: CudaKernel, args: tuple, params: _Params, call: tuple):
         self.kernel = kernel
         self.args = args  # keeps the device arrays alive
         self._params = params
         self._call = call
+        self._launch = _driver().cuLaunchKernel
 
     def __call__(self) -> None:
         _device()
-        err = _driver().cuLaunchKernel(*self._call)[0]
+        err = self._launch(*self._call)[0]
         if err:
             raise CudaError("cuLaunchKernel", int(err), _error_text(err))
 

@@ -102,8 +102,8 @@ class KernelSignature:
             raise LaunchError(f"{where} is a {spec.describe()}, got an array")
         if dtype_name not in accepted_dtypes(spec.dtype):
             raise LaunchError(f"{where} must be {spec.describe()}, got dtype {dtype_name}")
-        flat_ok = len(shape) == 1 and shape[0] == spec.numel
-        if tuple(shape) != spec.shape and not flat_ok:
+        # The exact shape, or flat with as many elements (numel only then: it is slow).
+        if tuple(shape) != spec.shape and not (len(shape) == 1 and shape[0] == spec.numel):
             raise LaunchError(f"{where} must be {spec.describe()}, got shape {tuple(shape)}")
 
     def check_scalar(self, i: int, value) -> None:
