@@ -223,7 +223,7 @@ def test_cupy_zero_copy(kernels):
     stream = cp.cuda.Stream(non_blocking=True)
     kernels.add_one(dy, **LAUNCH, stream=stream)
     stream.synchronize()
-    np.testing.assert_array_equal(cp.asnumpy(dy), x.reshape(-1) + np.float32(2))
+    np.testing.assert_array_equal(cp.asnumpy(dy), (x.reshape(-1) + np.float32(1)) + np.float32(1))
 
 
 def test_torch_zero_copy_and_dlpack(kernels):
@@ -249,7 +249,7 @@ def test_torch_zero_copy_and_dlpack(kernels):
     with torch.cuda.stream(stream):
         kernels.add_one(DLPackOnly(ty), **LAUNCH, stream=stream)
     stream.synchronize()
-    np.testing.assert_array_equal(ty.cpu().numpy(), x.reshape(-1) + np.float32(2))
+    np.testing.assert_array_equal(ty.cpu().numpy(), (x.reshape(-1) + np.float32(1)) + np.float32(1))
 
     with pytest.raises(LaunchError, match="got dtype bfloat16"):
         kernels.add_one(torch.zeros(N, dtype=torch.bfloat16, device="cuda"), **LAUNCH)
