@@ -47,7 +47,7 @@ def match_storage_scope(op, ctx, expected_scope=("local",)):
     wrong = []
     for role, value in (("dst", op.operands[0]), ("src", op.operands[1])):
         space = ir.MemRefType(value.type).memory_space
-        text = str(space) if space is not None else "global"
+        text = str(space) if space is not None else "no memory space"
         scope = next((k for k, v in _SPACE_NAMES.items() if v == text), "global")
         if scope not in expected_scope:
             wrong.append(f"{role} is {scope} ({text})")
