@@ -7,8 +7,7 @@
 
 // A global (non-private) src: the local variant's storage_scope rejects it.
 // CHECK: error: 'tile.reduce' op no variant of tile.reduce applies (target cuda):
-// CHECK-NEXT: "tile.reduce"
-// CHECK: local (prio=10): rejected: storage_scope — src is global (no memory space); expected local on both sides
+// CHECK-NEXT: local (prio=10): rejected: storage_scope — src is global (no memory space); expected local on both sides
 func.func @global_src(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<4xf32>) {
   // expected-error @+1 {{local (prio=10): rejected: storage_scope — src is global (no memory space); expected local on both sides}}
   "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32>) -> ()

@@ -9,10 +9,10 @@
 // that starts from src[0] and accumulates src[red] into dst[0].
 // CHECK-LABEL: func.func @demo
 // CHECK-SAME: (%[[DST:.*]]: memref<1xf32, {{.*}}>, %[[SRC:.*]]: memref<4xf32, {{.*}}>)
-// CHECK-DAG:   %[[C0:.*]] = arith.constant 0 : index
+// CHECK:       %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:  %[[FIRST:.*]] = memref.load %[[SRC]][%[[C0]]]
 // CHECK-DAG:   %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG:   %[[C4:.*]] = arith.constant 4 : index
-// CHECK:       %[[FIRST:.*]] = memref.load %[[SRC]][%[[C0]]]
 // CHECK:       %[[SUM:.*]] = scf.for %[[RED:.*]] = %[[C1]] to %[[C4]] step %[[C1]] iter_args(%[[ACC:.*]] = %[[FIRST]]) -> (f32) {
 // CHECK-NEXT:    %[[X:.*]] = memref.load %[[SRC]][%[[RED]]]
 // CHECK-NEXT:    %[[NEW:.*]] = arith.addf %[[ACC]], %[[X]] : f32
@@ -64,9 +64,9 @@ func.func @axes_0_2(%dst: memref<4xf32, #gpu.address_space<private>>, %src: memr
 
 // Warp, all 32 lanes: 5 shuffles, offsets 16, 8, 4, 2, 1, width 32.
 // CHECK-LABEL: func.func @warp_full
-// CHECK-DAG:   %[[W:.*]] = arith.constant 32 : i32
 // CHECK:       %[[V0:.*]] = memref.load
-// CHECK:       %[[S16:.*]], %{{.*}} = gpu.shuffle  xor %[[V0]], %{{.*}}, %[[W]] : f32
+// CHECK:       %[[W:.*]] = arith.constant 32 : i32
+// CHECK-NEXT:  %[[S16:.*]], %{{.*}} = gpu.shuffle  xor %[[V0]], %{{.*}}, %[[W]] : f32
 // CHECK-NEXT:  %[[V1:.*]] = arith.addf %[[V0]], %[[S16]]
 // CHECK:       %[[S8:.*]], %{{.*}} = gpu.shuffle  xor %[[V1]], %{{.*}}, %[[W]] : f32
 // CHECK-NEXT:  %[[V2:.*]] = arith.addf %[[V1]], %[[S8]]

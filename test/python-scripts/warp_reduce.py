@@ -33,7 +33,9 @@ with make_context() as ctx, ir.Location.unknown():
                        dst_layout="S[1 : 1] + R[32 : 1@laneid]")
             memref.store(memref.load(dst, [c0]), b, [lane])
 
+    # CHECK-LABEL: built:
     # CHECK: "tile.reduce"{{.*}}exec_scope = "warp"
+    print("built:")
     print(module)
 
     pm = PassManager()
@@ -42,10 +44,12 @@ with make_context() as ctx, ir.Location.unknown():
     pm.add("canonicalize,cse")
     pm.run(module.operation)
 
-    # CHECK-LABEL: func.func @warp_sum
+    # CHECK-LABEL: lowered:
+    # CHECK: func.func @warp_sum
     # CHECK-COUNT-5: gpu.shuffle  xor
     # CHECK-NOT: gpu.shuffle
     # CHECK-NOT: tile.
+    print("lowered:")
     print(module)
 
     shuffles = []
