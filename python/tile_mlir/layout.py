@@ -134,7 +134,9 @@ class TileLayout:
         def dims(leaf):
             if len(self.shard) == 1 and len(self.shard[0]) == 1:
                 return leaf(self.shard[0][0])
-            return _paren(leaf(d[0]) if len(d) == 1 else _paren(map(leaf, d)) for d in self.shard)
+            return _paren(
+                leaf(dim[0]) if len(dim) == 1 else _paren(map(leaf, dim)) for dim in self.shard
+            )
 
         def flat(leaf):
             if len(self.replica) == 1:
@@ -159,11 +161,13 @@ class TileLayout:
         ``(axis, stride, extent)``, and merge adjacent pairs the same way, taking the later
         (larger-stride) iter as the outer one. An empty replica stays empty.
 
-        Extent-0 iters are kept (a layout with one has no elements; ``problems()`` says so).
+        Iters with extent < 1 are kept and never merged (the layout is invalid anyway, and
+        ``problems()`` says so).
         Axes are never renamed (``warpid`` and ``wid_in_wg`` stay distinct).
         """
-        shard = tuple(_merged([it for it in dim if it.extent != 1]) or [Iter(1, 0)] for dim in self.shard)
-        replica = sorted((it for it in self.replica if it.extent != 1), key=lambda it: (it.axis, it.stride, it.extent))
+        shard = [_merged([it for it in dim if it.extent != 1]) or [Iter(1, 0)] for dim in self.shard]
+        replica = [it for it in self.replica if it.extent != 1]
+        replica.sort(key=lambda it: (it.axis, it.stride, it.extent))
         return TileLayout(shard, _merged(replica[::-1])[::-1])
 
     # -- shape and storage -----------------------------------------------------------
@@ -210,10 +214,14 @@ class TileLayout:
         """
         coord = tuple(coord)
         if len(coord) != self.rank:
-            raise LayoutError(f"coordinate {coord} has rank {len(coord)}, the layout has rank {self.rank}")
+            raise LayoutError(
+                f"coordinate {coord} has rank {len(coord)}, the layout has rank {self.rank}"
+            )
         for d, (c, n) in enumerate(zip(coord, self.shape)):
             if not 0 <= c < n:
-                raise LayoutError(f"coordinate {coord}: index {c} of dim {d} is out of range [0, {n})")
+                raise LayoutError(
+                    f"coordinate {coord}: index {c} of dim {d} is out of range [0, {n})"
+                )
         thread, slot = self._home(coord)
         return frozenset(_place(thread + dt, slot + ds) for dt, ds in self._replica_offsets)
 
@@ -234,7 +242,11 @@ class TileLayout:
         offsets = {(0, 0)}
         for it in self.replica:
             dt, ds = _AXIS_WEIGHT[it.axis]
-            offsets = {(t + d * it.stride * dt, s + d * it.stride * ds) for t, s in offsets for d in range(it.extent)}
+            offsets = {
+                (t + digit * it.stride * dt, s + digit * it.stride * ds)
+                for t, s in offsets
+                for digit in range(it.extent)
+            }
         return frozenset(offsets)
 
     # -- per-dim questions ------------------------------------------------------------
@@ -287,7 +299,9 @@ class TileLayout:
         one shared place is reported.
         """
         reasons = []
-        named = [(f"dim {d} iter {k}", it) for d, dim in enumerate(self.shard) for k, it in enumerate(dim)]
+        named = [
+            (f"dim {d} iter {k}", it) for d, dim in enumerate(self.shard) for k, it in enumerate(dim)
+        ]
         named += [(f"replica iter {k}", it) for k, it in enumerate(self.replica)]
         for where, it in named:
             if it.extent < 1:
@@ -306,7 +320,8 @@ class TileLayout:
         for coord in itertools.product(*map(range, self.shape)):
             home = self._home(coord)
             if home in owner:
-                return [f"coordinates {owner[home]} and {coord} both map to {_place_text(_place(*home))}"]
+                place = _place_text(_place(*home))
+                return [f"coordinates {owner[home]} and {coord} both map to {place}"]
             owner[home] = coord
         return []
 
@@ -355,7 +370,12 @@ def _merged(iters: list[Iter]) -> list[Iter]:
     out = []
     for inner in iters:
         outer = out[-1] if out else None
-        if outer and outer.axis == inner.axis and outer.stride == inner.stride * inner.extent:
+        if (
+            outer
+            and outer.axis == inner.axis
+            and outer.stride == inner.stride * inner.extent
+            and min(outer.extent, inner.extent) >= 1
+        ):
             out[-1] = Iter(outer.extent * inner.extent, inner.stride, inner.axis)
         else:
             out.append(inner)
@@ -387,7 +407,6 @@ class _Parser:
     _TOKEN = re.compile(r"\s*(?:(-?\d+)|([A-Za-z_]\w*)|([\[\]():,@+])|(\S))")
 
     def __init__(self, text: str):
-        self.text = text
         self.tokens = []  # (kind, value, column); kind is "int", "name" or the punctuation itself
         for match in self._TOKEN.finditer(text):
             number, name, punct, other = match.groups()
@@ -438,7 +457,7 @@ class _Parser:
         return TileLayout(shard, replica)
 
     def _shard(self) -> tuple[tuple[Iter, ...], ...]:
-        self._expect("name", "S", "'S['")
+        self._expect("name", "S", what="'S['")
         self._expect("[")
         extents = _dims(self._nest(self._int))
         if self._accept(":"):
@@ -459,14 +478,16 @@ class _Parser:
         )
 
     def _replica(self) -> tuple[Iter, ...]:
-        self._expect("name", "R", "'R['")
+        self._expect("name", "R", what="'R['")
         self._expect("[")
         extents = _flat(self._nest(self._int))
         self._expect(":", what="':' (R[...] needs strides)")
         column = self._peek()[2]
         strides = _flat(self._nest(self._stride))
         if len(strides) != len(extents):
-            raise LayoutError(f"at column {column}: {len(strides)} replica strides for {len(extents)} modes")
+            raise LayoutError(
+                f"at column {column}: {len(strides)} replica strides for {len(extents)} modes"
+            )
         self._expect("]")
         return tuple(Iter(e, s, axis) for e, (s, axis) in zip(extents, strides))
 
@@ -475,7 +496,7 @@ class _Parser:
         if depth == 0 or not self._accept("("):
             return leaf()
         items = [self._nest(leaf, depth - 1)]
-        while self._accept(",") and self._peek()[0] != ")":
+        while self._accept(",") and self._peek()[0] != ")":  # a trailing comma is allowed
             items.append(self._nest(leaf, depth - 1))
         self._expect(")", what="',' or ')'")
         return items
@@ -491,7 +512,9 @@ class _Parser:
         if kind != "name":
             self._fail("an axis")
         if axis not in AXES:
-            raise LayoutError(f"at column {column}: unknown axis {axis!r} (expected one of {', '.join(AXES)})")
+            raise LayoutError(
+                f"at column {column}: unknown axis {axis!r} (expected one of {', '.join(AXES)})"
+            )
         self.pos += 1
         return stride, axis
 
