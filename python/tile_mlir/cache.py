@@ -141,7 +141,9 @@ def cache_dir() -> Path:
 
 
 def toolchain_versions() -> dict:
-    """The versions of what compiles here: tile_mlir, the MLIR bindings, ptxas (None: absent)."""
+    """The versions of what compiles here: tile_mlir (its version and a digest of the
+    compiler's own source, so an edited lowering never reuses stale kernels), the MLIR
+    bindings and ptxas (None: absent)."""
     return dict(_toolchain_versions())
 
 
@@ -151,7 +153,23 @@ def _toolchain_versions() -> tuple:
         mlir = importlib.metadata.version(_MLIR_DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
         mlir = None
-    return (("tile_mlir", __version__), ("mlir", mlir), ("ptxas", _ptxas_release()))
+    return (
+        ("tile_mlir", __version__),
+        ("tile_mlir_source", _compiler_source_digest()),
+        ("mlir", mlir),
+        ("ptxas", _ptxas_release()),
+    )
+
+
+def _compiler_source_digest() -> str:
+    """sha256 over the package's Python files and the dialect: what decides the output."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted([*root.rglob("*.py"), root / "dialect" / "tile.irdl.mlir"]):
+        if path.is_file():
+            h.update(str(path.relative_to(root)).encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def _ptxas_release() -> str | None:

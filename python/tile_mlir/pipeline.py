@@ -5,6 +5,8 @@ Stages, each its own pass pipeline so that a failure names its stage::
     tile-lower-reduction
     convert-scf-to-cf
     gpu.module(convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1})
+    tile-forward-loop-annotations           (keeps "unroll full" for LLVM: registers
+                                             indexed in loops stay registers)
     reconcile-unrealized-casts
     gpu-module-to-binary{format=isa}        -> PTX
     ptxas -arch=<chip>                      -> cubin, where ptxas is on PATH
@@ -33,6 +35,7 @@ STAGES = (
     ("tile-lower-reduction", "tile-lower-reduction"),
     ("convert-scf-to-cf", "convert-scf-to-cf"),
     ("convert-gpu-to-nvvm", "gpu.module(convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1})"),
+    ("tile-forward-loop-annotations", "tile-forward-loop-annotations"),
     ("reconcile-unrealized-casts", "reconcile-unrealized-casts"),
     ("gpu-module-to-binary", "gpu-module-to-binary{format=isa}"),
 )
@@ -94,15 +97,21 @@ def _save_repro(text: str) -> str:
     return path
 
 
-def run_stages(module: ir.Module, stages, options: dict | None = None, source: str | None = None) -> None:
-    """Run ``stages`` ((name, pipeline element) pairs) on ``module``, one at a time."""
+def run_stages(module: ir.Module, stages, pass_options: dict | None = None, source: str | None = None) -> None:
+    """Run ``stages`` ((name, pipeline element) pairs) on ``module``, one at a time.
+
+    ``pass_options`` maps a tile pass's name to its options, e.g.
+    ``{"tile-lower-reduction": {"fold": "tree"}}``.
+    """
     ctx = module.context
     done: list[str] = []
     for name, element in stages:
+        options = (pass_options or {}).get(element, {})
+        spelled = element + ("{" + " ".join(f"{k}={v}" for k, v in options.items()) + "}" if options else "")
         pm = PassManager("builtin.module", ctx)
         if element in REGISTRY:
             info = REGISTRY[element]
-            pm.add(make_pass(element, **(options or {})), name=info.class_name, argument=element)
+            pm.add(make_pass(element, **options), name=info.class_name, argument=element)
         else:
             pm.add(element)
         messages: list[str] = []
@@ -117,11 +126,25 @@ def run_stages(module: ir.Module, stages, options: dict | None = None, source: s
         except ir.MLIRError as e:
             messages.extend(f"{d.location}: {d.message}" for d in e.error_diagnostics)
             path = _save_repro(source if source is not None else str(module))
-            repro = f"tile-opt {path} --pass-pipeline='builtin.module({','.join(done + [element])})'"
+            repro = f"tile-opt {path} --pass-pipeline='builtin.module({','.join(done + [spelled])})'"
             raise PipelineError(name, "\n".join(messages) or str(e), repro) from None
         finally:
             handle.detach()
-        done.append(element)
+        done.append(spelled)
+
+
+def lower_tile_ops(text: str, fold: str = "linear") -> tuple[str, tuple[KernelSignature, ...]]:
+    """Run only ``tile-lower-reduction``: the scf/arith/memref/gpu level the
+    CPU interpreter executes. Returns the lowered text and the kernel signatures."""
+    with make_context(), ir.Location.unknown():
+        try:
+            module = ir.Module.parse(text)
+        except ir.MLIRError as e:
+            msg = "\n".join(f"{d.location}: {d.message}" for d in e.error_diagnostics) or str(e)
+            raise PipelineError("parse", msg, f"tile-opt {_save_repro(text)}") from None
+        signatures = kernel_signatures(module)
+        run_stages(module, STAGES[:1], {"tile-lower-reduction": {"fold": fold}}, source=text)
+        return str(module), signatures
 
 
 def lower_to_ptx(text: str, chip: str = "sm_90a", fold: str = "linear") -> Lowered:
@@ -141,7 +164,7 @@ def lower_to_ptx(text: str, chip: str = "sm_90a", fold: str = "linear") -> Lower
                 "target", f"the gpu.module targets {declared}, but {chip} was asked for", ""
             )
         signatures = kernel_signatures(module)
-        run_stages(module, STAGES, {"fold": fold}, source=text)
+        run_stages(module, STAGES, {"tile-lower-reduction": {"fold": fold}}, source=text)
         ptx = []
         for op in module.body.operations:
             if op.operation.name == "gpu.binary":

@@ -624,6 +624,13 @@ def compile(module_or_text, *, arch="sm_90a", backend="auto", cache=True, option
     if backend not in ("cuda", "interpreter"):
         raise ValueError(f"backend must be 'auto', 'cuda' or 'interpreter', got {backend!r}")
 
+    if backend == "interpreter":
+        from .interpreter import interpreted_kernels
+        from .pipeline import lower_tile_ops
+
+        lowered, signatures = lower_tile_ops(text, **options)
+        return Kernels(interpreted_kernels(lowered, signatures))
+
     artifact = _cache.lookup(text, arch, options) if cache else None
     if artifact is None:
         try:
@@ -636,11 +643,6 @@ def compile(module_or_text, *, arch="sm_90a", backend="auto", cache=True, option
         artifact = build_artifact(text, arch=arch, **options)
         if cache:
             artifact = _cache.store(text, arch, options, artifact)
-
-    if backend == "interpreter":
-        from .interpreter import interpreted_kernels
-
-        return interpreted_kernels(text, artifact.signatures)
     return cuda_kernels(artifact)
 
 

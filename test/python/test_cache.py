@@ -85,8 +85,9 @@ def test_source_key_ignores_versions_and_differs_from_the_full_key():
 
 def test_toolchain_versions():
     v = cache.toolchain_versions()
-    assert set(v) == {"tile_mlir", "mlir", "ptxas"}
+    assert set(v) == {"tile_mlir", "tile_mlir_source", "mlir", "ptxas"}
     assert v["tile_mlir"] == tile_mlir.__version__
+    assert len(v["tile_mlir_source"]) == 64  # a sha256 of the compiler's source
     v["mlir"] = "mutated"  # a copy: the cached value is safe
     assert cache.toolchain_versions()["mlir"] != "mutated"
     if shutil.which("ptxas"):

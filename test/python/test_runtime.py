@@ -572,7 +572,11 @@ def pipeline(monkeypatch, cache_root):
         module.builds.append((text, arch, options))
         return fake_artifact(arch=arch)
 
+    def lower_tile_ops(text, **options):
+        return "lowered " + text, SIGS
+
     module.build_artifact = build_artifact
+    module.lower_tile_ops = lower_tile_ops
     monkeypatch.setitem(sys.modules, "tile_mlir.pipeline", module)
     return module
 
@@ -619,11 +623,12 @@ def test_compile_misses_without_mlir_say_so(cache_root, monkeypatch):
 
 def test_compile_backends(pipeline, monkeypatch):
     interpreter = types.ModuleType("tile_mlir.interpreter")
-    interpreter.interpreted_kernels = lambda text, signatures: ("interpreted", text, signatures)
+    interpreter.interpreted_kernels = lambda text, signatures: {"k": (text, signatures)}
     monkeypatch.setitem(sys.modules, "tile_mlir.interpreter", interpreter)
-    assert runtime.compile(IR, backend="interpreter") == ("interpreted", IR, SIGS)
+    # the interpreter runs the module after tile-lower-reduction
+    assert dict(runtime.compile(IR, backend="interpreter")) == {"k": ("lowered " + IR, SIGS)}
     monkeypatch.setattr(runtime, "gpu_available", lambda: False)
-    assert runtime.compile(IR)[0] == "interpreted"
+    assert list(runtime.compile(IR)) == ["k"]
     monkeypatch.setattr(runtime, "gpu_available", lambda: True)
     assert isinstance(runtime.compile(IR), Kernels)
     with pytest.raises(ValueError, match="backend must be"):

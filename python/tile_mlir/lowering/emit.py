@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from mlir.dialects import arith, gpu, memref
+from mlir.dialects import arith, gpu, memref, scf
 
 from ..ir import ir
 
@@ -72,6 +72,22 @@ def index(v: int) -> ir.Value:
 
 def i32(v: int) -> ir.Value:
     return constant(ir.IntegerType.get_signless(32), v)
+
+
+# Asks LLVM to unroll a loop completely: registers indexed by a loop variable
+# stay in registers (SROA) only once every index is a constant.
+UNROLL_FULL = "#llvm.loop_annotation<unroll = <full = true>>"
+
+
+def unrolled_for(lower: int, upper: int, iter_args=()) -> scf.ForOp:
+    """``scf.for`` over [lower, upper) that LLVM will unroll completely.
+
+    The ``llvm.loop_annotation`` survives convert-scf-to-cf onto the back edge
+    and becomes ``llvm.loop.unroll.full`` metadata.
+    """
+    loop = scf.ForOp(index(lower), index(upper), index(1), list(iter_args))
+    loop.operation.attributes["llvm.loop_annotation"] = ir.Attribute.parse(UNROLL_FULL)
+    return loop
 
 
 def slot_of(linear, iters) -> ir.Value | int:

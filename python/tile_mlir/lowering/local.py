@@ -154,7 +154,7 @@ def _fold_registers(plan: _Plan, src, slots) -> list[ir.Value]:
     if plan.R == 1:
         return firsts
     with _name("tile.reduce.fold"):
-        loop = scf.ForOp(emit.index(1), emit.index(plan.R), emit.index(1), firsts)
+        loop = emit.unrolled_for(1, plan.R, firsts)
         with ir.InsertionPoint(loop.body):
             r = loop.induction_variable
             accs = list(loop.inner_iter_args)
@@ -189,7 +189,7 @@ def _emit_thread_wise(plan: _Plan, dst, src) -> None:
         _finish(plan, dst, 0, v)
         return
     with _name("tile.reduce.spatial"):
-        loop = scf.ForOp(emit.index(0), emit.index(plan.S), emit.index(1))
+        loop = emit.unrolled_for(0, plan.S)
         with ir.InsertionPoint(loop.body):
             s = loop.induction_variable
             (v,) = _fold_registers(plan, src, [s])

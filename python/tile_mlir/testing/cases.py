@@ -1,0 +1,624 @@
+"""The GPU conformance matrix of ``tile.reduce``: kernels, inputs, numpy references.
+
+Each ``ReduceCase`` is one ``tile.reduce`` wrapped in a complete kernel
+(``kernel_text``), plus everything needed to run it and judge the result with
+numpy alone. This module imports no MLIR, so it runs on the GPU machine.
+
+The kernel ``@<name>(%A: memref<T x NSRC x dt>, %B: memref<T x NDST x dt>)``,
+launched as one block of ``T = case.threads()`` threads, does::
+
+    src (private memref, the case's src shape) <- A[tid, :]      row-major flat index
+    dst (private memref, the case's dst shape) <- B[tid, :]      only with accum
+    "tile.reduce"(dst, src) {...}
+    B[tid, :] <- dst
+
+So register slot ``s`` of thread ``t`` is ``A[t, s]`` before and ``B[t, s]`` after.
+The copies are straight-line, one load and one store per element, rather than
+``scf.for`` loops as in ``examples/demo.mlir``: LLVM only partially unrolls a loop
+of more than about 16 iterations, and its dynamic indices would then put the
+private arrays in local memory whatever the lowering does. With static copies,
+``ld.local``/``st.local`` in the PTX can only come from the lowering itself.
+A layout maps each logical coordinate to ``Place(lane, warp, slot)`` places, and
+the place's thread is ``lane + 32 * warp`` (the thread index within the scope).
+
+The host side, for inputs ``x`` (logical src tensor) and ``old`` (logical dst tensor):
+
+* ``pack(x)`` fills every place of every coordinate of ``x`` (replicas included);
+  unused slots hold ``poison``.
+* ``pack_dst(v)`` does the same for a logical dst tensor; ``output_buffer(old)`` is
+  the B to launch with: ``poison`` everywhere, or with accum ``pack_dst(old)``.
+* ``unpack(B)`` lists, per dst coordinate, every place holding it and its value.
+* ``reference(x, old)`` is the logical dst in float64 (int64 for integers).
+* ``check(x, old, B)`` lists every mismatch (empty when right).
+
+**Poison.** Floats: a quiet NaN whose payload no arithmetic produces (NVIDIA GPUs
+return the canonical NaN), so ``check`` tells an unwritten place from a NaN
+result. Integers: the ``0x7f7f...`` byte pattern.
+
+**Values in memory.** f32, f16, f64, i32, i64 are the numpy dtypes of those names;
+bf16 is ``np.uint16`` holding the bits (converted from float64 with
+round-to-nearest-even).
+
+**Tolerances** (SPEC section 4; ``check``):
+
+* integers: exact (sums wrap to the dtype);
+* max, min: exact; NaN is ignored, and an all-NaN reduction is NaN. SPEC leaves
+  the sign of a zero maximum open, so +0.0 and -0.0 both pass;
+* maximum, minimum: exact, NaN propagates, and -0.0 < +0.0 (a maximum over
+  {-0.0, +0.0} is +0.0, a minimum is -0.0);
+* sum: ``|got - ref| <= n * eps(dtype) * (sum |x| + |old|)`` with ``n`` the number
+  of terms (the old value counts as one); an infinite or NaN reference must be
+  matched exactly (the same infinity, or a NaN);
+* always: every replica of one dst element is bit-identical to the others.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from ..layout import Place, TileLayout
+
+KINDS = ("sum", "max", "min", "maximum", "minimum")
+FLOAT_DTYPES = ("f32", "f16", "bf16", "f64")
+DTYPES = FLOAT_DTYPES + ("i32", "i64")
+SCOPE_THREADS = {"thread": 1, "warp": 32, "warpgroup": 128}
+WARP_SIZE = 32
+
+# How each dtype sits in a numpy array, and the unsigned type of its bits.
+_STORAGE = {
+    "f32": np.float32, "f16": np.float16, "bf16": np.uint16, "f64": np.float64,
+    "i32": np.int32, "i64": np.int64,
+}
+_BITS = {
+    "f32": np.uint32, "f16": np.uint16, "bf16": np.uint16, "f64": np.uint64,
+    "i32": np.uint32, "i64": np.uint64,
+}
+_POISON_BITS = {
+    "f32": 0x7FE0DEAD,
+    "f16": 0x7E5A,
+    "bf16": 0x7FDA,
+    "f64": 0x7FFC0BADDEADBEEF,
+    "i32": 0x7F7F7F7F,
+    "i64": 0x7F7F7F7F7F7F7F7F,
+}
+# The machine epsilon (2**-mantissa bits) of each float dtype.
+_EPS = {"f32": 2.0**-23, "f16": 2.0**-10, "bf16": 2.0**-7, "f64": 2.0**-52}
+
+
+# --- dtype conversions -------------------------------------------------------------------
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in FLOAT_DTYPES
+
+
+def storage_dtype(dtype: str) -> np.dtype:
+    """The numpy dtype of a host buffer of ``dtype`` (bf16: ``uint16`` bits)."""
+    return np.dtype(_STORAGE[dtype])
+
+
+def poison(dtype: str, shape) -> np.ndarray:
+    """A host buffer of ``dtype`` filled with the poison value (module docstring)."""
+    return np.full(shape, _POISON_BITS[dtype], dtype=_BITS[dtype]).view(_STORAGE[dtype])
+
+
+def bits(a: np.ndarray, dtype: str) -> np.ndarray:
+    """The raw bits of a host buffer of ``dtype``, as unsigned integers."""
+    return np.asarray(a, dtype=_STORAGE[dtype]).view(_BITS[dtype])
+
+
+def widen(a: np.ndarray, dtype: str) -> np.ndarray:
+    """Host values of ``dtype`` -> float64 (floats) or int64 (integers), exactly."""
+    a = np.asarray(a, dtype=_STORAGE[dtype])
+    if dtype == "bf16":
+        return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return a.astype(np.float64 if is_float(dtype) else np.int64)
+
+
+def narrow(v: np.ndarray, dtype: str) -> np.ndarray:
+    """float64/int values -> host values of ``dtype`` (round to nearest even; ints wrap)."""
+    v = np.asarray(v)
+    if dtype != "bf16":
+        return v.astype(_STORAGE[dtype])
+    f32 = v.astype(np.float32).view(np.uint32).astype(np.uint64)  # room for the carry
+    rounded = (f32 + 0x7FFF + ((f32 >> 16) & 1)) >> 16
+    quiet_nan = (f32 >> 16) | 0x0040
+    return np.where(np.isnan(v), quiet_nan, rounded).astype(np.uint16)
+
+
+# --- one case ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReduceCase:
+    """One ``tile.reduce`` in a kernel; see the module docstring."""
+
+    name: str  # a valid MLIR symbol, unique in CASES
+    kind: str  # sum max min maximum minimum
+    dtype: str  # f32 f16 bf16 f64 i32 i64
+    exec_scope: str  # thread warp warpgroup
+    axes: tuple[int, ...]  # as written on the op (may be negative)
+    accum: bool
+    src_shape: tuple[int, ...]  # the private memref shapes
+    dst_shape: tuple[int, ...]
+    src_layout: str | None = None  # layout text; None: row-major over the memref, registers only
+    dst_layout: str | None = None
+    special: bool = False  # run with special_inputs (NaN, infinities, signed zeros)
+
+    def threads(self) -> int:
+        """The block size: one instance of the exec scope."""
+        return SCOPE_THREADS[self.exec_scope]
+
+    # -- layouts and places --------------------------------------------------------------
+
+    @cached_property
+    def src_tile(self) -> TileLayout:
+        return _layout(self.src_layout, self.src_shape)
+
+    @cached_property
+    def dst_tile(self) -> TileLayout:
+        return _layout(self.dst_layout, self.dst_shape)
+
+    @property
+    def reduced_dims(self) -> tuple[int, ...]:
+        """The reduced logical src dims, non-negative and ascending."""
+        rank = self.src_tile.rank
+        return tuple(sorted({a % rank for a in self.axes}))
+
+    @cached_property
+    def _src_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return _place_index(self.src_tile)
+
+    @cached_property
+    def _dst_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return _place_index(self.dst_tile)
+
+    # -- the kernel ---------------------------------------------------------------------
+
+    def kernel_text(self, chip: str = "sm_90a") -> str:
+        """A complete module: ``gpu.module @kernels`` with the kernel ``@<name>``."""
+        dt, threads = self.dtype, self.threads()
+        a_type = f"memref<{threads}x{math.prod(self.src_shape)}x{dt}>"
+        b_type = f"memref<{threads}x{math.prod(self.dst_shape)}x{dt}>"
+        src_type, dst_type = _private(self.src_shape, dt), _private(self.dst_shape, dt)
+        n_consts = max(math.prod(self.src_shape), math.prod(self.dst_shape))
+        attrs = [
+            f'kind = "{self.kind}"',
+            f'exec_scope = "{self.exec_scope}"',
+            f"axes = array<i64: {', '.join(map(str, self.axes))}>",
+            f"accum = {'true' if self.accum else 'false'}",
+        ]
+        if self.src_layout is not None:
+            attrs.append(f'src_layout = #tile.layout<"{self.src_layout}">')
+        if self.dst_layout is not None:
+            attrs.append(f'dst_layout = #tile.layout<"{self.dst_layout}">')
+
+        body = ["%tid = gpu.thread_id x"]
+        body += [f"%c{n} = arith.constant {n} : index" for n in range(n_consts)]
+        body += [f"%src = memref.alloca() : {src_type}", f"%dst = memref.alloca() : {dst_type}"]
+        body.append("// A[tid, :] -> src")
+        body += _copies("a", self.src_shape, "%A", a_type, "%src", src_type, load_global=True)
+        if self.accum:
+            body.append("// B[tid, :] -> dst: the old values")
+            body += _copies("o", self.dst_shape, "%B", b_type, "%dst", dst_type, load_global=True)
+        body.append(f'"tile.reduce"(%dst, %src) {{{", ".join(attrs)}}}')
+        body.append(f"  : ({dst_type}, {src_type}) -> ()")
+        body.append("// dst -> B[tid, :]")
+        body += _copies("b", self.dst_shape, "%B", b_type, "%dst", dst_type, load_global=False)
+        body.append("gpu.return")
+        lines = [
+            f"// Conformance case {self.name}: one block of {threads} thread(s).",
+            "module attributes {gpu.container_module} {",
+            f'  gpu.module @kernels [#nvvm.target<chip = "{chip}">] {{',
+            f"    gpu.func @{self.name}(%A: {a_type}, %B: {b_type}) kernel {{",
+            *("      " + line for line in body),
+            "    }",
+            "  }",
+            "}",
+        ]
+        return "\n".join(lines) + "\n"
+
+    # -- host buffers --------------------------------------------------------------------
+
+    def pack(self, x: np.ndarray) -> np.ndarray:
+        """Logical src tensor -> ``A[threads, src numel]`` (every place of every element)."""
+        return self._pack(x, self.src_tile, self.src_shape, self._src_index)
+
+    def pack_dst(self, values: np.ndarray) -> np.ndarray:
+        """Logical dst tensor -> ``B[threads, dst numel]``, the same way as ``pack``."""
+        return self._pack(values, self.dst_tile, self.dst_shape, self._dst_index)
+
+    def output_buffer(self, old: np.ndarray | None) -> np.ndarray:
+        """The B to launch with: all poison, or with accum ``pack_dst(old)``."""
+        if self.accum:
+            return self.pack_dst(old)
+        return poison(self.dtype, (self.threads(), math.prod(self.dst_shape)))
+
+    def _pack(self, values, layout: TileLayout, memref_shape, index) -> np.ndarray:
+        values = np.asarray(values, dtype=storage_dtype(self.dtype))
+        if values.shape != layout.shape:
+            raise ValueError(f"{self.name}: got shape {values.shape}, the layout has {layout.shape}")
+        buf = poison(self.dtype, (self.threads(), math.prod(memref_shape)))
+        coord, thread, slot = index
+        buf[thread, slot] = values.reshape(-1)[coord]
+        return buf
+
+    def unpack(self, b: np.ndarray) -> dict[tuple[int, ...], list[tuple[Place, object]]]:
+        """``B`` -> for each dst logical coordinate, every (place, raw value) holding it."""
+        b = np.asarray(b, dtype=storage_dtype(self.dtype)).reshape(self.threads(), -1)
+        coords = list(itertools.product(*map(range, self.dst_tile.shape)))
+        out: dict[tuple[int, ...], list[tuple[Place, object]]] = {c: [] for c in coords}
+        for k, t, s in zip(*self._dst_index):
+            out[coords[k]].append((Place(int(t) % WARP_SIZE, int(t) // WARP_SIZE, int(s)), b[t, s]))
+        return out
+
+    # -- judging ----------------------------------------------------------------------
+
+    def _terms(self, x: np.ndarray, old: np.ndarray | None) -> np.ndarray:
+        """The values each dst element combines: shape (dst numel, terms), widened.
+
+        Row k lists the src elements reduced into dst element k (row-major), then
+        the old value with accum.
+        """
+        v = widen(x, self.dtype)
+        red = list(self.reduced_dims)
+        kept = [d for d in range(v.ndim) if d not in red]
+        n_dst = math.prod(self.dst_tile.shape)
+        terms = np.transpose(v, kept + red).reshape(n_dst, -1)
+        if self.accum:
+            terms = np.concatenate([terms, widen(old, self.dtype).reshape(n_dst, 1)], axis=1)
+        return terms
+
+    def reference(self, x: np.ndarray, old: np.ndarray | None) -> np.ndarray:
+        """The logical dst per SPEC section 4, float64 (int64 for integers, wrapped)."""
+        with np.errstate(invalid="ignore"):  # inf - inf is NaN, as on the GPU
+            return self._reduce(self._terms(x, old)).reshape(self.dst_tile.shape)
+
+    def _reduce(self, terms: np.ndarray) -> np.ndarray:
+        """``reference`` over the rows of ``_terms``."""
+        if not is_float(self.dtype):
+            if self.kind == "sum":
+                ref = narrow(terms.sum(axis=1), self.dtype).astype(np.int64)
+            elif self.kind in ("max", "maximum"):
+                ref = terms.max(axis=1)
+            else:
+                ref = terms.min(axis=1)
+        elif self.kind == "sum":
+            ref = terms.sum(axis=1)
+        elif self.kind == "max":
+            ref = np.fmax.reduce(terms, axis=1)
+        elif self.kind == "min":
+            ref = np.fmin.reduce(terms, axis=1)
+        else:
+            # IEEE maximum/minimum: NaN propagates, and -0.0 < +0.0. So a zero maximum
+            # is +0.0 iff some term is +0.0, and a zero minimum is -0.0 iff some term is.
+            ref = (np.maximum if self.kind == "maximum" else np.minimum).reduce(terms, axis=1)
+            minimum = self.kind == "minimum"
+            has_winner = np.any((terms == 0) & (np.signbit(terms) == minimum), axis=1)
+            negative = has_winner == minimum
+            ref = np.where(ref == 0, np.where(negative, -0.0, 0.0), ref)
+        return ref
+
+    def sum_bound(self, x: np.ndarray, old: np.ndarray | None) -> np.ndarray:
+        """Per dst element, the allowed |got - ref| of a float sum (module docstring)."""
+        terms = self._terms(x, old)
+        n = terms.shape[1]
+        return (n * _EPS[self.dtype] * np.abs(terms).sum(axis=1)).reshape(self.dst_tile.shape)
+
+    def check(self, x: np.ndarray, old: np.ndarray | None, b: np.ndarray) -> list[str]:
+        """Every mismatch between ``B`` and the reference; empty when ``B`` is right.
+
+        Per dst element: one line if its replicas are not bit-identical, and one line
+        if some place holds poison (never written) or a wrong value.
+        """
+        ref = self.reference(x, old)
+        bound = self.sum_bound(x, old) if self.kind == "sum" and is_float(self.dtype) else None
+        poison_bits = _POISON_BITS[self.dtype]
+        problems = []
+        for coord, held in self.unpack(b).items():
+            expected = ref[coord]
+            raw = [bits(value, self.dtype) for _, value in held]
+            if len(set(int(r) for r in raw)) > 1:
+                problems.append(f"dst{list(coord)}: replicas differ: {_replica_groups(held, raw)}")
+            bad = []
+            for (place, value), r in zip(held, raw):
+                if int(r) == poison_bits:
+                    bad.append(f"{_where(place)}: never written (poison)")
+                    continue
+                got = widen(value, self.dtype)[()]
+                if not self._matches(got, expected, None if bound is None else bound[coord]):
+                    bad.append(f"{_where(place)}: got {_show(got, r)}")
+            if bad:
+                problems.append(
+                    f"dst{list(coord)}: expected {_show(expected)}, {len(bad)} of {len(held)} "
+                    f"place(s) wrong, e.g. {bad[0]}"
+                )
+        return problems
+
+    def _matches(self, got, expected, bound) -> bool:
+        if not is_float(self.dtype):
+            return got == expected
+        if np.isnan(expected) or np.isnan(got):
+            return bool(np.isnan(expected) and np.isnan(got))
+        if self.kind == "sum" and np.isfinite(expected):
+            return bool(abs(got - expected) <= bound)
+        if got != expected:
+            return False
+        zero_sign_matters = self.kind in ("maximum", "minimum") and expected == 0
+        return not zero_sign_matters or np.signbit(got) == np.signbit(expected)
+
+    # -- inputs -------------------------------------------------------------------------
+
+    def random_inputs(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Fresh random ``(x, old)``, never zero: floats in [-1, 1], small signed ints."""
+        return (
+            _random_values(rng, self.src_tile.shape, self.dtype),
+            _random_values(rng, self.dst_tile.shape, self.dtype),
+        )
+
+
+# --- special values ------------------------------------------------------------------------
+
+
+def _mixed(rng, shape):
+    """Random values, with each of NaN, +inf, -inf, -0.0 and +0.0 sprinkled in."""
+    v = rng.uniform(-1, 1, shape)
+    specials = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0])
+    mask = rng.random(shape) < 0.3
+    v[mask] = rng.choice(specials, size=int(mask.sum()))
+    return v
+
+
+def _some_nans(rng, shape):
+    """Random finite values, a few of them NaN."""
+    v = rng.uniform(-1, 1, shape)
+    v[rng.random(shape) < 0.25] = np.nan
+    return v
+
+
+def _signed_zeros(rng, shape):
+    """-0.0 and +0.0, with negatives or (coin flip) positives: max or min is a zero."""
+    sign = rng.choice([-1.0, 1.0])
+    v = sign * rng.uniform(0.5, 1, shape)
+    mask = rng.random(shape) < 0.5
+    v[mask] = rng.choice([-0.0, 0.0], size=int(mask.sum()))
+    return v
+
+
+def _negative_zeros(rng, shape):
+    """-0.0 only: every kind gives -0.0 (``check`` insists for maximum and minimum)."""
+    return np.full(shape, -0.0)
+
+
+def _one_infinity(rng, shape):
+    """All -inf or all +inf (coin flip), a few NaN: max over all -inf is -inf (SPEC 9.4)."""
+    v = np.full(shape, rng.choice([-np.inf, np.inf]))
+    v[rng.random(shape) < 0.25] = np.nan
+    return v
+
+
+def _all_nan(rng, shape):
+    return np.full(shape, np.nan)
+
+
+SPECIAL_SCENARIOS = {
+    "mixed": _mixed,
+    "some_nans": _some_nans,
+    "signed_zeros": _signed_zeros,
+    "negative_zeros": _negative_zeros,
+    "one_infinity": _one_infinity,
+    "all_nan": _all_nan,
+}
+
+
+def special_inputs(case: ReduceCase, rng: np.random.Generator) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """``(scenario, x, old)`` for every scenario of ``SPECIAL_SCENARIOS`` (floats only).
+
+    Each scenario fills ``x`` and ``old`` from its own generator; mixed together they
+    hold NaN, +inf, -inf, -0.0 and +0.0 among random values.
+    """
+    if not is_float(case.dtype):
+        raise ValueError(f"{case.name}: special inputs are for float dtypes, not {case.dtype}")
+    return [
+        (name, narrow(gen(rng, case.src_tile.shape), case.dtype),
+         narrow(gen(rng, case.dst_tile.shape), case.dtype))
+        for name, gen in SPECIAL_SCENARIOS.items()
+    ]
+
+
+# --- helpers ---------------------------------------------------------------------------
+
+
+def _layout(text: str | None, shape: tuple[int, ...]) -> TileLayout:
+    return TileLayout.row_major(shape) if text is None else TileLayout.parse(text)
+
+
+def _place_index(layout: TileLayout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (row-major coordinate index, thread, slot) of a layout, as three arrays."""
+    rows = [
+        (k, place.lane + WARP_SIZE * place.warp, place.slot)
+        for k, coord in enumerate(itertools.product(*map(range, layout.shape)))
+        for place in sorted(layout.forward(coord))
+    ]
+    return tuple(np.array(col, dtype=np.int64) for col in zip(*rows))
+
+
+def _random_values(rng, shape, dtype: str) -> np.ndarray:
+    if is_float(dtype):
+        v = widen(narrow(rng.uniform(-1, 1, shape), dtype), dtype)
+        return narrow(np.where(v == 0, 0.5, v), dtype)  # never zero
+    magnitude = rng.integers(1, 100, shape)
+    return (magnitude * rng.choice([-1, 1], shape)).astype(storage_dtype(dtype))
+
+
+def _private(shape, dtype: str) -> str:
+    return f"memref<{'x'.join(map(str, shape))}x{dtype}, #gpu.address_space<private>>"
+
+
+def _copies(p: str, shape, glob: str, glob_type: str, loc: str, loc_type: str, load_global: bool) -> list[str]:
+    """Straight-line copies between ``glob[tid, flat]`` and ``loc[i...]``, one per element.
+
+    ``flat`` is the row-major index of ``i...`` over ``shape``; ``p`` prefixes the
+    SSA names so that two copies never clash. The direction is global -> private
+    with ``load_global``, else private -> global.
+    """
+    lines = []
+    for flat, idx in enumerate(itertools.product(*map(range, shape))):
+        here = f"{loc}[{', '.join(f'%c{i}' for i in idx)}] : {loc_type}"
+        there = f"{glob}[%tid, %c{flat}] : {glob_type}"
+        load, store = (there, here) if load_global else (here, there)
+        lines.append(f"%{p}{flat} = memref.load {load}")
+        lines.append(f"memref.store %{p}{flat}, {store}")
+    return lines
+
+
+def _where(place: Place) -> str:
+    warp = f" warp {place.warp}" if place.warp else ""
+    return f"lane {place.lane}{warp} slot {place.slot}"
+
+
+def _replica_groups(held, raw) -> str:
+    """``0x7e00 at 8 places (lane 1 slot 0, lane 5 slot 0, ...); 0xfe00 at ...``."""
+    groups: dict[int, list[Place]] = {}
+    for (place, _), r in zip(held, raw):
+        groups.setdefault(int(r), []).append(place)
+    parts = []
+    for r, places in groups.items():
+        shown = ", ".join(map(_where, places[:3])) + (", ..." if len(places) > 3 else "")
+        parts.append(f"0x{r:x} at {len(places)} place(s) ({shown})")
+    return "; ".join(parts)
+
+
+def _show(value, raw=None) -> str:
+    text = repr(float(value)) if isinstance(value, (float, np.floating)) else str(int(value))
+    return text if raw is None else f"{text} (0x{int(raw):x})"
+
+
+# --- the matrix ----------------------------------------------------------------------------
+
+# (tag, src memref shape, axes, dst memref shape): the seed's thread-scope shapes.
+THREAD_SHAPES = (
+    ("1_to_1", (1,), (0,), (1,)),
+    ("4_to_1", (4,), (0,), (1,)),
+    ("7_to_1", (7,), (0,), (1,)),
+    ("16_to_1", (16,), (0,), (1,)),
+    ("32_to_1", (32,), (0,), (1,)),
+    ("4x8_to_8", (4, 8), (0,), (8,)),
+    ("4x8_to_4", (4, 8), (1,), (4,)),
+    ("3x4x5_to_4", (3, 4, 5), (0, 2), (4,)),
+    ("2x3x4_to_2x3", (2, 3, 4), (-1,), (2, 3)),
+    ("2x3x4_to_3x4", (2, 3, 4), (0,), (3, 4)),
+)
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    """A layout pair at warp or warpgroup scope, to instantiate per kind and dtype."""
+
+    tag: str
+    scope: str
+    axes: tuple[int, ...]
+    src_shape: tuple[int, ...]
+    src_layout: str
+    dst_shape: tuple[int, ...]
+    dst_layout: str
+
+
+PATTERNS = {
+    p.tag: p
+    for p in (
+        # 32 rows, one per lane, each folded in registers: no shuffle.
+        _Pattern("rowperlane", "warp", (1,), (64,), "S[(32, 64) : (1@laneid, 1)]", (1,), "S[32 : 1@laneid]"),
+        # One element per lane, reduced over all 32 lanes: 5 butterfly steps.
+        _Pattern("fulllane", "warp", (0,), (1,), "S[32 : 1@laneid]", (1,), "S[1 : 1] + R[32 : 1@laneid]"),
+        # Four columns, each over all 32 lanes: 4 interleaved butterflies.
+        _Pattern("lanes_x4", "warp", (0,), (4,), "S[(32, 4) : (1@laneid, 1)]", (4,), "S[4 : 1] + R[32 : 1@laneid]"),
+        # Groups of 8 adjacent lanes (lane bits 0-2).
+        _Pattern("groups8", "warp", (1,), (1,), "S[(4, 8) : (8@laneid, 1@laneid)]", (1,), "S[4 : 8@laneid] + R[8 : 1@laneid]"),
+        # Strided groups {i, i+8, i+16, i+24} (lane bits 3-4; the seed's bug 3).
+        _Pattern("strided8", "warp", (1,), (1,), "S[(8, 4) : (1@laneid, 8@laneid)]", (1,), "S[8 : 1@laneid] + R[4 : 8@laneid]"),
+        # Quads of adjacent lanes (lane bits 0-1), one element per lane.
+        _Pattern("quads", "warp", (1,), (1,), "S[(8, 4) : (4@laneid, 1@laneid)]", (1,), "S[8 : 4@laneid] + R[4 : 1@laneid]"),
+        # The mma-accumulator-like layout, rows reduced over their quad: 4 dst slots.
+        _Pattern(
+            "mma", "warp", (1,), (8,), "S[((8, 4), (4, 2)) : ((4@laneid, 2), (1@laneid, 1))]",
+            (4,), "S[((8, 4)) : ((4@laneid, 1))] + R[4 : 1@laneid]",
+        ),
+        # A src replicated over lane bits 3-4, folded over 8 registers, then lane bits 0-2.
+        _Pattern(
+            "fold_and_lanes", "warp", (1,), (32,), "S[(4, (8, 8)) : (8, (1, 1@laneid))] + R[4 : 8@laneid]",
+            (4,), "S[4 : 1] + R[(8, 4) : (1@laneid, 8@laneid)]",
+        ),
+        # Warpgroup, one row per thread, reduced within the thread.
+        _Pattern("wg_rows", "warpgroup", (1,), (16,), "S[(128, 16) : (1@tid_in_wg, 1)]", (1,), "S[128 : 1@tid_in_wg]"),
+    )
+}
+
+
+def thread_case(tag: str, kind: str, dtype: str, accum: bool, special: bool = False) -> ReduceCase:
+    """A thread-scope case over one of ``THREAD_SHAPES``, without layouts."""
+    _, src, axes, dst = next(s for s in THREAD_SHAPES if s[0] == tag)
+    return ReduceCase(
+        _case_name("thread", dtype, kind, tag, accum, special),
+        kind, dtype, "thread", axes, accum, src, dst, special=special,
+    )
+
+
+def pattern_case(tag: str, kind: str, dtype: str, accum: bool, special: bool = False) -> ReduceCase:
+    """A case over one of ``PATTERNS``."""
+    p = PATTERNS[tag]
+    return ReduceCase(
+        _case_name(p.scope, dtype, kind, tag, accum, special),
+        kind, dtype, p.scope, p.axes, accum, p.src_shape, p.dst_shape,
+        p.src_layout, p.dst_layout, special=special,
+    )
+
+
+def _case_name(scope, dtype, kind, tag, accum, special) -> str:
+    return "_".join([scope, dtype, kind, tag] + ["accum"] * accum + ["special"] * special)
+
+
+def _matrix() -> tuple[ReduceCase, ...]:
+    cases: dict[str, ReduceCase] = {}
+
+    def add(case: ReduceCase) -> None:
+        if cases.setdefault(case.name, case) != case:
+            raise AssertionError(f"two different cases named {case.name}")
+
+    both = (False, True)
+    # The seed's thread-scope matrix.
+    for tag, _, _, _ in THREAD_SHAPES:
+        for kind in ("sum", "max", "min"):
+            for accum in both:
+                add(thread_case(tag, kind, "f32", accum))
+    # Every layout pattern, every kind, with and without accum, in f32.
+    for tag in PATTERNS:
+        for kind in KINDS:
+            for accum in both:
+                add(pattern_case(tag, kind, "f32", accum))
+    # Every dtype x every kind: the full-lane warp case and the 4 -> 1 thread case.
+    for dtype in DTYPES:
+        for kind in KINDS:
+            add(thread_case("4_to_1", kind, dtype, False))
+            for accum in both:
+                add(pattern_case("fulllane", kind, dtype, accum))
+    # Multi-slot and strided butterflies in the other widths (16- and 64-bit shuffles).
+    for dtype in DTYPES:
+        for tag in ("lanes_x4", "mma", "strided8"):
+            add(pattern_case(tag, "sum", dtype, False))
+    # NaN, infinities and signed zeros: every kind and float dtype.
+    for dtype in FLOAT_DTYPES:
+        for kind in KINDS:
+            add(thread_case("7_to_1", kind, dtype, False, special=True))
+            add(pattern_case("mma", kind, dtype, False, special=True))
+            for accum in both:
+                add(pattern_case("fulllane", kind, dtype, accum, special=True))
+    return tuple(cases.values())
+
+
+CASES: tuple[ReduceCase, ...] = _matrix()

@@ -1,0 +1,74 @@
+"""Compile every conformance case into the compile cache, for a GPU machine without MLIR.
+
+    python -m tile_mlir.testing.prepare [--cache DIR] [--arch sm_90a] [--jobs N]
+
+Run it where MLIR (and ptxas, for cubins) is installed. Each case's kernel goes through
+``tile_mlir.runtime.compile(text, arch=..., backend="cuda")``, which looks the module up
+in the cache and on a miss builds it (``pipeline.build_artifact``) and stores it. A CUDA
+backend makes no CUDA call until a launch, so no GPU is needed here. Then copy DIR to
+the GPU machine and run ``test/gpu`` there with ``TILE_MLIR_CACHE_DIR=DIR``.
+
+The cache directory is ``--cache``, else ``$TILE_MLIR_CACHE_DIR``, else the cache's
+default (``tile_mlir.cache.cache_dir()``). The cache key covers the IR, the arch and
+the toolchain versions, but not tile_mlir's own source: after changing the lowering,
+prepare into an empty directory. The last line printed is the summary::
+
+    prepared N kernels into DIR (M built, K cached)
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from .. import cache, runtime
+from .cases import CASES
+
+# What runtime.compile is called with; lookup() must be asked with the same options.
+OPTIONS: dict = {}
+
+
+def prepare_one(text: str, arch: str) -> bool:
+    """Make sure the cache holds ``text`` for ``arch``; True if it had to be built."""
+    cached = cache.lookup(text, arch, OPTIONS) is not None
+    runtime.compile(text, arch=arch, backend="cuda", options=OPTIONS)
+    return not cached
+
+
+def _use_cache_dir(path: str) -> None:
+    """Point this process (and the workers it starts) at ``path``."""
+    os.environ["TILE_MLIR_CACHE_DIR"] = path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tile_mlir.testing.prepare",
+        description="Compile every conformance case (tile_mlir.testing.cases.CASES) into the compile cache.",
+    )
+    parser.add_argument("--cache", help="the cache directory (default: $TILE_MLIR_CACHE_DIR, else the cache's default)")
+    parser.add_argument("--arch", default="sm_90a", help="the target chip (default: sm_90a)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="compile processes (default: all cores)")
+    args = parser.parse_args(argv)
+    if args.cache:
+        _use_cache_dir(str(Path(args.cache).resolve()))
+    root = cache.cache_dir()
+
+    texts = [case.kernel_text(args.arch) for case in CASES]
+    # Spawned workers, not forked ones: the caller may hold MLIR contexts and their threads.
+    with ProcessPoolExecutor(
+        max_workers=max(1, args.jobs),
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_use_cache_dir,
+        initargs=(str(root),),
+    ) as pool:
+        built = sum(pool.map(prepare_one, texts, [args.arch] * len(texts)))
+    print(f"prepared {len(texts)} kernels into {root} ({built} built, {len(texts) - built} cached)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
