@@ -315,6 +315,10 @@ func.func @dtype_bf16(%dst: memref<1xbf16, #gpu.address_space<private>>, %src: m
 // CHECK: arith.ori
 // CHECK: arith.bitcast %{{.*}} : i64 to f64
 // CHECK: arith.minimumf %{{.*}} : f64
+// An f64 NaN result is made canonical once, after the butterfly, so that NaN
+// payloads cannot make lanes differ.
+// CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[R:.*]], %[[R]] : f64
+// CHECK: arith.select %[[NAN]], %{{.*}}, %[[R]] : f64
 // CHECK-NOT: tile.
 func.func @dtype_f64(%dst: memref<1xf64, #gpu.address_space<private>>, %src: memref<1xf64, #gpu.address_space<private>>) {
   "tile.reduce"(%dst, %src) {kind = "minimum", exec_scope = "warp",

@@ -66,6 +66,12 @@ def constant(t: ir.Type, v: int) -> ir.Value:
     return cache[key]
 
 
+def canonical_nan(v: ir.Value) -> ir.Value:
+    """``v``, or the canonical quiet NaN (0x7FF8... for f64) when ``v`` is a NaN."""
+    is_nan = arith.cmpf(arith.CmpFPredicate.UNO, v, v)
+    return arith.select(is_nan, arith.constant(v.type, float("nan")), v)
+
+
 def index(v: int) -> ir.Value:
     return constant(ir.IndexType.get(), v)
 

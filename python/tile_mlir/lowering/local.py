@@ -207,5 +207,10 @@ def _emit_butterfly(plan: _Plan, dst, src) -> None:
         with _name(f"tile.reduce.butterfly.{1 << b}"):
             others = [emit.shuffle_xor(v, 1 << b) for v in values]
             values = [emit.combine(info.kind, v, o) for v, o in zip(values, others)]
+    if str(values[0].type) == "f64":
+        # An f64 NaN result keeps one operand's payload on NVIDIA GPUs (f32/f16/bf16
+        # NaN results are canonical), so lanes whose NaNs had different payloads
+        # could end up different: make an f64 NaN result canonical, once, here.
+        values = [emit.canonical_nan(v) for v in values]
     for s, v in zip(slots, values):
         _finish(plan, dst, s, v)

@@ -248,6 +248,12 @@ class ReduceCase:
         buf[thread, slot] = values.reshape(-1)[coord]
         return buf
 
+    def owned(self, b: np.ndarray) -> np.ndarray:
+        """The values of ``B`` at every place the dst layout gives an element (replicas
+        included), flat; what a lane holds outside the layout is not part of the result."""
+        _, thread, slot = self._dst_index
+        return np.asarray(b).reshape(self.threads(), -1)[thread, slot]
+
     def unpack(self, b: np.ndarray) -> dict[tuple[int, ...], list[tuple[Place, object]]]:
         """``B`` -> for each dst logical coordinate, every (place, raw value) holding it."""
         b = np.asarray(b, dtype=storage_dtype(self.dtype)).reshape(self.threads(), -1)
@@ -406,6 +412,13 @@ def _all_nan(rng, shape):
     return np.full(shape, np.nan)
 
 
+def _nan_payloads(rng, shape):
+    """NaNs only, each with its own payload: an f64 NaN result keeps an operand's
+    payload on NVIDIA GPUs, and the lanes of a butterfly must agree all the same."""
+    payload = rng.integers(1, 2**51, size=shape, dtype=np.uint64)
+    return (np.uint64(0x7FF8000000000000) | payload).view(np.float64)
+
+
 SPECIAL_SCENARIOS = {
     "mixed": _mixed,
     "some_nans": _some_nans,
@@ -413,6 +426,7 @@ SPECIAL_SCENARIOS = {
     "negative_zeros": _negative_zeros,
     "one_infinity": _one_infinity,
     "all_nan": _all_nan,
+    "nan_payloads": _nan_payloads,
 }
 
 

@@ -1,4 +1,5 @@
-"""Compile every conformance case into the compile cache, for a GPU machine without MLIR.
+"""Compile every conformance case and every example into the compile cache, for a GPU
+machine without MLIR.
 
     python -m tile_mlir.testing.prepare [--cache DIR] [--arch sm_90a] [--jobs N]
 
@@ -9,9 +10,9 @@ backend makes no CUDA call until a launch, so no GPU is needed here. Then copy D
 the GPU machine and run ``test/gpu`` there with ``TILE_MLIR_CACHE_DIR=DIR``.
 
 The cache directory is ``--cache``, else ``$TILE_MLIR_CACHE_DIR``, else the cache's
-default (``tile_mlir.cache.cache_dir()``). The cache key covers the IR, the arch and
-the toolchain versions, but not tile_mlir's own source: after changing the lowering,
-prepare into an empty directory. The last line printed is the summary::
+default (``tile_mlir.cache.cache_dir()``). The cache key covers the IR, the arch, the
+toolchain versions and a digest of tile_mlir's own source, so a changed lowering is
+rebuilt. The last line printed is the summary::
 
     prepared N kernels into DIR (M built, K cached)
 """
@@ -27,6 +28,9 @@ from pathlib import Path
 
 from .. import cache, runtime
 from .cases import CASES
+
+# The examples (the seed's demonstration among them), so they launch from the cache too.
+EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
 
 # What runtime.compile is called with; lookup() must be asked with the same options.
 OPTIONS: dict = {}
@@ -57,7 +61,7 @@ def main(argv=None) -> int:
         _use_cache_dir(str(Path(args.cache).resolve()))
     root = cache.cache_dir()
 
-    texts = [case.kernel_text(args.arch) for case in CASES]
+    texts = [case.kernel_text(args.arch) for case in CASES] + [p.read_text() for p in EXAMPLES]
     # Spawned workers, not forked ones: the caller may hold MLIR contexts and their threads.
     with ProcessPoolExecutor(
         max_workers=max(1, args.jobs),
