@@ -788,10 +788,46 @@ def _argument_parser() -> argparse.ArgumentParser:
                    help=f"skip {POST_PARSE_VERIFIER} after parsing")
     p.add_argument("--irdl-file", action="append", default=[], metavar="FILE",
                    help="load the IRDL dialects of FILE before parsing (repeatable)")
+    p.add_argument("--tile-to-ptx", action="store_true",
+                   help="run the whole pipeline to binary (tile_mlir.pipeline) and write the PTX")
+    p.add_argument("--tile-to-cubin", action="store_true",
+                   help="the same, then ptxas: write the cubin (needs -o)")
+    p.add_argument("--chip", default="sm_90a", help="the target for --tile-to-ptx/--tile-to-cubin")
+    p.add_argument("--fold", default="linear", choices=("linear", "tree"),
+                   help="tile-lower-reduction's fold for --tile-to-ptx/--tile-to-cubin")
     p.add_argument("--list-passes", action="store_true",
                    help="list the tile-mlir passes and their options")
     p.add_argument("--version", action="version", version=f"tile-opt (tile-mlir) {__version__}")
     return p
+
+
+def _to_binary(opts, inputs: list[str], pass_flags: list[str]) -> int:
+    """--tile-to-ptx / --tile-to-cubin: the pipeline to binary, on one input."""
+    from ..pipeline import PipelineError, lower_to_ptx, ptx_to_cubin
+
+    if pass_flags or opts.pass_pipeline is not None or len(inputs) > 1:
+        raise UsageError("--tile-to-ptx/--tile-to-cubin take one input and no other passes")
+    if opts.tile_to_cubin and opts.output == "-":
+        raise UsageError("--tile-to-cubin writes a binary: give it -o FILE")
+    path = inputs[0] if inputs else "-"
+    try:
+        text = sys.stdin.read() if path == "-" else open(path).read()
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        ptx = lower_to_ptx(text, opts.chip, opts.fold).ptx
+        data = ptx_to_cubin(ptx, opts.chip) if opts.tile_to_cubin else ptx.encode()
+    except PipelineError as e:
+        sys.stderr.write(f"{path}: error: {e}\n")
+        return 1
+    if data is None:
+        raise UsageError("--tile-to-cubin needs ptxas on PATH")
+    if opts.output == "-":
+        sys.stdout.write(data.decode())
+    else:
+        with open(opts.output, "wb") as f:
+            f.write(data)
+    return 0
 
 
 def _main(argv: list[str]) -> int:
@@ -801,6 +837,8 @@ def _main(argv: list[str]) -> int:
         return 0
     inputs = [a for a in rest if a == "-" or not a.startswith("-")]
     pass_flags = [a for a in rest if a.startswith("--")]
+    if opts.tile_to_ptx or opts.tile_to_cubin:
+        return _to_binary(opts, inputs, pass_flags)
     stray = [a for a in rest if a not in inputs and a not in pass_flags]
     if stray:
         raise UsageError(f"unknown option '{stray[0]}'")
