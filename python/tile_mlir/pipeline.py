@@ -133,15 +133,20 @@ def run_stages(module: ir.Module, stages, pass_options: dict | None = None, sour
         done.append(spelled)
 
 
+def _parse(text: str) -> ir.Module:
+    """Parse in the current context; a syntax or verifier error is a PipelineError."""
+    try:
+        return ir.Module.parse(text)
+    except ir.MLIRError as e:
+        msg = "\n".join(f"{d.location}: {d.message}" for d in e.error_diagnostics) or str(e)
+        raise PipelineError("parse", msg, f"tile-opt {_save_repro(text)}") from None
+
+
 def lower_tile_ops(text: str, fold: str = "linear") -> tuple[str, tuple[KernelSignature, ...]]:
     """Run only ``tile-lower-reduction``: the scf/arith/memref/gpu level the
     CPU interpreter executes. Returns the lowered text and the kernel signatures."""
     with make_context(), ir.Location.unknown():
-        try:
-            module = ir.Module.parse(text)
-        except ir.MLIRError as e:
-            msg = "\n".join(f"{d.location}: {d.message}" for d in e.error_diagnostics) or str(e)
-            raise PipelineError("parse", msg, f"tile-opt {_save_repro(text)}") from None
+        module = _parse(text)
         signatures = kernel_signatures(module)
         run_stages(module, STAGES[:1], {"tile-lower-reduction": {"fold": fold}}, source=text)
         return str(module), signatures
@@ -149,13 +154,8 @@ def lower_tile_ops(text: str, fold: str = "linear") -> tuple[str, tuple[KernelSi
 
 def lower_to_ptx(text: str, chip: str = "sm_90a", fold: str = "linear") -> Lowered:
     """Parse, lower and translate a module to PTX. Needs only MLIR (no ptxas)."""
-    ctx = make_context()
-    with ctx, ir.Location.unknown():
-        try:
-            module = ir.Module.parse(text)
-        except ir.MLIRError as e:
-            msg = "\n".join(f"{d.location}: {d.message}" for d in e.error_diagnostics) or str(e)
-            raise PipelineError("parse", msg, f"tile-opt {_save_repro(text)}") from None
+    with make_context(), ir.Location.unknown():
+        module = _parse(text)
         declared = _module_chip(module)
         if declared is None:
             run_stages(module, [("nvvm-attach-target", f"nvvm-attach-target{{chip={chip}}}")])
