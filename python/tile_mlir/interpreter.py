@@ -20,6 +20,9 @@ Execution model
   ``0xffffffff >> (32 - width)``; clamp ``width - 1``, or ``32 - width`` for ``up``): a lane
   whose source is out of range gets its own value and ``valid = false``. All lanes of a
   warp must execute it together; ``gpu.barrier`` must be reached by all threads.
+  ``nvvm.redux.sync`` (i32, the full member mask only) reduces over the 32 lanes of
+  each warp and gives every lane the result: ``add`` wraps, ``min``/``max`` are
+  signed, ``umin``/``umax`` unsigned.
 * **Memory.** A memref kernel argument is the caller's array (row-major, flat).
   Workgroup memory (``#gpu.address_space<workgroup>``) is one array per block; other
   allocations (``memref.alloca``, ``memref.alloc``, private attributions) hold one copy
@@ -965,6 +968,56 @@ def _shuffle(cx, op, where):
     return run
 
 
+# --- nvvm
+
+# redux.sync kind -> (reduction over the 32 lanes of a warp, reads its operand as unsigned)
+_REDUX = {
+    "add": (np.add.reduce, False),  # wraps
+    "max": (np.maximum.reduce, False),
+    "min": (np.minimum.reduce, False),
+    "umax": (np.maximum.reduce, True),
+    "umin": (np.minimum.reduce, True),
+    "and": (np.bitwise_and.reduce, False),
+    "or": (np.bitwise_or.reduce, False),
+    "xor": (np.bitwise_xor.reduce, False),
+}
+
+
+def _redux_sync(cx, op, where):
+    """``nvvm.redux.sync``: a 32-bit integer reduction over the warp, its result in every lane."""
+    kind_attr = str(op.attributes["kind"])  # "#nvvm<redux_kind add>"
+    kind = kind_attr[kind_attr.rindex(" ") + 1 : -1]
+    if kind not in _REDUX:
+        raise _Unsupported(f"kind {kind}")
+    for flag in ("abs", "nan"):
+        if flag in op.attributes and str(op.attributes[flag]) != "false":
+            raise _Unsupported(f"{flag} = {op.attributes[flag]}")
+    elem = cx.elem(op.operands[0].type)
+    if elem.name != "i32":
+        raise _Unsupported(f"operand of type {elem.name}")
+    reduce, unsigned = _REDUX[kind]
+    reading = elem.udtype if unsigned else elem.dtype
+    v, m = (cx.use(x) for x in op.operands)
+    r = cx.define(op.result)
+
+    def run(env, mask):
+        member, n = env[m], env[_N]
+        if type(member) is np.ndarray or int(member) != -1:
+            raise InterpreterError(f"{where}: member mask {member}: only the full mask (-1) is supported")
+        if n % WARP_SIZE:
+            raise InterpreterError(
+                f"{where}: the block of {n} threads ends in a partial warp; "
+                f"redux.sync with the full mask needs all {WARP_SIZE} lanes"
+            )
+        if mask is not None:
+            _check_converged(mask, env, where)
+        lanes = np.broadcast_to(env[v], (n,)).view(reading).reshape(-1, WARP_SIZE)
+        per_warp = reduce(lanes, axis=1).astype(reading).view(elem.dtype)
+        env[r] = np.repeat(per_warp, WARP_SIZE)
+
+    return run
+
+
 def _no_op(cx, op, where):
     return None
 
@@ -1040,6 +1093,7 @@ _HANDLERS: dict[str, Callable] = {
     "gpu.lane_id": _lane_id,
     "gpu.barrier": _barrier,
     "gpu.shuffle": _shuffle,
+    "nvvm.redux.sync": _redux_sync,
 }
 _TERMINATORS = frozenset({"scf.yield", "gpu.return", "func.return"})
 

@@ -2,7 +2,8 @@
 // RUN: tile-opt %s --split-input-file --tile-lower-reduction="fold=tree" | FileCheck %s --check-prefix=TREE
 //
 // The `local` variant of tile.reduce: thread-wise scf loops, lane butterflies
-// (gpu.shuffle xor, width 32, highest lane bit first), accum applied once.
+// (gpu.shuffle xor, width 32, highest lane bit first; 16-bit slots in pairs),
+// accum applied once.
 
 
 // The seed's demonstration: one thread, 4 x f32 -> 1. A single reduction loop
@@ -382,5 +383,64 @@ func.func @int_max_signed(%dst: memref<1xi64, #gpu.address_space<private>>, %src
 // CHECK: scf.for
 func.func @tree_fold(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<5xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<5xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// Packed pairs: 4 f16 slots over 32 lanes move two per 32-bit shuffle, so
+// 10 shuffles (2 per lane bit) instead of 20, all of i32. Slot 2k rides in the
+// low half, 2k+1 in the high half, bit-exactly (bitcast, extui, shli, ori; back
+// with trunci, shrui + trunci, bitcast); each half then combines as before.
+// CHECK-LABEL: func.func @packed_pairs_f16
+// CHECK:       %[[X0:.*]] = memref.load
+// CHECK:       %[[X1:.*]] = memref.load
+// CHECK:       %[[X2:.*]] = memref.load
+// CHECK:       %[[X3:.*]] = memref.load
+// CHECK:       %[[B0:.*]] = arith.bitcast %[[X0]] : f16 to i16
+// CHECK-NEXT:  %[[LO:.*]] = arith.extui %[[B0]] : i16 to i32
+// CHECK-NEXT:  %[[B1:.*]] = arith.bitcast %[[X1]] : f16 to i16
+// CHECK-NEXT:  %[[E1:.*]] = arith.extui %[[B1]] : i16 to i32
+// CHECK-NEXT:  %[[HI:.*]] = arith.shli %[[E1]], %[[C16:.*]] : i32
+// CHECK-NEXT:  %[[P:.*]] = arith.ori %[[LO]], %[[HI]] : i32
+// CHECK:       %[[S:.*]], %{{.*}} = gpu.shuffle  xor %[[P]], %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT:  %[[T0:.*]] = arith.trunci %[[S]] : i32 to i16
+// CHECK-NEXT:  %[[SH:.*]] = arith.shrui %[[S]], %[[C16]] : i32
+// CHECK-NEXT:  %[[T1:.*]] = arith.trunci %[[SH]] : i32 to i16
+// CHECK-NEXT:  %[[Y0:.*]] = arith.bitcast %[[T0]] : i16 to f16
+// CHECK-NEXT:  %[[Y1:.*]] = arith.bitcast %[[T1]] : i16 to f16
+// CHECK:       gpu.shuffle  xor %{{.*}} : i32
+// CHECK:       arith.maxnumf %[[X0]], %[[Y0]] : f16
+// CHECK-NEXT:  arith.maxnumf %[[X1]], %[[Y1]] : f16
+// CHECK-NEXT:  arith.maxnumf %[[X2]], %{{.*}} : f16
+// CHECK-NEXT:  arith.maxnumf %[[X3]], %{{.*}} : f16
+// CHECK-COUNT-8: gpu.shuffle  xor %{{.*}} : i32
+// CHECK-NOT:   gpu.shuffle
+// CHECK-NOT:   tile.
+func.func @packed_pairs_f16(%dst: memref<4xf16, #gpu.address_space<private>>, %src: memref<4xf16, #gpu.address_space<private>>) {
+  "tile.reduce"(%dst, %src) {kind = "max", exec_scope = "warp", axes = array<i64: 0>,
+      src_layout = #tile.layout<"S[(32, 4) : (1@laneid, 1)]">,
+      dst_layout = #tile.layout<"S[4 : 1] + R[32 : 1@laneid]">} : (memref<4xf16, #gpu.address_space<private>>, memref<4xf16, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// 3 bf16 slots over one lane bit: slots 0 and 1 share a shuffle, the odd last
+// slot shuffles alone, widened: 2 shuffles.
+// CHECK-LABEL: func.func @packed_pairs_odd_bf16
+// CHECK:       arith.shli
+// CHECK-NEXT:  arith.ori
+// CHECK:       gpu.shuffle  xor %{{.*}} : i32
+// CHECK:       %[[W:.*]] = arith.extui %{{.*}} : i16 to i32
+// CHECK-NEXT:  %[[S:.*]], %{{.*}} = gpu.shuffle  xor %[[W]], %{{.*}} : i32
+// CHECK-NEXT:  arith.trunci %[[S]] : i32 to i16
+// CHECK-NOT:   gpu.shuffle
+// CHECK-COUNT-3: arith.addf %{{.*}} : bf16
+// CHECK-NOT:   tile.
+func.func @packed_pairs_odd_bf16(%dst: memref<3xbf16, #gpu.address_space<private>>, %src: memref<3xbf16, #gpu.address_space<private>>) {
+  "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "warp", axes = array<i64: 0>,
+      src_layout = #tile.layout<"S[(2, 3) : (1@laneid, 1)]">,
+      dst_layout = #tile.layout<"S[3 : 1] + R[2 : 1@laneid]">} : (memref<3xbf16, #gpu.address_space<private>>, memref<3xbf16, #gpu.address_space<private>>) -> ()
   return
 }

@@ -126,11 +126,16 @@ def ptx_of(lowered, case) -> str:
 
 def expected_shuffles(case: ReduceCase) -> int:
     """SPEC 5: one ``shfl.sync.bfly`` per reduced lane bit and per dst slot of a lane;
-    a 64-bit value moves as two 32-bit halves."""
+    a 64-bit value moves as two 32-bit halves, two 16-bit values as one 32-bit pair
+    (docs/lowering-local.md). A full-warp i32 reduction on sm_90a is one redux.sync
+    per slot, no shuffle (docs/lowering-local-redux.md)."""
     src = case.src_tile
-    lane_bits = sum(len(src.lane_bits(d)) for d in case.reduced_dims)
+    lane_bits = [b for d in case.reduced_dims for b in src.lane_bits(d)]
     slots = math.prod(src.local_extent(d) for d in range(src.rank) if d not in case.reduced_dims)
-    return lane_bits * slots * (2 if case.dtype in ("f64", "i64") else 1)
+    if case.dtype == "i32" and case.exec_scope == "warp" and sorted(lane_bits) == [0, 1, 2, 3, 4]:
+        return 0
+    moves = {"f64": 2 * slots, "i64": 2 * slots, "f16": (slots + 1) // 2, "bf16": (slots + 1) // 2}
+    return len(lane_bits) * moves.get(case.dtype, slots)
 
 
 def test_expected_shuffle_counts():
@@ -143,6 +148,9 @@ def test_expected_shuffle_counts():
         "warp_f32_sum_quads": 2,
         "warp_f32_sum_strided8": 2,
         "warp_f32_sum_lanes_x4": 4 * 5,
+        "warp_f16_sum_lanes_x4": 2 * 5,
+        "warp_i32_sum_lanes_x4": 0,
+        "warp_i32_sum_mma": 4 * 2,
         "warp_f32_sum_mma": 4 * 2,
         "warp_f64_sum_mma": 4 * 2 * 2,
         "warp_f32_sum_fold_and_lanes": 4 * 3,

@@ -1,3 +1,8 @@
-"""Lowering variants of tile ops. Importing this package registers them."""
+"""Lowering variants of tile ops. Importing this package registers them.
 
-from . import local  # noqa: F401
+``registers`` holds what the register variants share (the register iteration
+plan, the in-thread folds, accum and the store); each variant module holds its
+predicates and the one step that makes it different.
+"""
+
+from . import local, local_redux, sm100_packed  # noqa: F401

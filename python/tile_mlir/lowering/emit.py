@@ -85,13 +85,13 @@ def i32(v: int) -> ir.Value:
 UNROLL_FULL = "#llvm.loop_annotation<unroll = <full = true>>"
 
 
-def unrolled_for(lower: int, upper: int, iter_args=()) -> scf.ForOp:
-    """``scf.for`` over [lower, upper) that LLVM will unroll completely.
+def unrolled_for(lower: int, upper: int, iter_args=(), step: int = 1) -> scf.ForOp:
+    """``scf.for`` over [lower, upper) by ``step`` that LLVM will unroll completely.
 
     The ``llvm.loop_annotation`` survives convert-scf-to-cf onto the back edge
     and becomes ``llvm.loop.unroll.full`` metadata.
     """
-    loop = scf.ForOp(index(lower), index(upper), index(1), list(iter_args))
+    loop = scf.ForOp(index(lower), index(upper), index(step), list(iter_args))
     loop.operation.attributes["llvm.loop_annotation"] = ir.Attribute.parse(UNROLL_FULL)
     return loop
 
@@ -127,7 +127,7 @@ def slot_of(linear, iters) -> ir.Value | int:
 
 
 def add_slots(a, b):
-    """a + b for slots that are Python ints or index values."""
+    """a + b for slots or linear indices that are Python ints or index values."""
     if isinstance(a, int) and isinstance(b, int):
         return a + b
     if isinstance(a, int) and a == 0:
@@ -178,7 +178,7 @@ def shuffle_xor(v: ir.Value, offset: int) -> ir.Value:
     if bits == 32:
         return _shfl(v, offset)
     ib = ir.IntegerType.get_signless(bits)
-    raw = arith.bitcast(ib, v) if is_float(t) else v
+    raw = _as_int(v)
     if bits == 16:
         moved = arith.trunci(ib, _shfl(arith.extui(i32t, raw), offset))
     else:  # 64
@@ -186,7 +186,49 @@ def shuffle_xor(v: ir.Value, offset: int) -> ir.Value:
         hi = arith.trunci(i32t, arith.shrui(raw, constant(ib, 32)))
         lo, hi = _shfl(lo, offset), _shfl(hi, offset)
         moved = arith.ori(arith.extui(ib, lo), arith.shli(arith.extui(ib, hi), constant(ib, 32)))
-    return arith.bitcast(t, moved) if is_float(t) else moved
+    return _from_int(moved, t)
+
+
+def shuffle_xor_all(values: list[ir.Value], offset: int) -> list[ir.Value]:
+    """``shuffle_xor`` of each of ``values`` (all of one type), in order.
+
+    16-bit values move in pairs, two per 32-bit shuffle: value 2k in the low
+    half, 2k+1 in the high half, bit-exactly (bitcast to i16, ``extui``,
+    ``shli``, ``ori``; back with ``trunci``, ``shrui``, bitcast). An odd last
+    value shuffles alone, widened. Other types shuffle one by one.
+    """
+    if len(values) < 2 or _bit_width(values[0].type) != 16:
+        return [shuffle_xor(v, offset) for v in values]
+    out = []
+    for a, b in zip(values[0::2], values[1::2]):
+        out.extend(_shuffle_pair(a, b, offset))
+    if len(values) % 2:
+        out.append(shuffle_xor(values[-1], offset))
+    return out
+
+
+def _shuffle_pair(a: ir.Value, b: ir.Value, offset: int) -> tuple[ir.Value, ir.Value]:
+    """Two 16-bit values through one 32-bit ``gpu.shuffle xor``."""
+    i16, i32t = ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
+    sixteen = constant(i32t, 16)
+    low = arith.extui(i32t, _as_int(a))
+    high = arith.shli(arith.extui(i32t, _as_int(b)), sixteen)
+    moved = _shfl(arith.ori(low, high), offset)
+    a_moved = arith.trunci(i16, moved)
+    b_moved = arith.trunci(i16, arith.shrui(moved, sixteen))
+    return _from_int(a_moved, a.type), _from_int(b_moved, b.type)
+
+
+def _as_int(v: ir.Value) -> ir.Value:
+    """The bits of ``v`` as a signless integer of its width (floats are bitcast)."""
+    if not is_float(v.type):
+        return v
+    return arith.bitcast(ir.IntegerType.get_signless(_bit_width(v.type)), v)
+
+
+def _from_int(x: ir.Value, t: ir.Type) -> ir.Value:
+    """Integer bits ``x`` back as a value of type ``t`` (the inverse of ``_as_int``)."""
+    return arith.bitcast(t, x) if is_float(t) else x
 
 
 def _shfl(v: ir.Value, offset: int) -> ir.Value:
