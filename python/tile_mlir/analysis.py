@@ -190,9 +190,31 @@ def _layout(op, name: str, operand: Operand, errors: list[str]) -> TileLayout | 
     return None if bad else layout
 
 
+_MEMO: dict = {}
+_MEMO_LIMIT = 4096
+
+
 def analyze(op) -> Analysis:
-    """Check one ``tile.reduce`` (an ``ir.Operation`` or OpView) against SPEC 2-5."""
+    """Check one ``tile.reduce`` (an ``ir.Operation`` or OpView) against SPEC 2-5.
+
+    The result depends only on the operand types and the attributes, so it is
+    memoized on their text: a module of many identical reduces analyses once.
+    Callers must treat the returned Analysis as read-only.
+    """
     op = getattr(op, "operation", op)
+    key = (
+        tuple(str(v.type) for v in op.operands),
+        tuple((name, str(op.attributes[name])) for name in op.attributes),
+    )
+    found = _MEMO.get(key)
+    if found is None:
+        if len(_MEMO) >= _MEMO_LIMIT:
+            _MEMO.clear()
+        found = _MEMO[key] = _analyze(op)
+    return found
+
+
+def _analyze(op) -> Analysis:
     out = Analysis()
     errors = out.errors
     if len(op.operands) != 2:

@@ -31,7 +31,7 @@ INT_COMBINE = {
 
 
 def is_float(t: ir.Type) -> bool:
-    return str(t) in ("f16", "bf16", "f32", "f64")
+    return isinstance(t, ir.FloatType)
 
 
 def combine(kind: str, a: ir.Value, b: ir.Value) -> ir.Value:
@@ -59,8 +59,7 @@ def constant(t: ir.Type, v: int) -> ir.Value:
     cache = _CONSTANTS.get()
     if cache is None:
         return arith.constant(t, v)
-    ip = ir.InsertionPoint.current
-    key = (ip.block, str(t), v)
+    key = (ir.InsertionPoint.current.block, t, v)
     if key not in cache:
         cache[key] = arith.constant(t, v)
     return cache[key]
@@ -232,9 +231,18 @@ def _from_int(x: ir.Value, t: ir.Type) -> ir.Value:
 
 
 def _shfl(v: ir.Value, offset: int) -> ir.Value:
-    return gpu.shuffle(v, i32(offset), i32(32), gpu.ShuffleMode.XOR)[0]
+    return gpu.ShuffleOp(v, i32(offset), i32(32), _xor_mode()).results[0]
+
+
+def _xor_mode() -> ir.Attribute:
+    """``#gpu<shuffle_mode xor>``, built once per constant cache (per lowered op)."""
+    cache = _CONSTANTS.get()
+    if cache is None:
+        return ir.Attribute.parse("#gpu<shuffle_mode xor>")
+    if "xor_mode" not in cache:
+        cache["xor_mode"] = ir.Attribute.parse("#gpu<shuffle_mode xor>")
+    return cache["xor_mode"]
 
 
 def _bit_width(t: ir.Type) -> int:
-    name = str(t)
-    return {"f16": 16, "bf16": 16, "f32": 32, "i32": 32, "f64": 64, "i64": 64}[name]
+    return t.width  # FloatType and IntegerType both have it

@@ -44,10 +44,10 @@ def _make(chip: str | None = None, fold: str = "linear"):
 
     def lower(op, rewriter):
         op = op.operation
-        target, op_chip = target_of(op, chip)
-        analysis = analyze(op)
-        ctx = DispatchContext(target, op_chip, analysis, {"fold": fold})
         try:
+            target, op_chip = target_of(op, chip)
+            analysis = analyze(op)
+            ctx = DispatchContext(target, op_chip, analysis, {"fold": fold})
             dispatch("tile.reduce", op, ctx, rewriter, forced=analysis.info.dispatch if analysis.info else None)
         except DispatchError as e:
             emit_errors(op, [str(e)])

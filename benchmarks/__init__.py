@@ -1,0 +1,1 @@
+"""Benchmarks against torch and Triton on the GPU: see README.md."""
