@@ -18,17 +18,26 @@ SKINNY = (262144, 128)
 
 # What limits each target when it is missed, from the SASS, ptxas -v and the timings of
 # the run in results.json; shown under the table only for targets the run missed.
+_AT_THE_CEILING = (
+    "both ours and Triton read at the copy's ceiling (about 99-106% of the copy's rate: the copy also writes, "
+    "so a pure read stream can beat it), and the ratio between the two moves by 2-3% from run to run: the run "
+    "before the committed one (2026-11-29 15:17 UTC, same kernels but for a faster lowering pass) measured "
+    "1.004-1.022x Triton on the large shapes, this one 0.97-1.02x. Nothing is wasted in the kernel: the SASS "
+    "(sass.txt) has only `LDG.E.128` vector loads, the 5-step `SHFL` butterfly once per row and no local memory. "
+    "To beat Triton by a margin rather than tie: keep more bytes in flight per SM (two rows per warp, or a "
+    "persistent grid-stride loop), checked with ncu's DRAM throughput, which this run did not collect."
+)
+
 NOTES: dict[str, str] = {
-    "rows-4096x16384-f32": (
-        "sum is at parity (62.0 µs, Triton 62.0 µs); max misses by 0.6% (62.2 µs against 61.8 µs), less than "
-        "the spread of these kernels between runs the same day (63-65 µs in two earlier runs, Triton 62.0-62.7 µs). "
-        "Nothing is wasted: the SASS has only `LDG.E.128` (16 per chunk, prefetched one chunk ahead), 5 `SHFL`, no "
-        "local memory, and both kernels read at 4.33 TB/s, 104% of the copy's rate. What limits it is parallelism per "
-        "row: the design gives each row to one warp, so 4096 rows are 4096 warps, at most 31 per SM, and the fastest "
-        "variant (C16 with prefetch) holds 154 registers, so only 12 warps per SM are resident; every variant ties at "
-        "62-63 µs. Triton's best configuration spreads a row over 8 warps (BLOCK_N 2048, 8 warps: 32768 warps) and "
-        "combines them in shared memory. Closing it reliably needs several warps per row: a cross-warp (shared-memory) "
-        "`tile.reduce` variant, which the dispatcher does not have (warpgroup scope rejects reduced thread axes)."
+    "rows-16384x4096": _AT_THE_CEILING,
+    "rows-65536x1024": _AT_THE_CEILING,
+    "rows-4096x16384": (
+        _AT_THE_CEILING + " This shape has a second limit: parallelism per row. Each row goes to one warp, so 4096 "
+        "rows are 4096 warps, at most 31 per SM, and the fastest variant (C16 with prefetch) holds 154 registers, "
+        "so only 12 warps per SM are resident; every variant ties at 62-63 µs. Triton's best configuration "
+        "spreads a row over 8 warps (BLOCK_N 2048, 8 warps: 32768 warps) and combines them in shared memory. "
+        "Closing it needs several warps per row: a cross-warp (shared-memory) `tile.reduce` variant, which the "
+        "dispatcher does not have yet (warpgroup scope rejects reduced thread axes)."
     ),
     "lat-rows8": (
         "the lowering is at parity with hand-written CUDA (239.0 against 243.0 cycles; 1.63x and 1.66x one row), "
@@ -45,16 +54,13 @@ NOTES: dict[str, str] = {
         "changes. FIELD.md's 1.5x was measured with another loop; the same method here gives CUDA 1.66x."
     ),
     "lowering": (
-        "the pass is linear (3.2-3.5 ms per op from 1 to 1000 ops; see the plot), so the cost is per op, and it is "
-        "Python: `analysis.analyze` alone takes 0.6 ms per op (parsing and validating both layouts, redone for "
-        "every op although all 1000 are identical); each reduce here becomes ~60 MLIR ops (20 `gpu.shuffle`, 20 "
-        "`arith.addf`, constants, loads, stores) built one by one through the Python bindings, which cost ~16 µs per "
-        "op on this machine (measured by building shuffle+add chains directly), ~1 ms; the rest is Python in the "
-        "emitters and the dispatcher (48 constant-cache lookups per op, each keyed on `str(type)`; the predicates of "
-        "3 variants). To reach <= 1 ms per op: memoize the analysis and the dispatch decision per distinct "
-        "(attributes, operand types) (-0.6 ms), key the constant cache without string conversion, and emit the "
-        "lowered body as text parsed once per function, or clone an already-lowered identical op (C++-speed IR "
-        "construction). The development machine (2 cores) was shared with other work during the measurement."
+        "the pass is linear in the op count (see the plot), and the cost per op is Python building IR. The "
+        "analysis is memoized per distinct op (it cost 0.6 ms per op before), failed imports of a "
+        "`mlir.dialects.tile` module are gone, and constants and shuffle attributes are cached: 3.4 ms per op "
+        "became about 1.0-1.35 ms on this shared 2-core machine. What remains: each reduce here becomes about 60 "
+        "MLIR ops (20 `gpu.shuffle`, 20 `arith.addf`, constants, loads, stores), each built through the Python "
+        "bindings at about 15-20 µs. To go well under 1 ms per op: lower each distinct op once and clone the "
+        "result for identical ops, or emit the body as text parsed once per function."
     ),
 }
 
