@@ -59,7 +59,6 @@ class RowConfig:
     unroll_chunks: bool = False
     nc: bool = False  # X noalias + readonly: loads through the non-coherent path (ld.global.nc)
     prefetch: bool = False  # load chunk k+1 before folding chunk k (needs 2+ chunks)
-    vector: bool = True  # False: scalar loads (for the CPU interpreter, which lacks vector ops)
 
     @property
     def V(self) -> int:  # elements per 16-byte vector
@@ -120,15 +119,9 @@ def _load_chunk(c: RowConfig, tile: str, k: str, indent: str) -> str:
     instruction of the warp reads G*16 contiguous bytes per row."""
     T, V, S, C = c.dtype, c.V, c.S, c.C
     X, tt = f"memref<{c.M}x{c.N}x{T}>", _priv((S, C, V))
-    if c.vector:
-        cvt = f"%v32 = arith.extf %v : vector<{V}x{T}> to vector<{V}xf32>\n" if T != "f32" else ""
-        load = (f"%v = vector.load %X[%row, %col] : {X}, vector<{V}x{T}>\n{cvt}"
-                f"vector.store %v{'32' if cvt else ''}, {tile}[%s, %j, %c0] : {tt}, vector<{V}xf32>\n")
-    else:  # scalar loads, for the CPU interpreter
-        cvt = f"%x32 = arith.extf %x : {T} to f32\n" if T != "f32" else ""
-        load = (f"scf.for %e = %c0 to %cV step %c1 {{\n%ce = arith.addi %col, %e : index\n"
-                f"%x = memref.load %X[%row, %ce] : {X}\n{cvt}"
-                f"memref.store %x{'32' if cvt else ''}, {tile}[%s, %j, %e] : {tt}\n}} {UNROLL}\n")
+    cvt = f"%v32 = arith.extf %v : vector<{V}x{T}> to vector<{V}xf32>\n" if T != "f32" else ""
+    load = (f"%v = vector.load %X[%row, %col] : {X}, vector<{V}x{T}>\n{cvt}"
+            f"vector.store %v{'32' if cvt else ''}, {tile}[%s, %j, %c0] : {tt}, vector<{V}xf32>\n")
     text = f"""scf.for %s = %c0 to %cS step %c1 {{
   %srw = arith.muli %s, %cRW : index
   %row = arith.addi %row0, %srw : index
@@ -157,9 +150,7 @@ def row_reduce(c: RowConfig) -> str:
     ind = " " * 8
     tt = _priv((S, C, V))
     copy = (f"%nv = vector.load %next[%s, %j, %c0] : {tt}, vector<{V}xf32>\n{ind}      "
-            f"vector.store %nv, %tile[%s, %j, %c0] : {tt}, vector<{V}xf32>") if c.vector else (
-            f"scf.for %e = %c0 to %cV step %c1 {{ %nv = memref.load %next[%s, %j, %e] : {tt}\n{ind}      "
-            f"memref.store %nv, %tile[%s, %j, %e] : {tt} }} {UNROLL}")
+            f"vector.store %nv, %tile[%s, %j, %c0] : {tt}, vector<{V}xf32>")
     if c.prefetch:  # software pipelining: chunk k+1's loads are issued before chunk k is folded
         chunks = (_load_chunk(c, "%tile", "%c0", ind)
                   + f"{ind}scf.for %k = %c0 to %clast step %c1 {{\n"

@@ -589,7 +589,15 @@ def _elementwise(make):
     """Handler of an op whose one result is an elementwise function of its operands."""
 
     def handler(cx, op, where):
-        fn = make(op, cx.elem(op.operands[0].type), cx.elem(op.results[0].type))
+        src, dst = op.operands[0].type, op.results[0].type
+        if isinstance(src, ir.VectorType):  # 1-D vectors: the same function per element
+            _vector_width(src)
+            per_element = make(op, cx.elem(src.element_type), cx.elem(dst.element_type))
+
+            def fn(*vectors):
+                return tuple(per_element(*elements) for elements in zip(*vectors))
+        else:
+            fn = make(op, cx.elem(src), cx.elem(dst))
         ins = [cx.use(v) for v in op.operands]
         r = cx.define(op.results[0])
         if len(ins) == 1:
@@ -814,6 +822,40 @@ def _alloc(cx, op, where):
     return cx.memref(op.result.type).allocator(cx.define(op.result))
 
 
+def _read(env, mem, flat, from_storage):
+    """The value at flat index ``flat`` (scalar or per-thread array) of memory ``mem``."""
+    if mem.ndim == 2:  # per-thread memory [numel, nthreads]
+        return mem[flat, env[_ROWS]] if type(flat) is np.ndarray else mem[flat].copy()
+    value = mem[flat]
+    return value if from_storage is None else from_storage(value)
+
+
+def _write(env, mem, flat, value, mask, to_storage) -> None:
+    """Store ``value`` at flat index ``flat`` of ``mem`` for the active threads."""
+    if mem.ndim == 2:  # per-thread memory [numel, nthreads]
+        if type(flat) is not np.ndarray:
+            if mask is None:
+                mem[flat] = value
+            else:
+                np.copyto(mem[flat], value, where=mask)
+            return
+        rows = env[_ROWS]
+        if mask is not None:
+            flat, rows = flat[mask], rows[mask]
+            value = value[mask] if type(value) is np.ndarray else value
+        mem[flat, rows] = value
+        return
+    if to_storage is not None:
+        value = to_storage(value)
+    if type(flat) is not np.ndarray:  # one address: the last active thread wins
+        if type(value) is np.ndarray:
+            value = value[-1] if mask is None else value[mask][-1]
+    elif mask is not None:
+        flat = flat[mask]
+        value = value[mask] if type(value) is np.ndarray else value
+    mem[flat] = value
+
+
 def _load(cx, op, where):
     operands = list(op.operands)
     mr = cx.memref(operands[0].type)
@@ -823,13 +865,8 @@ def _load(cx, op, where):
     from_storage = mr.elem.from_storage
 
     def run(env, mask):
-        mem = env[m]
         flat = constant if index is None else index(env, mask)
-        if mem.ndim == 2:  # per-thread memory [numel, nthreads]
-            env[r] = mem[flat, env[_ROWS]] if type(flat) is np.ndarray else mem[flat].copy()
-        else:
-            value = mem[flat]
-            env[r] = value if from_storage is None else from_storage(value)
+        env[r] = _read(env, env[m], flat, from_storage)
 
     return run
 
@@ -843,30 +880,70 @@ def _store(cx, op, where):
     to_storage = mr.elem.to_storage
 
     def run(env, mask):
-        mem, value = env[m], env[v]
         flat = constant if index is None else index(env, mask)
-        if mem.ndim == 2:  # per-thread memory [numel, nthreads]
-            if type(flat) is not np.ndarray:
-                if mask is None:
-                    mem[flat] = value
-                else:
-                    np.copyto(mem[flat], value, where=mask)
-                return
-            rows = env[_ROWS]
-            if mask is not None:
-                flat, rows = flat[mask], rows[mask]
-                value = value[mask] if type(value) is np.ndarray else value
-            mem[flat, rows] = value
-            return
-        if to_storage is not None:
-            value = to_storage(value)
-        if type(flat) is not np.ndarray:  # one address: the last active thread wins
-            if type(value) is np.ndarray:
-                value = value[-1] if mask is None else value[mask][-1]
-        elif mask is not None:
-            flat = flat[mask]
-            value = value[mask] if type(value) is np.ndarray else value
-        mem[flat] = value
+        _write(env, env[m], flat, env[v], mask, to_storage)
+
+    return run
+
+
+# --- vector: 1-D vector.load / vector.store, and elementwise arith ops on 1-D vectors
+# (``_elementwise``). A vector value is a tuple of its elements, each a scalar or a
+# per-thread array.
+
+
+def _vector_width(type_) -> int:
+    if not isinstance(type_, ir.VectorType) or type_.rank != 1 or type_.scalable:
+        raise _Unsupported(f"type {type_} (only 1-D fixed vectors move through load/store)")
+    return type_.shape[0]
+
+
+def _vector_span(mr, n: int, where: "_Where"):
+    """Check that ``n`` elements from a flat index stay inside the memref's last dim."""
+    last, text = mr.shape[-1], mr.text
+
+    def check(env, mask, flat):
+        bad = flat % last + n > last
+        if np.any(bad if mask is None or type(bad) is not np.ndarray else bad & mask):
+            raise InterpreterError(f"{where}: {n} elements from that index overrun {text}'s last dim")
+
+    return check
+
+
+def _vector_load(cx, op, where):
+    operands = list(op.operands)
+    mr = cx.memref(operands[0].type)
+    m = cx.use(operands[0])
+    n = _vector_width(op.result.type)
+    constant, index = mr.address(cx, operands[1:], where)
+    check = _vector_span(mr, n, where)
+    r = cx.define(op.result)
+    from_storage = mr.elem.from_storage
+
+    def run(env, mask):
+        flat = constant if index is None else index(env, mask)
+        check(env, mask, flat)
+        mem = env[m]
+        env[r] = tuple(_read(env, mem, flat + k, from_storage) for k in range(n))
+
+    return run
+
+
+def _vector_store(cx, op, where):
+    operands = list(op.operands)
+    v = cx.use(operands[0])
+    n = _vector_width(operands[0].type)
+    mr = cx.memref(operands[1].type)
+    m = cx.use(operands[1])
+    constant, index = mr.address(cx, operands[2:], where)
+    check = _vector_span(mr, n, where)
+    to_storage = mr.elem.to_storage
+
+    def run(env, mask):
+        flat = constant if index is None else index(env, mask)
+        check(env, mask, flat)
+        mem = env[m]
+        for k, value in enumerate(env[v]):
+            _write(env, mem, flat + k, value, mask, to_storage)
 
     return run
 
@@ -1086,6 +1163,8 @@ _HANDLERS: dict[str, Callable] = {
     "memref.dealloc": _no_op,
     "memref.load": _load,
     "memref.store": _store,
+    "vector.load": _vector_load,
+    "vector.store": _vector_store,
     "gpu.thread_id": _gpu_id(_TID),
     "gpu.block_id": _gpu_id(_BID),
     "gpu.block_dim": _gpu_id(_BDIM),

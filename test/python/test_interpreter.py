@@ -1030,3 +1030,44 @@ def test_read_only_inputs():
     b = np.zeros(8, np.float32)
     k(np.broadcast_to(np.float32(2.5), (8,)), b, block=8)
     np.testing.assert_array_equal(b, np.full(8, 2.5, np.float32))
+
+
+# --- vector.load / vector.store ---------------------------------------------------------
+
+VECTOR_KERNEL = """
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @vec(%A: memref<32x8xf32>, %B: memref<32xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %c4 = arith.constant 4 : index
+      %t = gpu.thread_id x
+      %reg = memref.alloca() : memref<8xf32, #gpu.address_space<private>>
+      %lo = vector.load %A[%t, %c0] : memref<32x8xf32>, vector<4xf32>
+      %hi = vector.load %A[%t, %c4] : memref<32x8xf32>, vector<4xf32>
+      vector.store %hi, %reg[%c0] : memref<8xf32, #gpu.address_space<private>>, vector<4xf32>
+      vector.store %lo, %reg[%c4] : memref<8xf32, #gpu.address_space<private>>, vector<4xf32>
+      %x0 = memref.load %reg[%c0] : memref<8xf32, #gpu.address_space<private>>
+      %x4 = memref.load %reg[%c4] : memref<8xf32, #gpu.address_space<private>>
+      %s = arith.subf %x0, %x4 : f32
+      memref.store %s, %B[%t] : memref<32xf32>
+      gpu.return
+    }
+  }
+}
+"""
+
+
+def test_vector_load_and_store_move_four_elements():
+    sig = KernelSignature("vec", (ArgSpec("memref", "float32", (32, 8)), ArgSpec("memref", "float32", (32,))))
+    a = np.random.default_rng(11).uniform(0.5, 1.5, (32, 8)).astype(np.float32)
+    b = np.full(32, np.nan, np.float32)
+    InterpretedKernel(VECTOR_KERNEL, "vec", sig).launch(1, 32, a, b)
+    np.testing.assert_array_equal(b, a[:, 4] - a[:, 0])  # hi (a[4]) went to reg[0], lo (a[0]) to reg[4]
+
+
+def test_vector_load_past_the_last_dim_is_an_error():
+    text = VECTOR_KERNEL.replace("%c4 = arith.constant 4 : index", "%c4 = arith.constant 5 : index")
+    sig = KernelSignature("vec", (ArgSpec("memref", "float32", (32, 8)), ArgSpec("memref", "float32", (32,))))
+    a, b = np.ones((32, 8), np.float32), np.zeros(32, np.float32)
+    with pytest.raises(InterpreterError, match=r"vector.load .*overrun memref<32x8xf32>"):
+        InterpretedKernel(text, "vec", sig).launch(1, 32, a, b)
