@@ -77,19 +77,17 @@ def validate_reduction_local(op, ctx):
     return True, ""
 
 
+# What every register-to-register variant needs; its siblings add their own predicate.
+LOCAL_PREDICATES = (
+    predicate("storage_scope", match_storage_scope, expected_scope=["local"]),
+    predicate("local_valid", validate_reduction_local),
+)
+
+
 # --- the lowering ------------------------------------------------------------------------
 
 
-@register_dispatch(
-    "tile.reduce",
-    "cuda",
-    variant="local",
-    priority=10,
-    when=[
-        predicate("storage_scope", match_storage_scope, expected_scope=["local"]),
-        predicate("local_valid", validate_reduction_local),
-    ],
-)
+@register_dispatch("tile.reduce", "cuda", variant="local", priority=10, when=LOCAL_PREDICATES)
 def lower_local(op, ctx, rewriter):
     if ctx.analysis.info.reduces_across_threads():
         lower_with(op, ctx, rewriter, _emit_butterfly)

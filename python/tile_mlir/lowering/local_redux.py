@@ -32,7 +32,7 @@ from mlir.dialects import nvvm
 from ..dispatch import predicate, register_dispatch
 from ..ir import ir
 from . import emit
-from .local import chip_problem, match_storage_scope, reduce_info, validate_reduction_local
+from .local import LOCAL_PREDICATES, chip_problem, reduce_info
 from .registers import emit_across_lanes, lower_with, name
 
 FULL_WARP = (0, 1, 2, 3, 4)
@@ -83,11 +83,7 @@ def redux_applies(op, ctx):
     "cuda",
     variant="local_redux",
     priority=15,
-    when=[
-        predicate("storage_scope", match_storage_scope, expected_scope=["local"]),
-        predicate("local_valid", validate_reduction_local),
-        predicate("redux_applies", redux_applies),
-    ],
+    when=[*LOCAL_PREDICATES, predicate("redux_applies", redux_applies)],
 )
 def lower_local_redux(op, ctx, rewriter):
     lower_with(op, ctx, rewriter, _emit_redux)

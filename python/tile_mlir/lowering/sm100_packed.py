@@ -41,7 +41,7 @@ from mlir.dialects import arith, scf, vector
 from ..dispatch import predicate, register_dispatch
 from ..ir import ir
 from . import emit
-from .local import chip_problem, match_storage_scope, reduce_info, validate_reduction_local
+from .local import LOCAL_PREDICATES, chip_problem, reduce_info
 from .registers import Plan, emit_thread_wise, fold_one_registers, lower_with, name
 
 MIN_SM = 100
@@ -76,11 +76,7 @@ def sm100_applies(op, ctx):
     "cuda",
     variant="sm100_packed",
     priority=20,
-    when=[
-        predicate("storage_scope", match_storage_scope, expected_scope=["local"]),
-        predicate("local_valid", validate_reduction_local),
-        predicate("sm100_applies", sm100_applies),
-    ],
+    when=[*LOCAL_PREDICATES, predicate("sm100_applies", sm100_applies)],
 )
 def lower_sm100_packed(op, ctx, rewriter):
     fold_one = _packed_sum if ctx.analysis.info.kind == "sum" else fold_one_registers
