@@ -43,7 +43,7 @@ STAGES = (
 
 class PipelineError(RuntimeError):
     def __init__(self, stage: str, message: str, repro: str):
-        super().__init__(f"{stage} failed:\n{message}\nreproduce with: {repro}")
+        super().__init__(f"{stage} failed:\n{message}" + (f"\nreproduce with: {repro}" if repro else ""))
         self.stage, self.repro = stage, repro
 
 
@@ -171,7 +171,9 @@ def lower_to_ptx(text: str, chip: str = "sm_90a", fold: str = "linear") -> Lower
                 for obj in op.operation.attributes["objects"]:
                     ptx.append(gpu.ObjectAttr(obj).object.decode())
         if len(ptx) != 1:
-            raise PipelineError("gpu-module-to-binary", f"expected one gpu.module, got {len(ptx)}", "")
+            raise PipelineError(
+                "gpu-module-to-binary", f"expected exactly one gpu.module to compile, found {len(ptx)}", ""
+            )
         return Lowered(ptx[0], signatures, chip)
 
 
