@@ -91,6 +91,20 @@ def layout_attr(text: str, context: ir.Context | None = None) -> ir.Attribute:
     return ir.Attribute.parse(f'#tile.layout<"{text}">', context)
 
 
+def find_ops(root, name: str) -> list:
+    """Every op called ``name`` under ``root`` (an ir.Operation, itself included), in
+    program order."""
+    found = []
+
+    def visit(op):
+        if op.name == name:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return found
+
+
 def tool_path(package: str, name: str) -> str:
     """Path of a binary shipped in an installed wheel (``llvm`` or ``mlir`` package)."""
     import importlib.util

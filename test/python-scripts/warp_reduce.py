@@ -9,7 +9,7 @@ from mlir.dialects import arith, func, gpu, memref
 from mlir.passmanager import PassManager
 
 from tile_mlir import ops
-from tile_mlir.ir import make_context
+from tile_mlir.ir import find_ops, make_context
 from tile_mlir.passes import add_pass
 
 PRIVATE = "#gpu.address_space<private>"
@@ -52,13 +52,5 @@ with make_context() as ctx, ir.Location.unknown():
     print("lowered:")
     print(module)
 
-    shuffles = []
-
-    def count(op):
-        if op.name == "gpu.shuffle":
-            shuffles.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(count)
     # CHECK: shuffles: 5
-    print("shuffles:", len(shuffles))
+    print("shuffles:", len(find_ops(module.operation, "gpu.shuffle")))

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tile_mlir.analysis import analyze
-from tile_mlir.ir import ir, make_context
+from tile_mlir.ir import find_ops, ir, make_context
 from tile_mlir.pipeline import PipelineError, lower_to_ptx
 from tile_mlir.testing import prepare
 from tile_mlir.testing.cases import (
@@ -70,15 +70,7 @@ def test_matrix_coverage():
 
 
 def _tile_reduce(module: ir.Module):
-    ops = []
-
-    def visit(op):
-        if op.name == "tile.reduce":
-            ops.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    (op,) = ops
+    (op,) = find_ops(module.operation, "tile.reduce")
     return op
 
 

@@ -14,7 +14,7 @@ import pytest
 from tile_mlir.analysis import analyze
 from tile_mlir.dispatch import DispatchContext, cases
 from tile_mlir.interpreter import InterpreterError, interpreted_kernels
-from tile_mlir.ir import ir, make_context
+from tile_mlir.ir import find_ops, ir, make_context
 from tile_mlir.lowering import emit
 from tile_mlir.passes.tile_lower_reduction import target_of
 from tile_mlir.pipeline import kernel_signatures, lower_tile_ops
@@ -45,15 +45,7 @@ def verdicts(text, chip_option=None, fold="linear"):
     and the variant dispatch picks (the first accepted, in registry order; None if none)."""
     with make_context():
         module = ir.Module.parse(text)
-        found = []
-
-        def visit(op):
-            if op.name == "tile.reduce":
-                found.append(op)
-            return ir.WalkResult.ADVANCE
-
-        module.operation.walk(visit)
-        (op,) = found
+        (op,) = find_ops(module.operation, "tile.reduce")
         target, chip = target_of(op, chip_option)
         ctx = DispatchContext(target, chip, analyze(op), {"fold": fold})
         out = {}

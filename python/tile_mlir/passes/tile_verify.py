@@ -9,21 +9,8 @@ after parsing, as mlir-opt verifies.
 from __future__ import annotations
 
 from ..analysis import analyze
-from ..ir import ir
+from ..ir import find_ops
 from . import PassInfo, register
-
-
-def tile_ops(root, name: str = "tile.reduce"):
-    """All ops called ``name`` under ``root`` (an ir.Operation), in program order."""
-    found = []
-
-    def visit(op):
-        if op.name == name:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
-    return found
 
 
 def emit_errors(op, errors) -> None:
@@ -34,7 +21,7 @@ def emit_errors(op, errors) -> None:
 def verify(root) -> bool:
     """Report every broken rule under ``root``; True when there were none."""
     ok = True
-    for op in tile_ops(root):
+    for op in find_ops(root, "tile.reduce"):
         errors = analyze(op).errors
         emit_errors(op, errors)
         ok = ok and not errors
