@@ -3,7 +3,8 @@
 Each example draws a random valid ``tile.reduce`` configuration
 (``tile_mlir.testing.differential.random_case``: layouts with random lane-bit
 assignments and registers, shapes, positive and negative axes, kind, dtype,
-accum, thread or warp scope), lowers it with ``tile-lower-reduction``, runs it in
+accum, thread or warp scope), lowers it with ``tile-lower-reduction`` (a quarter of
+the cases with ``fold=tree``), runs it in
 the interpreter on fresh random inputs and checks every dst place against the
 numpy reference (``ReduceCase.check``: integers exact, max/min exact with SPEC 4's
 NaN rules, sums within n * eps * sum|x| for n terms, replicas bit-identical).
@@ -30,11 +31,12 @@ RUN = {"cases": 0}  # read by conftest's terminal summary
 @given(st.randoms(use_true_random=False), st.integers(0, 2**32 - 1))
 def test_interpreter_matches_numpy(rng, seed):
     case = random_case(rng, "diff")
-    lowered, signatures = lower_tile_ops(case.kernel_text())
+    fold = "tree" if rng.random() < 0.25 else "linear"
+    lowered, signatures = lower_tile_ops(case.kernel_text(), fold=fold)
     x, old = case.random_inputs(np.random.default_rng(seed))
     old = old if case.accum else None
     a, b = case.pack(x), case.output_buffer(old)
     interpreted_kernels(lowered, signatures)[case.name].launch(1, case.threads(), a, b)
     RUN["cases"] += 1
     problems = case.check(x, old, b)
-    assert not problems, f"{case}\n" + "\n".join(problems[:5]) + f"\nlowered IR:\n{lowered}"
+    assert not problems, f"{case} fold={fold}\n" + "\n".join(problems[:5]) + f"\nlowered IR:\n{lowered}"
