@@ -30,9 +30,12 @@ Execution model
   so that a read before a write shows. Out-of-bounds accesses are errors.
 * **Numbers.** f32, f64 and f16 compute in the numpy type of the same name, so every op
   rounds to its type. bf16 values are float32 numbers rounded to bf16 (to nearest even)
-  after every op, and are stored as uint16 bits. As on NVIDIA GPUs, a NaN result of
-  arithmetic is the canonical NaN (positive, all payload bits set), and max/min order
-  -0 below +0, so results never depend on the operand order. Integers wrap; i1 is
+  after every op, and are stored as uint16 bits. As NVIDIA GPUs do for f32, f16 and
+  bf16, a NaN result of arithmetic is the canonical NaN (positive, all payload bits set),
+  and max/min order -0 below +0 (measured on the H200: ``max.f32(+0, -0) = +0`` in
+  either order), so results never depend on the operand order. Not modelled: an f64 NaN
+  result on the H200 keeps one operand's payload (measured), where this gives the
+  canonical NaN; so f64 NaN payloads may differ from the hardware's, NaN-ness never. Integers wrap; i1 is
   bool; index is int64. ``fptosi``/``fptoui`` saturate, and map NaN to 0, as PTX
   ``cvt`` does.
 
