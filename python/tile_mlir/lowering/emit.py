@@ -171,19 +171,23 @@ def shuffle_xor(v: ir.Value, offset: int) -> ir.Value:
     16-bit values widened bit-exactly to i32 (no float conversion, so NaN
     payloads and -0.0 survive).
     """
+    return _shuffle_xor(v, i32(offset), i32(32))
+
+
+def _shuffle_xor(v: ir.Value, offset: ir.Value, width: ir.Value) -> ir.Value:
     t = v.type
     bits = _bit_width(t)
     i32t = ir.IntegerType.get_signless(32)
     if bits == 32:
-        return _shfl(v, offset)
+        return _shfl(v, offset, width)
     ib = ir.IntegerType.get_signless(bits)
     raw = _as_int(v)
     if bits == 16:
-        moved = arith.trunci(ib, _shfl(arith.extui(i32t, raw), offset))
+        moved = arith.trunci(ib, _shfl(arith.extui(i32t, raw), offset, width))
     else:  # 64
         lo = arith.trunci(i32t, raw)
         hi = arith.trunci(i32t, arith.shrui(raw, constant(ib, 32)))
-        lo, hi = _shfl(lo, offset), _shfl(hi, offset)
+        lo, hi = _shfl(lo, offset, width), _shfl(hi, offset, width)
         moved = arith.ori(arith.extui(ib, lo), arith.shli(arith.extui(ib, hi), constant(ib, 32)))
     return _from_int(moved, t)
 
@@ -196,23 +200,24 @@ def shuffle_xor_all(values: list[ir.Value], offset: int) -> list[ir.Value]:
     ``shli``, ``ori``; back with ``trunci``, ``shrui``, bitcast). An odd last
     value shuffles alone, widened. Other types shuffle one by one.
     """
+    off, width = i32(offset), i32(32)
     if len(values) < 2 or _bit_width(values[0].type) != 16:
-        return [shuffle_xor(v, offset) for v in values]
+        return [_shuffle_xor(v, off, width) for v in values]
     out = []
     for a, b in zip(values[0::2], values[1::2]):
-        out.extend(_shuffle_pair(a, b, offset))
+        out.extend(_shuffle_pair(a, b, off, width))
     if len(values) % 2:
-        out.append(shuffle_xor(values[-1], offset))
+        out.append(_shuffle_xor(values[-1], off, width))
     return out
 
 
-def _shuffle_pair(a: ir.Value, b: ir.Value, offset: int) -> tuple[ir.Value, ir.Value]:
+def _shuffle_pair(a: ir.Value, b: ir.Value, offset: ir.Value, width: ir.Value) -> tuple[ir.Value, ir.Value]:
     """Two 16-bit values through one 32-bit ``gpu.shuffle xor``."""
     i16, i32t = ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
     sixteen = constant(i32t, 16)
     low = arith.extui(i32t, _as_int(a))
     high = arith.shli(arith.extui(i32t, _as_int(b)), sixteen)
-    moved = _shfl(arith.ori(low, high), offset)
+    moved = _shfl(arith.ori(low, high), offset, width)
     a_moved = arith.trunci(i16, moved)
     b_moved = arith.trunci(i16, arith.shrui(moved, sixteen))
     return _from_int(a_moved, a.type), _from_int(b_moved, b.type)
@@ -230,8 +235,8 @@ def _from_int(x: ir.Value, t: ir.Type) -> ir.Value:
     return arith.bitcast(t, x) if is_float(t) else x
 
 
-def _shfl(v: ir.Value, offset: int) -> ir.Value:
-    return gpu.ShuffleOp(v, i32(offset), i32(32), _xor_mode()).results[0]
+def _shfl(v: ir.Value, offset: ir.Value, width: ir.Value) -> ir.Value:
+    return gpu.ShuffleOp(v, offset, width, _xor_mode()).results[0]
 
 
 def _xor_mode() -> ir.Attribute:

@@ -36,6 +36,9 @@ _SPACE_NAMES = {"local": "#gpu.address_space<private>", "shared": "#gpu.address_
 
 def match_storage_scope(op, ctx, expected_scope=("local",)):
     """Both operands live in one of ``expected_scope`` (local = private memory)."""
+    info = ctx.analysis.info if ctx.analysis is not None else None
+    if info is not None and info.dst.storage in expected_scope and info.src.storage in expected_scope:
+        return True, ""  # the analysis has read the memory spaces already
     wrong = []
     for role, value in (("dst", op.operands[0]), ("src", op.operands[1])):
         space = ir.MemRefType(value.type).memory_space
