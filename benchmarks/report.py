@@ -20,12 +20,13 @@ SKINNY = (262144, 128)
 # the run in results.json; shown under the table only for targets the run missed.
 _AT_THE_CEILING = (
     "both ours and Triton read at the copy's ceiling (about 99-106% of the copy's rate: the copy also writes, "
-    "so a pure read stream can beat it), and the ratio between the two moves by 2-3% from run to run: the run "
-    "before the committed one (2026-11-29 15:17 UTC, same kernels but for a faster lowering pass) measured "
-    "1.004-1.022x Triton on the large shapes, this one 0.97-1.02x. Nothing is wasted in the kernel: the SASS "
-    "(sass.txt) has only `LDG.E.128` vector loads, the 5-step `SHFL` butterfly once per row and no local memory. "
-    "To beat Triton by a margin rather than tie: keep more bytes in flight per SM (two rows per warp, or a "
-    "persistent grid-stride loop), checked with ncu's DRAM throughput, which this run did not collect."
+    "so a pure read stream can beat it), and the ratio between the two moves by 2-3% from run to run. Three "
+    "runs on 2026-11-29 gave, over the six large-shape targets, worst ratios to Triton of 1.004-1.022x "
+    "(15:17 UTC), 0.973-1.020x (15:25) and 0.993-1.041x (15:48), with the same row kernels. Nothing is "
+    "wasted in the kernel: the SASS (sass.txt) has only `LDG.E.128` vector loads, the 5-step `SHFL` butterfly "
+    "once per row and no local memory. To beat Triton by a margin rather than tie: keep more bytes in flight "
+    "per SM (two rows per warp, or a persistent grid-stride loop), checked with ncu's DRAM throughput, which "
+    "these runs did not collect."
 )
 
 NOTES: dict[str, str] = {
@@ -56,11 +57,13 @@ NOTES: dict[str, str] = {
     "lowering": (
         "the pass is linear in the op count (see the plot), and the cost per op is Python building IR. The "
         "analysis is memoized per distinct op (it cost 0.6 ms per op before), failed imports of a "
-        "`mlir.dialects.tile` module are gone, and constants and shuffle attributes are cached: 3.4 ms per op "
-        "became about 1.0-1.35 ms on this shared 2-core machine. What remains: each reduce here becomes about 60 "
-        "MLIR ops (20 `gpu.shuffle`, 20 `arith.addf`, constants, loads, stores), each built through the Python "
-        "bindings at about 15-20 µs. To go well under 1 ms per op: lower each distinct op once and clone the "
-        "result for identical ops, or emit the body as text parsed once per function."
+        "`mlir.dialects.tile` module are gone, constants and shuffle attributes are built once, and the "
+        "storage-scope predicate reads the analysis: 3.4 ms per op became 0.8-1.3 ms on this shared 2-core "
+        "machine, depending on the moment (the same code measured 0.81 and 1.22 ms per op minutes apart). "
+        "What remains: each reduce here becomes about 60 MLIR ops (20 `gpu.shuffle`, 20 `arith.addf`, "
+        "constants, loads, stores), each built through the Python bindings at about 10-15 µs. To go well under "
+        "1 ms per op: lower each distinct op once and clone the result for identical ops (keeping each op's "
+        "location), or emit the body as text parsed once per function."
     ),
 }
 
