@@ -65,6 +65,15 @@ def chip_problem(ctx, min_sm: int) -> str | None:
     return None
 
 
+def verdict(problems: list[str], ctx, min_sm: int) -> tuple[bool, str]:
+    """A sibling variant's predicate result: its own ``problems`` plus the chip check,
+    all reported together."""
+    chip = chip_problem(ctx, min_sm)
+    if chip:
+        problems = [*problems, chip]
+    return not problems, "; ".join(problems)
+
+
 def validate_reduction_local(op, ctx):
     """The op is valid (SPEC 2-5) and needs no cross-warp communication."""
     analysis = ctx.analysis if ctx.analysis is not None else analyze(op)

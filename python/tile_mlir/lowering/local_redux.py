@@ -32,7 +32,7 @@ from mlir.dialects import nvvm
 from ..dispatch import predicate, register_dispatch
 from ..ir import ir
 from . import emit
-from .local import LOCAL_PREDICATES, chip_problem, reduce_info
+from .local import LOCAL_PREDICATES, reduce_info, verdict
 from .registers import emit_across_lanes, lower_with, name
 
 FULL_WARP = (0, 1, 2, 3, 4)
@@ -72,10 +72,7 @@ def redux_applies(op, ctx):
     elif info.reduced_thread_bits != FULL_WARP:
         bits = "{" + ", ".join(map(str, info.reduced_thread_bits)) + "}"
         problems.append(f"lane bits {bits} are not the full warp")
-    chip = chip_problem(ctx, MIN_SM)
-    if chip:
-        problems.append(chip)
-    return not problems, "; ".join(problems)
+    return verdict(problems, ctx, MIN_SM)
 
 
 @register_dispatch(

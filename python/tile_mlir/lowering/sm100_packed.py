@@ -41,7 +41,7 @@ from mlir.dialects import arith, scf, vector
 from ..dispatch import predicate, register_dispatch
 from ..ir import ir
 from . import emit
-from .local import LOCAL_PREDICATES, chip_problem, reduce_info
+from .local import LOCAL_PREDICATES, reduce_info, verdict
 from .registers import Plan, emit_thread_wise, fold_one_registers, lower_with, name
 
 MIN_SM = 100
@@ -65,10 +65,7 @@ def sm100_applies(op, ctx):
         problems.append(f"{elements} elements < {MIN_ELEMENTS}")
     if info.kind == "sum" and ctx.options.get("fold", "linear") != "linear":
         problems.append("fold=tree: the packed sum has its own order (even/odd partial sums)")
-    chip = chip_problem(ctx, MIN_SM)
-    if chip:
-        problems.append(chip)
-    return not problems, "; ".join(problems)
+    return verdict(problems, ctx, MIN_SM)
 
 
 @register_dispatch(
