@@ -14,6 +14,12 @@ need when they are called.
 
 __version__ = "0.1.0"
 
+from .errors import *  # noqa: F401,F403  (TileError and its subclasses)
+from .errors import __all__ as _errors
+from .options import Options
+
+__all__ = ["compile", "load_kernel", "Options", "__version__", *_errors]
+
 
 def compile(module_or_text, **kwargs):  # noqa: A001 - the public name the spec uses
     """Compile a module (text or ``ir.Module``) to kernels; see ``tile_mlir.runtime.compile``."""

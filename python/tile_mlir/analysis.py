@@ -21,24 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .errors import LayoutError
 from .ir import ir, layout_text
-from .layout import Iter, LayoutError, TileLayout
+from .layout import Iter, TileLayout
+from .vocab import ADDRESS_SPACES, DTYPES, KINDS, LANE_BITS, SCOPE_AXES, SCOPES
 
-KINDS = ("sum", "max", "min", "maximum", "minimum")
-SCOPES = ("thread", "warp", "warpgroup")
-DTYPES = ("f32", "f16", "bf16", "f64", "i32", "i64")
-
-# The layout axes each exec scope may name (SPEC section 5).
-SCOPE_AXES = {
-    "thread": ("m",),
-    "warp": ("m", "laneid"),
-    "warpgroup": ("m", "laneid", "wid_in_wg", "tid_in_wg"),
-}
-# Threads in one instance of each scope, and where each thread axis's bits start.
-SCOPE_THREADS = {"thread": 1, "warp": 32, "warpgroup": 128}
-_AXIS_BIT_BASE = {"laneid": 0, "tid_in_wg": 0, "wid_in_wg": 5, "warpid": 5}
-
-_STORAGE = {"private": "local", "workgroup": "shared", "global": "global"}
+# Where each thread axis's bits start in the thread index.
+_AXIS_BIT_BASE = {"laneid": 0, "tid_in_wg": 0, "wid_in_wg": LANE_BITS, "warpid": LANE_BITS}
 
 
 @dataclass(frozen=True)
@@ -156,10 +145,10 @@ def _operand(value: ir.Value, role: str, errors: list[str]) -> Operand | None:
     else:
         text = str(space)
         name = text.removeprefix("#gpu.address_space<").removesuffix(">")
-        if name not in _STORAGE or not text.startswith("#gpu.address_space<"):
+        if name not in ADDRESS_SPACES or not text.startswith("#gpu.address_space<"):
             errors.append(f"{role}: memory space {text} is not a #gpu.address_space")
             return None
-        storage = _STORAGE[name]
+        storage = ADDRESS_SPACES[name]
     return Operand(tuple(t.shape), dtype, storage)
 
 

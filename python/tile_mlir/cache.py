@@ -48,6 +48,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import __version__
+from .errors import ArtifactError
 from .signature import KernelSignature
 
 log = logging.getLogger(__name__)
@@ -55,10 +56,6 @@ log = logging.getLogger(__name__)
 FORMAT = 1
 _MLIR_DISTRIBUTION = "xtc-mlir-python-bindings"
 _KEY = re.compile(r"[0-9a-f]{64}")
-
-
-class ArtifactError(ValueError):
-    """A saved artifact directory that is incomplete or corrupt."""
 
 
 @dataclass(frozen=True)

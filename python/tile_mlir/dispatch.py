@@ -21,13 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-
-class Decline(Exception):
-    """Raised by an implementation that cannot lower this op after all."""
-
-
-class DispatchError(Exception):
-    """No variant applies; the message is the whole per-variant report."""
+from .errors import Decline, DispatchError
 
 
 @dataclass(frozen=True)

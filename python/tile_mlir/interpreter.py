@@ -54,16 +54,12 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from .errors import InterpreterError
 from .ir import ir, make_context
 from .signature import MLIR_TO_NUMPY, ArgSpec, KernelSignature, LaunchError
+from .vocab import WARP_SIZE
 
-WARP_SIZE = 32
 MAX_BLOCK_THREADS = 1024
-
-
-class InterpreterError(RuntimeError):
-    """The interpreter cannot run a kernel: an unsupported op, an out-of-bounds access,
-    a divergent loop bound or warp op... The message names the op and its location."""
 
 
 class _Unsupported(Exception):
@@ -128,7 +124,6 @@ class _Elem:
         if self.name == "bf16":
             return (b.astype(np.uint32) << 16).view(np.float32)
         return b.view(self.dtype)
-
 
 
 _ELEMS = {

@@ -10,11 +10,9 @@ import os
 import re
 from pathlib import Path
 
+from .errors import BindingsTooOld
+
 REQUIRED = "MLIR Python bindings from LLVM 22 or newer (pip install xtc-mlir-python-bindings==22.1.8.4)"
-
-
-class BindingsTooOld(ImportError):
-    pass
 
 
 def _check_bindings():

@@ -38,10 +38,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple, Sequence
 
-AXES = ("m", "laneid", "warpid", "wid_in_wg", "tid_in_wg")
-
-WARP_SIZE = 32
-LANE_BITS = 5  # log2(WARP_SIZE): lane indices have bits 0..4
+from .errors import LayoutError
+from .vocab import AXES, LANE_BITS, WARP_SIZE
 
 # What one unit of stride on each axis adds to (thread index, register slot).
 _AXIS_WEIGHT = {
@@ -51,14 +49,6 @@ _AXIS_WEIGHT = {
     "wid_in_wg": (WARP_SIZE, 0),
     "tid_in_wg": (1, 0),
 }
-
-
-class LayoutError(ValueError):
-    """A text or structure that is not a layout, or a question the layout cannot answer.
-
-    The message is the human-readable reason; parse errors start with ``at column N:``
-    (1-based).
-    """
 
 
 class Place(NamedTuple):

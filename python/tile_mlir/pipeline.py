@@ -11,7 +11,7 @@ Stages, each its own pass pipeline so that a failure names its stage::
     gpu-module-to-binary{format=isa}        -> PTX
     ptxas -arch=<chip>                      -> cubin, where ptxas is on PATH
 
-A failing stage raises ``PipelineError`` with the diagnostics and a one-line
+A failing stage raises ``CompileError`` with the diagnostics and a one-line
 repro (``tile-opt <saved input> --pass-pipeline='builtin.module(...)'``).
 """
 
@@ -26,6 +26,7 @@ from pathlib import Path
 from mlir.dialects import gpu
 from mlir.passmanager import PassManager
 
+from .errors import CompileError
 from .ir import ir, make_context
 from .passes import REGISTRY, make_pass
 from .signature import MLIR_TO_NUMPY, ArgSpec, KernelSignature
@@ -40,11 +41,6 @@ STAGES = (
     ("gpu-module-to-binary", "gpu-module-to-binary{format=isa}"),
 )
 
-
-class PipelineError(RuntimeError):
-    def __init__(self, stage: str, message: str, repro: str):
-        super().__init__(f"{stage} failed:\n{message}" + (f"\nreproduce with: {repro}" if repro else ""))
-        self.stage, self.repro = stage, repro
 
 
 @dataclass
@@ -73,10 +69,10 @@ def _arg_spec(kernel: str, i: int, t: ir.Type) -> ArgSpec:
     if isinstance(t, ir.MemRefType):
         elem = str(t.element_type)
         if elem not in MLIR_TO_NUMPY or not t.has_static_shape:
-            raise PipelineError("signature", f"kernel {kernel}: argument {i} has unsupported type {t}", "")
+            raise CompileError("signature", f"kernel {kernel}: argument {i} has unsupported type {t}", "")
         return ArgSpec("memref", MLIR_TO_NUMPY[elem], tuple(t.shape))
     if str(t) not in MLIR_TO_NUMPY:
-        raise PipelineError("signature", f"kernel {kernel}: argument {i} has unsupported type {t}", "")
+        raise CompileError("signature", f"kernel {kernel}: argument {i} has unsupported type {t}", "")
     return ArgSpec("scalar", MLIR_TO_NUMPY[str(t)])
 
 
@@ -127,19 +123,19 @@ def run_stages(module: ir.Module, stages, pass_options: dict | None = None, sour
             messages.extend(f"{d.location}: {d.message}" for d in e.error_diagnostics)
             path = _save_repro(source if source is not None else str(module))
             repro = f"tile-opt {path} --pass-pipeline='builtin.module({','.join(done + [spelled])})'"
-            raise PipelineError(name, "\n".join(messages) or str(e), repro) from None
+            raise CompileError(name, "\n".join(messages) or str(e), repro) from None
         finally:
             handle.detach()
         done.append(spelled)
 
 
 def _parse(text: str) -> ir.Module:
-    """Parse in the current context; a syntax or verifier error is a PipelineError."""
+    """Parse in the current context; a syntax or verifier error is a CompileError."""
     try:
         return ir.Module.parse(text)
     except ir.MLIRError as e:
         msg = "\n".join(f"{d.location}: {d.message}" for d in e.error_diagnostics) or str(e)
-        raise PipelineError("parse", msg, f"tile-opt {_save_repro(text)}") from None
+        raise CompileError("parse", msg, f"tile-opt {_save_repro(text)}") from None
 
 
 def lower_tile_ops(text: str, fold: str = "linear") -> tuple[str, tuple[KernelSignature, ...]]:
@@ -160,7 +156,7 @@ def lower_to_ptx(text: str, chip: str = "sm_90a", fold: str = "linear") -> Lower
         if declared is None:
             run_stages(module, [("nvvm-attach-target", f"nvvm-attach-target{{chip={chip}}}")])
         elif declared != chip:
-            raise PipelineError(
+            raise CompileError(
                 "target", f"the gpu.module targets {declared}, but {chip} was asked for", ""
             )
         signatures = kernel_signatures(module)
@@ -171,7 +167,7 @@ def lower_to_ptx(text: str, chip: str = "sm_90a", fold: str = "linear") -> Lower
                 for obj in op.operation.attributes["objects"]:
                     ptx.append(gpu.ObjectAttr(obj).object.decode())
         if len(ptx) != 1:
-            raise PipelineError(
+            raise CompileError(
                 "gpu-module-to-binary", f"expected exactly one gpu.module to compile, found {len(ptx)}", ""
             )
         return Lowered(ptx[0], signatures, chip)
@@ -187,7 +183,7 @@ def ptx_to_cubin(ptx: str, chip: str) -> bytes | None:
         src.write_text(ptx)
         r = subprocess.run([ptxas, f"-arch={chip}", "-o", str(out), str(src)], capture_output=True, text=True)
         if r.returncode != 0:
-            raise PipelineError("ptxas", r.stderr.strip(), f"ptxas -arch={chip} {src}")
+            raise CompileError("ptxas", r.stderr.strip(), f"ptxas -arch={chip} {src}")
         return out.read_bytes()
 
 

@@ -36,7 +36,8 @@ import numpy as np
 
 from . import cache as _cache
 from .cache import Artifact
-from .signature import ArgSpec, KernelSignature, LaunchError
+from .errors import CudaError, LaunchError
+from .signature import ArgSpec, KernelSignature
 
 __all__ = [
     "CudaError",
@@ -65,17 +66,6 @@ def _driver():
         ) from e
     return driver
 
-
-class CudaError(RuntimeError):
-    """A failed CUDA driver call; the message names the call and the error.
-
-    ``code`` is the CUresult as an int, or None when the driver itself is missing.
-    """
-
-    def __init__(self, call: str, code: int | None, detail: str):
-        super().__init__(f"{call} failed: {detail}")
-        self.call = call
-        self.code = code
 
 
 def _error_text(code) -> str:

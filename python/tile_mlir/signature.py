@@ -15,20 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-# MLIR element type -> numpy dtype name. bf16 has no numpy dtype: a bf16 buffer
-# is passed as uint16 holding the bits (or an ml_dtypes.bfloat16 array).
-MLIR_TO_NUMPY = {
-    "f32": "float32",
-    "f64": "float64",
-    "f16": "float16",
-    "bf16": "bfloat16",
-    "i32": "int32",
-    "i64": "int64",
-    "i16": "int16",
-    "i8": "int8",
-    "i1": "bool",
-    "index": "int64",
-}
+from .errors import LaunchError
+from .vocab import MLIR_TO_NUMPY  # noqa: F401  (re-exported for the pipeline and interpreter)
 
 # What a host array of each kernel dtype may look like.
 _ACCEPTED = {
@@ -64,10 +52,6 @@ class ArgSpec:
         if self.kind == "scalar":
             return f"scalar {self.dtype}"
         return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
-
-
-class LaunchError(TypeError):
-    """A launch whose arguments do not fit the kernel's signature."""
 
 
 @dataclass(frozen=True)

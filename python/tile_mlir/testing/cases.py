@@ -62,12 +62,7 @@ from functools import cached_property
 import numpy as np
 
 from ..layout import Place, TileLayout
-
-KINDS = ("sum", "max", "min", "maximum", "minimum")
-FLOAT_DTYPES = ("f32", "f16", "bf16", "f64")
-DTYPES = FLOAT_DTYPES + ("i32", "i64")
-SCOPE_THREADS = {"thread": 1, "warp": 32, "warpgroup": 128}
-WARP_SIZE = 32
+from ..vocab import DTYPES, FLOAT_DTYPES, KINDS, SCOPE_THREADS, WARP_SIZE  # noqa: F401
 
 # How each dtype sits in a numpy array, and the unsigned type of its bits.
 _STORAGE = {

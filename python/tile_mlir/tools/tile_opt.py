@@ -36,29 +36,25 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, NoReturn
 
 from .. import __version__
+from ..errors import UsageError
 
 try:
     from ..ir import env_flag, make_context
 except ImportError as e:  # no bindings, or too old: say which are needed, no traceback
     sys.stderr.write(f"tile-opt: {e}\n")
     raise SystemExit(1) from None
-from ..passes import REGISTRY, add_pass, make_pass
-
 # After tile_mlir.ir, which checks the bindings' version on import.
 from mlir import ir
 from mlir.dialects import irdl
 from mlir.passmanager import PassManager
+
+from ..passes import REGISTRY, add_pass, make_pass
 
 # The pass that checks tile ops right after parsing, as mlir-opt's verifier does.
 POST_PARSE_VERIFIER = "tile-verify"
 # mlir-opt's pass flags run on the parsed top-level op, which is always a builtin.module.
 ROOT_OP = "builtin.module"
 SPLIT_MARKER = "// -----"
-
-
-class UsageError(Exception):
-    """A bad command line, pipeline or input file. It prints as ``tile-opt: <message>``
-    and gives exit status 1."""
 
 
 # ----------------------------------------------------------------------------------
@@ -803,7 +799,7 @@ def _argument_parser() -> argparse.ArgumentParser:
 
 def _to_binary(opts, inputs: list[str], pass_flags: list[str]) -> int:
     """--tile-to-ptx / --tile-to-cubin: the pipeline to binary, on one input."""
-    from ..pipeline import PipelineError, lower_to_ptx, ptx_to_cubin
+    from ..pipeline import CompileError, lower_to_ptx, ptx_to_cubin
 
     if pass_flags or opts.pass_pipeline is not None or len(inputs) > 1:
         raise UsageError("--tile-to-ptx/--tile-to-cubin take one input and no other passes")
@@ -817,7 +813,7 @@ def _to_binary(opts, inputs: list[str], pass_flags: list[str]) -> int:
     try:
         ptx = lower_to_ptx(text, opts.chip, opts.fold).ptx
         data = ptx_to_cubin(ptx, opts.chip) if opts.tile_to_cubin else ptx.encode()
-    except PipelineError as e:
+    except CompileError as e:
         sys.stderr.write(f"{path}: error: {e}\n")
         return 1
     if data is None:

@@ -1,0 +1,96 @@
+"""Every error tile-mlir raises on purpose, under one base: ``TileError``.
+
+Catch ``tile_mlir.TileError`` to catch them all. Each class also derives from the
+builtin exception that best describes it (``ValueError``, ``TypeError``, ...), so
+code written against the builtin keeps working. Nothing here imports MLIR or CUDA:
+both halves of the package (compile and launch) raise these.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "TileError",
+    "OptionError",
+    "LayoutError",
+    "DispatchError",
+    "Decline",
+    "CompileError",
+    "UsageError",
+    "LaunchError",
+    "CudaError",
+    "InterpreterError",
+    "ArtifactError",
+    "BindingsTooOld",
+]
+
+
+class TileError(Exception):
+    """The base of every error tile-mlir raises on purpose."""
+
+
+class OptionError(TileError, ValueError):
+    """A compile option that does not exist or has a value it cannot take."""
+
+
+class LayoutError(TileError, ValueError):
+    """A text or structure that is not a layout, or a question the layout cannot answer.
+
+    The message is the human-readable reason; parse errors start with ``at column N:``
+    (1-based).
+    """
+
+
+class DispatchError(TileError):
+    """No lowering variant applies; the message is the whole per-variant report."""
+
+
+class Decline(TileError):
+    """Raised by a lowering variant that cannot lower this op after all (dispatch tries
+    the next variant)."""
+
+
+class CompileError(TileError, RuntimeError):
+    """A module failed to compile: a parse or verification error, or a failing stage.
+
+    ``stage`` names the stage (``parse``, ``tile-verify``, ``tile-lower-reduction``,
+    ``ptxas``...); ``repro`` is a one-line command that reproduces the failure, or "".
+    """
+
+    def __init__(self, stage: str, message: str, repro: str = ""):
+        text = f"{stage} failed:\n{message}" + (f"\nreproduce with: {repro}" if repro else "")
+        super().__init__(text)
+        self.stage, self.message, self.repro = stage, message, repro
+
+
+class UsageError(TileError):
+    """A bad command line, pipeline or input file for a tool (``tile-opt``)."""
+
+
+class LaunchError(TileError, TypeError):
+    """A launch whose arguments do not fit the kernel's signature."""
+
+
+class CudaError(TileError, RuntimeError):
+    """A failed CUDA driver call; the message names the call and the error.
+
+    ``code`` is the CUresult as an int, or None when the driver itself is missing.
+    """
+
+    def __init__(self, call: str, code: int | None, detail: str):
+        super().__init__(f"{call} failed: {detail}")
+        self.call = call
+        self.code = code
+
+
+class InterpreterError(TileError, RuntimeError):
+    """The CPU interpreter cannot run a kernel: an unsupported op, an out-of-bounds
+    access, a divergent loop bound or warp op... The message names the op and its
+    location."""
+
+
+class ArtifactError(TileError, ValueError):
+    """A saved artifact directory that is incomplete or corrupt."""
+
+
+class BindingsTooOld(TileError, ImportError):
+    """The MLIR Python bindings are missing or older than LLVM 22."""

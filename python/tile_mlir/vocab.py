@@ -1,0 +1,118 @@
+"""The shared vocabulary: each name that more than one part of tile-mlir uses, once.
+
+Kinds, exec scopes, element types, the warp's geometry, memory spaces, fold orders and
+chips are defined here and nowhere else. Pure Python: the launch half (no MLIR) and
+the compile half both import it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import OptionError
+
+# --- tile.reduce ---------------------------------------------------------------------
+
+KINDS = ("sum", "max", "min", "maximum", "minimum")
+SCOPES = ("thread", "warp", "warpgroup")
+FLOAT_DTYPES = ("f32", "f16", "bf16", "f64")
+INT_DTYPES = ("i32", "i64")
+DTYPES = FLOAT_DTYPES + INT_DTYPES
+
+# Every attribute tile.reduce knows (the dialect declares the required ones; the
+# optional ones cannot be declared in IRDL, so tile-verify checks them).
+REDUCE_ATTRIBUTES = ("kind", "exec_scope", "axes", "accum", "src_layout", "dst_layout", "dispatch")
+
+# --- threads -------------------------------------------------------------------------
+
+WARP_SIZE = 32
+LANE_BITS = 5  # log2(WARP_SIZE): lane indices have bits 0..4
+WARPGROUP_WARPS = 4
+WARPGROUP_SIZE = WARP_SIZE * WARPGROUP_WARPS
+
+# The layout axes: ``m`` is the register slot, the others are thread axes.
+AXES = ("m", "laneid", "warpid", "wid_in_wg", "tid_in_wg")
+THREAD_AXES = AXES[1:]
+
+# Threads in one instance of each exec scope, and the layout axes it may use.
+SCOPE_THREADS = {"thread": 1, "warp": WARP_SIZE, "warpgroup": WARPGROUP_SIZE}
+SCOPE_AXES = {
+    "thread": ("m",),
+    "warp": ("m", "laneid"),
+    "warpgroup": ("m", "laneid", "wid_in_wg", "tid_in_wg"),
+}
+
+# The most register slots one thread's tile may span. A larger tile cannot stay in
+# registers (the hardware has 255 32-bit registers per thread), and the lowering
+# unrolls every loop over it; tile-verify rejects it.
+MAX_REGISTERS = 1024
+
+# --- memory --------------------------------------------------------------------------
+
+# #gpu.address_space<NAME> -> the storage scope the dialect calls it; no memory
+# space at all is "global" too.
+ADDRESS_SPACES = {"private": "local", "workgroup": "shared", "global": "global"}
+STORAGE_SPACES = {storage: name for name, storage in ADDRESS_SPACES.items()}
+
+
+def address_space(storage: str) -> str:
+    """The memory-space attribute text of a storage scope: ``local`` ->
+    ``#gpu.address_space<private>``."""
+    return f"#gpu.address_space<{STORAGE_SPACES[storage]}>"
+
+
+# MLIR element type -> numpy dtype name. bf16 has no numpy dtype: a bf16 buffer is
+# passed as uint16 holding the bits (or an ml_dtypes.bfloat16 array).
+MLIR_TO_NUMPY = {
+    "f32": "float32",
+    "f64": "float64",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "i32": "int32",
+    "i64": "int64",
+    "i16": "int16",
+    "i8": "int8",
+    "i1": "bool",
+    "index": "int64",
+}
+
+# --- lowering options ----------------------------------------------------------------
+
+FOLDS = ("linear", "tree")
+DEFAULT_FOLD = "linear"
+DEFAULT_CHIP = "sm_90a"
+
+_CHIP = re.compile(r"sm_(\d+)(\d)([af]?)")
+
+
+@dataclass(frozen=True)
+class Chip:
+    """An NVIDIA chip as ``-arch`` spells it: ``sm_90a`` is major 9, minor 0, suffix a.
+
+    ``sm`` is the compute capability as one number (90). An arch-specific chip
+    (``a``) runs only on exactly its capability; a plain (``sm_86``) or family
+    (``sm_100f``) chip on the same major with an equal or higher minor.
+    """
+
+    name: str
+    major: int
+    minor: int
+    suffix: str = ""
+
+    @classmethod
+    def parse(cls, name: str) -> "Chip":
+        m = _CHIP.fullmatch(name or "")
+        if m is None:
+            raise OptionError(f"chip must look like sm_90a or sm_80, got {name!r}")
+        return cls(name, int(m[1]), int(m[2]), m[3])
+
+    @property
+    def sm(self) -> int:
+        return self.major * 10 + self.minor
+
+    def runs_on(self, capability: tuple[int, int]) -> bool:
+        """Whether code built for this chip runs on a device of ``capability``."""
+        if self.suffix == "a":
+            return (self.major, self.minor) == tuple(capability)
+        return self.major == capability[0] and self.minor <= capability[1]
