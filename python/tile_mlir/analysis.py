@@ -19,12 +19,24 @@ moved by the reduced dims; at warp scope they are all lane bits.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from .errors import LayoutError
 from .ir import ir, layout_text
 from .layout import Iter, TileLayout
-from .vocab import ADDRESS_SPACES, DTYPES, KINDS, LANE_BITS, SCOPE_AXES, SCOPES
+from .vocab import (
+    ADDRESS_SPACES,
+    DTYPES,
+    KINDS,
+    LANE_BITS,
+    REDUCE_ATTRIBUTES,
+    SCOPE_AXES,
+    SCOPE_THREADS,
+    SCOPES,
+)
 
 # Where each thread axis's bits start in the thread index.
 _AXIS_BIT_BASE = {"laneid": 0, "tid_in_wg": 0, "wid_in_wg": LANE_BITS, "warpid": LANE_BITS}
@@ -83,13 +95,16 @@ class Analysis:
 
 
 def thread_bits(iters: tuple[Iter, ...]) -> tuple[int, ...]:
-    """The thread-index bits moved by some thread-axis iters (module docstring).
+    """The thread-index bits moved by the thread-axis iters among ``iters`` (module
+    docstring); register iters move none.
 
     Raises LayoutError when an extent or stride is not a power of two, or when
     two iters move the same bit.
     """
     bits: list[int] = []
     for it in iters:
+        if it.axis == "m" or it.extent == 1:
+            continue
         for what, v in (("extent", it.extent), ("stride", it.stride)):
             if v < 1 or v & (v - 1):
                 raise LayoutError(f"{what} {v} on {it.axis} is not a power of two")
@@ -99,21 +114,6 @@ def thread_bits(iters: tuple[Iter, ...]) -> tuple[int, ...]:
             raise LayoutError(f"two {it.axis} iters move the same thread bit")
         bits.extend(new)
     return tuple(sorted(bits))
-
-
-def _dim_thread_map(layout: TileLayout, dim: int) -> list[tuple[tuple[str, int], ...]]:
-    """For each coordinate of ``dim``: the thread-axis offsets it lands on."""
-    iters = layout.shard[dim]
-    out = []
-    for c in range(layout.shape[dim]):
-        offsets: dict[str, int] = {}
-        rest = c
-        for it in reversed(iters):
-            digit, rest = rest % it.extent, rest // it.extent
-            if it.axis != "m":
-                offsets[it.axis] = offsets.get(it.axis, 0) + digit * it.stride
-        out.append(tuple(sorted(offsets.items())))
-    return out
 
 
 # --- reading the op ---------------------------------------------------------------
@@ -150,6 +150,19 @@ def _operand(value: ir.Value, role: str, errors: list[str]) -> Operand | None:
             return None
         storage = ADDRESS_SPACES[name]
     return Operand(tuple(t.shape), dtype, storage)
+
+
+def _unknown_attributes(op, errors: list[str]) -> None:
+    """An attribute tile.reduce does not know is a typo until proven otherwise: its
+    default would be used silently. Name the closest known one."""
+    for name in op.attributes:
+        if name in REDUCE_ATTRIBUTES:
+            continue
+        close = difflib.get_close_matches(name, REDUCE_ATTRIBUTES, n=1, cutoff=0.5)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        errors.append(
+            f"unknown attribute '{name}'{hint} (tile.reduce takes: {', '.join(REDUCE_ATTRIBUTES)})"
+        )
 
 
 def _attr(op, name: str, kind: type, what: str, errors: list[str]):
@@ -209,6 +222,7 @@ def _analyze(op) -> Analysis:
     if len(op.operands) != 2:
         errors.append(f"expected 2 operands (dst, src), got {len(op.operands)}")
         return out
+    _unknown_attributes(op, errors)
     dst = _operand(op.operands[0], "dst", errors)
     src = _operand(op.operands[1], "src", errors)
     if dst and src and dst.dtype != src.dtype:
@@ -241,13 +255,16 @@ def _analyze(op) -> Analysis:
                     f"{name}_layout: axis {axis} is not allowed at {scope} scope "
                     f"(allowed: {', '.join(SCOPE_AXES[scope])}){hint}"
                 )
+        if layout.thread_reach() >= SCOPE_THREADS[scope] and layout.axes() <= set(SCOPE_AXES[scope]):
+            errors.append(
+                f"{name}_layout reaches thread {layout.thread_reach()}, but {scope} scope has "
+                f"threads 0..{SCOPE_THREADS[scope] - 1}"
+            )
         if layout.span > operand.numel:
             errors.append(
                 f"{name}: the memref holds {operand.numel} element(s) but {name}_layout "
                 f"spans {layout.span} register slot(s)"
             )
-        if any(it.axis == "m" for it in layout.replica):
-            errors.append(f"{name}_layout: a replica over registers (axis m) is not supported")
     if errors:
         return out
 
@@ -268,24 +285,31 @@ def _analyze(op) -> Analysis:
         return out
 
     try:
-        reduced = tuple(sorted(b for d in axes for b in thread_bits(src_layout.thread_iters(d))))
+        reduced = tuple(sorted(b for d in axes for b in thread_bits(src_layout.shard[d])))
         src_rep = thread_bits(src_layout.replica)
-        dst_rep = thread_bits(dst_layout.replica)
-        for d in range(rank):
-            thread_bits(src_layout.thread_iters(d))
     except LayoutError as e:
         errors.append(f"src_layout: {e}")
         return out
-    if len(set(reduced)) != len(reduced):
-        errors.append("src_layout: two reduced dims move the same thread bit")
-    overlap = set(reduced) & set(src_rep)
-    if overlap:
-        errors.append(
-            f"reduced thread bits {_bits(reduced)} overlap the src replica bits {_bits(src_rep)}: "
-            "those threads hold copies of one element, which would be counted twice"
-        )
+    try:
+        dst_rep = thread_bits(dst_layout.replica)
+    except LayoutError as e:
+        errors.append(f"dst_layout: {e}")
+        return out
+    # The reduced bits never overlap the src replica bits (which would count copies of an
+    # element twice): a valid layout's replica moves only thread bits its shard leaves free.
+    reduced_mask = sum(1 << b for b in reduced)
+    for d in range(rank):
+        if d in axes:
+            continue
+        hit = int(np.bitwise_or.reduce(src_layout.thread_offsets(d), initial=0)) & reduced_mask
+        if hit:
+            errors.append(
+                f"src_layout: kept dim {d} moves thread bit(s) {_bits(b for b in reduced if hit >> b & 1)}, "
+                f"which the reduced dims move too: the butterfly over bits {_bits(reduced)} would "
+                "mix its elements"
+            )
     want_rep = set(reduced) | set(src_rep)
-    if not overlap and set(dst_rep) != want_rep:
+    if set(dst_rep) != want_rep:
         errors.append(
             f"dst_layout must replicate over thread bits {_bits(want_rep)} "
             f"(the src replica bits {_bits(src_rep)} and the reduced bits {_bits(reduced)}), "
@@ -297,7 +321,7 @@ def _analyze(op) -> Analysis:
             continue
         # Same shape and the same thread for every coordinate imply the same
         # number of registers per thread: no separate register-extent rule.
-        if _dim_thread_map(src_layout, d) != _dim_thread_map(dst_layout, dd):
+        if not np.array_equal(src_layout.thread_offsets(d), dst_layout.thread_offsets(dd)):
             errors.append(
                 f"dst_layout dim {dd} does not put the elements of src dim {d} on the same "
                 "threads: their thread iters differ"
@@ -327,21 +351,35 @@ def _bits(bits) -> str:
 
 
 def _match_dst_shape(src_shape, dst_shape, axes, errors) -> tuple[int | None, ...]:
-    """Map src dims to dst dims: reduced dims are dropped or kept with extent 1."""
+    """Map src dims to dst dims. Each reduced dim is dropped or kept with extent 1, dim
+    by dim; a dst of shape (1,) also stands for a scalar (every dim dropped).
+    Returns, for each src dim, its dst dim or None (dropped)."""
+    dst_shape = tuple(dst_shape)
+
+    def match(d: int, j: int) -> list | None:
+        if d == len(src_shape):
+            return [] if j == len(dst_shape) else None
+        kept_extent = 1 if d in axes else src_shape[d]
+        if j < len(dst_shape) and dst_shape[j] == kept_extent:
+            rest = match(d + 1, j + 1)
+            if rest is not None:
+                return [j, *rest]
+        if d in axes:
+            rest = match(d + 1, j)
+            if rest is not None:
+                return [None, *rest]
+        return None
+
+    found = match(0, 0)
+    if found is None and dst_shape == (1,) and all(d in axes for d in range(len(src_shape))):
+        found = [None] * len(src_shape)
+    if found is not None:
+        return tuple(found)
     dropped = tuple(e for d, e in enumerate(src_shape) if d not in axes)
     kept = tuple(1 if d in axes else e for d, e in enumerate(src_shape))
-    if tuple(dst_shape) == kept:
-        return tuple(range(len(src_shape)))
-    if tuple(dst_shape) == dropped or (dropped == () and tuple(dst_shape) == (1,)):
-        out, j = [], 0
-        for d in range(len(src_shape)):
-            if d in axes:
-                out.append(None)
-            else:
-                out.append(j)
-                j += 1
-        return tuple(out)
-    want = f"{_shape(dropped or (1,))} or {_shape(kept)}"
+    want = _shape(kept) if dropped == kept else f"{_shape(dropped or (1,))} or {_shape(kept)}"
+    if len(axes) > 1 and dropped != kept:
+        want += ", or a mix (each reduced dim dropped or kept with extent 1)"
     errors.append(
         f"dst shape {_shape(dst_shape)} does not match src shape {_shape(src_shape)} reduced over "
         f"axes {list(axes)}: expected {want}"

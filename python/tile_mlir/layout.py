@@ -39,7 +39,9 @@ from functools import cached_property
 from typing import NamedTuple, Sequence
 
 from .errors import LayoutError
-from .vocab import AXES, LANE_BITS, WARP_SIZE
+import numpy as np
+
+from .vocab import AXES, AXIS_LIMITS, INT64_MAX, INT64_MIN, LANE_BITS, WARP_SIZE
 
 # What one unit of stride on each axis adds to (thread index, register slot).
 _AXIS_WEIGHT = {
@@ -172,24 +174,28 @@ class TileLayout:
         """The logical shape: per dim, the product of its iter extents."""
         return tuple(math.prod(it.extent for it in dim) for dim in self.shard)
 
-    @cached_property
-    def _slots(self) -> frozenset[int]:
-        """Every register slot used by some element in some replica copy."""
-        slots = {0}
-        for it in itertools.chain(*self.shard, self.replica):
-            step = it.stride if it.axis == "m" else 0
-            slots = {s + digit * step for s in slots for digit in range(it.extent)}
-        return frozenset(slots)
-
     @property
     def span(self) -> int:
-        """Registers a thread must allocate: the largest slot + 1 (0 for an empty tile)."""
-        return max(self._slots) + 1 if self._slots else 0
+        """Registers a thread must allocate: the largest slot + 1 (0 for an empty tile).
 
-    @property
+        A sum over the iters: the cost does not grow with the extents."""
+        if any(it.extent < 1 for it in self._all_iters()):
+            return 0
+        return 1 + sum(max(0, (it.extent - 1) * it.stride) for it in self._all_iters() if it.axis == "m")
+
+    @cached_property
     def size(self) -> int:
-        """The number of distinct register slots used (``< span`` when strides leave gaps)."""
-        return len(self._slots)
+        """The number of distinct register slots used (``< span`` when strides leave gaps).
+
+        Enumerates the slots: ask only of a layout whose ``problems()`` are empty (its
+        span is then at most ``MAX_REGISTERS``)."""
+        slots = {0}
+        for it in self._all_iters():
+            if it.extent < 1:
+                return 0
+            step = it.stride if it.axis == "m" else 0
+            slots = {s + digit * step for s in slots for digit in range(it.extent)}
+        return len(slots)
 
     def axes(self) -> frozenset[str]:
         """The axes of all iters as written (shard and replica, extent-1 iters included)."""
@@ -255,6 +261,17 @@ class TileLayout:
         """The thread-axis (non-``m``) iters of ``dim``, outer first."""
         return tuple(it for it in self.shard[self._dim_index(dim)] if it.axis != "m")
 
+    def thread_offsets(self, dim: int) -> np.ndarray:
+        """For each coordinate of ``dim`` (in order), the thread index its iters add
+        (lane + 32 * warp + tid; register iters add nothing). Needs a valid layout."""
+        d = self._dim_index(dim)
+        rest = np.arange(self.shape[d], dtype=np.int64)
+        offsets = np.zeros_like(rest)
+        for it in reversed(self.shard[d]):
+            rest, digit = np.divmod(rest, it.extent)
+            offsets += digit * (it.stride * _AXIS_WEIGHT[it.axis][0])
+        return offsets
+
     def local_extent(self, dim: int) -> int:
         """How many of ``dim``'s indices one thread walks in registers."""
         return math.prod(it.extent for it in self.local_iters(dim))
@@ -283,37 +300,103 @@ class TileLayout:
     def problems(self) -> list[str]:
         """Every reason this layout is invalid; empty when it is valid.
 
-        Rules: extents >= 1; strides >= 1 on thread axes and >= 0 on ``m``; and, within
-        replica copy 0 (all replica digits 0), no two distinct coordinates on one place.
-        Overlaps between different replica copies are not checked (SPEC section 3). At most
-        one shared place is reported.
+        Rules, checked in this order (a later group only when the earlier ones pass):
+
+        1. every extent >= 1; strides >= 1 on thread axes and >= 0 on ``m``; every
+           integer fits in 64 bits;
+        2. every axis stays inside what the hardware has (``AXIS_LIMITS``): a lane below
+           32, ``wid_in_wg`` below 4, ``tid_in_wg`` below 128, ``warpid`` below 32 (a block
+           has at most 1024 threads), a register slot below ``MAX_REGISTERS``;
+        3. no two (coordinate, replica copy) pairs share a (thread, slot) place: not two
+           coordinates, within one replica copy or across copies, and not two copies of one
+           coordinate. So a replica iter moves only thread bits and slots the shard leaves
+           unused.
+
+        The cost never grows with the extents: groups 1 and 2 are sums over the iters, and
+        group 3 is either a sort of the iters (when their strides dominate one another, as
+        in every layout made of bit fields) or an enumeration bounded by the places that
+        group 2 allows. At most one shared place is reported.
         """
         reasons = []
-        named = [
-            (f"dim {d} iter {k}", it) for d, dim in enumerate(self.shard) for k, it in enumerate(dim)
-        ]
-        named += [(f"replica iter {k}", it) for k, it in enumerate(self.replica)]
-        for where, it in named:
+        for where, it in self._named_iters():
+            for what, v in (("extent", it.extent), ("stride", it.stride)):
+                if not INT64_MIN <= v <= INT64_MAX:
+                    reasons.append(f"{where}: {what} {v} does not fit in 64 bits")
             if it.extent < 1:
                 reasons.append(f"{where}: extent {it.extent} must be >= 1")
             if it.axis == "m" and it.stride < 0:
                 reasons.append(f"{where}: register stride {it.stride} must be >= 0")
             if it.axis != "m" and it.stride < 1:
                 reasons.append(f"{where}: stride {it.stride} on {it.axis} must be >= 1")
-        if not reasons:
-            reasons += self._shared_place()
-        return reasons
+        if reasons:
+            return reasons
+        for axis in AXES:
+            reach = self.reach(axis)
+            if reach >= AXIS_LIMITS[axis]:
+                reasons.append(_reach_text(axis, reach))
+        return reasons or self._shared_place()
+
+    def _named_iters(self):
+        for d, dim in enumerate(self.shard):
+            for k, it in enumerate(dim):
+                yield f"dim {d} iter {k}", it
+        for k, it in enumerate(self.replica):
+            yield f"replica iter {k}", it
+
+    def reach(self, axis: str) -> int:
+        """The largest offset any element (any replica copy) has on ``axis``; 0 when no
+        iter uses it. Needs non-negative strides."""
+        return sum((it.extent - 1) * it.stride for it in self._all_iters() if it.axis == axis)
+
+    def thread_reach(self) -> int:
+        """The largest thread index any element lands on (lane + 32 * warp + tid)."""
+        return sum(
+            (it.extent - 1) * it.stride * _AXIS_WEIGHT[it.axis][0] for it in self._all_iters()
+        )
+
+    def _all_iters(self) -> tuple[Iter, ...]:
+        return tuple(itertools.chain(*self.shard, self.replica))
 
     def _shared_place(self) -> list[str]:
-        """The first pair of coordinates that share a place in replica copy 0, as a reason."""
-        owner = {}
-        for coord in itertools.product(*map(range, self.shape)):
-            home = self._home(coord)
-            if home in owner:
-                place = _place_text(_place(*home))
-                return [f"coordinates {owner[home]} and {coord} both map to {place}"]
-            owner[home] = coord
-        return []
+        """Rule 3 of ``problems``: the first shared place, as a reason (none: [])."""
+        iters = self._all_iters()
+        slots = self.reach("m") + 1
+        # One integer per place: thread * slots + slot; each iter adds digit * weight.
+        weights = [it.stride * (_AXIS_WEIGHT[it.axis][0] * slots + _AXIS_WEIGHT[it.axis][1]) for it in iters]
+        moving = sorted((w, it.extent) for w, it in zip(weights, iters) if it.extent > 1)
+        reach = 0
+        for w, extent in moving:  # dominant strides: each step clears all smaller ones
+            if w <= reach:
+                break
+            reach += (extent - 1) * w
+        else:
+            return []
+        # Enumerate the element copies in order (the last iter innermost), but never more
+        # than one beyond the number of places: past that, two must share a place.
+        places = (self.thread_reach() + 1) * slots
+        count = min(math.prod(it.extent for it in iters), places + 1)
+        rest, keys = np.arange(count, dtype=np.int64), np.zeros(count, np.int64)
+        for w, it in zip(reversed(weights), reversed(iters)):
+            rest, digit = np.divmod(rest, it.extent)
+            keys += digit * w
+        order = np.argsort(keys, kind="stable")
+        same = np.flatnonzero(keys[order][1:] == keys[order][:-1])
+        if not same.size:
+            return []
+        first, second = (int(i) for i in sorted(order[same[0] : same[0] + 2]))
+        place = _place_text(_place(*divmod(int(keys[first]), slots)))
+        return [f"coordinates {self._copy_text(first)} and {self._copy_text(second)} both map to {place}"]
+
+    def _copy_text(self, index: int) -> str:
+        """Element copy ``index`` (row-major over the coordinates, replica copy innermost)."""
+        copies = math.prod(it.extent for it in self.replica)
+        coord, copy = divmod(index, copies)
+        digits = []
+        for extent in reversed(self.shape):
+            coord, digit = divmod(coord, extent)
+            digits.append(digit)
+        text = str(tuple(digits[::-1]))
+        return text + (f" (replica copy {copy})" if copy else "")
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -327,6 +410,18 @@ def _place_text(place: Place) -> str:
     """``lane 3 slot 1``, or ``lane 3 warp 2 slot 1`` off warp 0."""
     warp = f" warp {place.warp}" if place.warp else ""
     return f"lane {place.lane}{warp} slot {place.slot}"
+
+
+def _reach_text(axis: str, reach: int) -> str:
+    limit = AXIS_LIMITS[axis]
+    what = {
+        "m": f"register slot {reach}, but a thread's tile may span at most {limit} slots",
+        "laneid": f"lane {reach}, but a warp has lanes 0..{limit - 1}",
+        "wid_in_wg": f"warp {reach} of its warpgroup, but a warpgroup has warps 0..{limit - 1}",
+        "tid_in_wg": f"thread {reach} of its warpgroup, but a warpgroup has threads 0..{limit - 1}",
+        "warpid": f"warp {reach}, but a block has at most {limit} warps",
+    }[axis]
+    return f"{axis} reaches {what}"
 
 
 def _extent_text(it: Iter) -> str:
@@ -404,6 +499,8 @@ class _Parser:
             if other:
                 raise LayoutError(f"at column {column}: unexpected character {other!r}")
             if number is not None:
+                if len(number.lstrip("-")) > 19 or not INT64_MIN <= int(number) <= INT64_MAX:
+                    raise LayoutError(f"at column {column}: {number} does not fit in 64 bits")
                 self.tokens.append(("int", int(number), column))
             elif name:
                 self.tokens.append(("name", name, column))

@@ -48,6 +48,17 @@ SCOPE_AXES = {
 # unrolls every loop over it; tile-verify rejects it.
 MAX_REGISTERS = 1024
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+# The largest offset + 1 each layout axis may reach: what the hardware has.
+AXIS_LIMITS = {
+    "m": MAX_REGISTERS,
+    "laneid": WARP_SIZE,
+    "wid_in_wg": WARPGROUP_WARPS,
+    "tid_in_wg": WARPGROUP_SIZE,
+    "warpid": 1024 // WARP_SIZE,  # a block has at most 1024 threads
+}
+
 # --- memory --------------------------------------------------------------------------
 
 # #gpu.address_space<NAME> -> the storage scope the dialect calls it; no memory

@@ -228,9 +228,10 @@ func.func @dst_wrong_threads(%d: memref<32xf32, #gpu.address_space<private>>, %s
 
 // -----
 
-// Reducing over lanes that hold copies would count them twice.
+// A replica on lanes the shard already uses: lane 1 would hold element 1 and a copy of
+// element 0, and reducing over it would count element 0 twice.
 func.func @reduced_bits_overlap_replica(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<1xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{reduced thread bits {0, 1, 2, 3} overlap the src replica bits {0}}}
+  // expected-error @+1 {{src_layout: coordinates (0,) (replica copy 1) and (1,) both map to lane 1 slot 0}}
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warp", src_layout = #tile.layout<"S[16 : 1@laneid] + R[2 : 1@laneid]">, dst_layout = #tile.layout<"S[1 : 1] + R[16 : 1@laneid]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
   return
 }
@@ -246,9 +247,9 @@ func.func @lane_extent_not_pow2(%d: memref<4xf32, #gpu.address_space<private>>, 
 
 // -----
 
-// Replicas name threads, not registers.
-func.func @replica_over_registers(%d: memref<4xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{dst_layout: a replica over registers (axis m) is not supported}}
-  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", axes = array<i64: 0>, dst_layout = #tile.layout<"S[1 : 1] + R[4 : 1]">} : (memref<4xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+// A register replica must use slots the shard leaves free.
+func.func @replica_over_used_registers(%d: memref<4xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{dst_layout: coordinates (0,) (replica copy 1) and (1,) both map to lane 0 slot 1}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", axes = array<i64: 0>, dst_layout = #tile.layout<"S[2 : 1] + R[2 : 1]">} : (memref<4xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }

@@ -44,3 +44,40 @@ func.func @warpgroup_f16(%dst: memref<1xf16, #gpu.address_space<private>>, %src:
     : (memref<1xf16, #gpu.address_space<private>>, memref<16xf16, #gpu.address_space<private>>) -> ()
   return
 }
+
+// Layouts that the rules accept (each used to be rejected): a register replica on free
+// slots, a mix of dropped and kept reduced dims, kept dims on a non-power-of-two number
+// of lanes, and kept rows on non-adjacent lanes reduced over their lane group.
+// CHECK-LABEL: func.func @register_replicas
+// CHECK: src_layout = #tile.layout<"S[8 : 1] + R[2 : 8]">
+func.func @register_replicas(%dst: memref<8xf32, #gpu.address_space<private>>, %src: memref<16xf32, #gpu.address_space<private>>) {
+  "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "thread", axes = array<i64: 0>,
+      src_layout = #tile.layout<"S[8 : 1] + R[2 : 8]">, dst_layout = #tile.layout<"S[1 : 1] + R[8 : 1]">}
+    : (memref<8xf32, #gpu.address_space<private>>, memref<16xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// CHECK-LABEL: func.func @keep_one_drop_one
+// CHECK: axes = array<i64: 0, 2>
+func.func @keep_one_drop_one(%dst: memref<3xf32, #gpu.address_space<private>>, %src: memref<24xf32, #gpu.address_space<private>>) {
+  "tile.reduce"(%dst, %src) {kind = "max", exec_scope = "thread", axes = array<i64: 0, 2>,
+      src_layout = #tile.layout<"S[(2, 3, 4)]">, dst_layout = #tile.layout<"S[(1, 3)]">}
+    : (memref<3xf32, #gpu.address_space<private>>, memref<24xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// CHECK-LABEL: func.func @lanes24
+// CHECK: src_layout = #tile.layout<"S[(24, 4) : (1@laneid, 1)]">
+func.func @lanes24(%dst: !r1, %src: !r4) {
+  "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "warp", axes = array<i64: 1>,
+      src_layout = #tile.layout<"S[(24, 4) : (1@laneid, 1)]">, dst_layout = #tile.layout<"S[24 : 1@laneid]">} : (!r1, !r4) -> ()
+  return
+}
+
+// CHECK-LABEL: func.func @lanes3x8
+// CHECK: src_layout = #tile.layout<"S[(3, 8) : (8@laneid, 1@laneid)]">
+func.func @lanes3x8(%dst: !r1, %src: !r1) {
+  "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "warp", axes = array<i64: 1>,
+      src_layout = #tile.layout<"S[(3, 8) : (8@laneid, 1@laneid)]">, dst_layout = #tile.layout<"S[3 : 8@laneid] + R[8 : 1@laneid]">} : (!r1, !r1) -> ()
+  return
+}

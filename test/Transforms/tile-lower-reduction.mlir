@@ -316,8 +316,8 @@ func.func @dtype_bf16(%dst: memref<1xbf16, #gpu.address_space<private>>, %src: m
 // CHECK: arith.ori
 // CHECK: arith.bitcast %{{.*}} : i64 to f64
 // CHECK: arith.minimumf %{{.*}} : f64
-// An f64 NaN result is made canonical once, after the butterfly, so that NaN
-// payloads cannot make lanes differ.
+// An f64 NaN result is made canonical (0x7fffffffffffffff) once, before the store, so
+// that NaN payloads cannot make lanes differ.
 // CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[R:.*]], %[[R]] : f64
 // CHECK: arith.select %[[NAN]], %{{.*}}, %[[R]] : f64
 // CHECK-NOT: tile.
@@ -442,5 +442,58 @@ func.func @packed_pairs_odd_bf16(%dst: memref<3xbf16, #gpu.address_space<private
   "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "warp", axes = array<i64: 0>,
       src_layout = #tile.layout<"S[(2, 3) : (1@laneid, 1)]">,
       dst_layout = #tile.layout<"S[3 : 1] + R[2 : 1@laneid]">} : (memref<3xbf16, #gpu.address_space<private>>, memref<3xbf16, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// A src register replica counts once: the fold reads slots 0..3 only (the lowest copy).
+// A dst register replica gets the result in each of its slots (0 and 4).
+// CHECK-LABEL: func.func @register_replicas
+// CHECK-SAME: (%[[DST:.*]]: memref<8xf32, {{.*}}>, %[[SRC:.*]]: memref<8xf32, {{.*}}>)
+// CHECK-DAG:   %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG:   %[[C4:.*]] = arith.constant 4 : index
+// CHECK:       %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %[[C4]]
+// CHECK:       memref.store %[[SUM]], %[[DST]][%[[C0]]]
+// CHECK-NEXT:  memref.store %[[SUM]], %[[DST]][%[[C4]]]
+// CHECK-NOT:   memref.store
+// CHECK-NOT:   tile.
+func.func @register_replicas(%dst: memref<8xf32, #gpu.address_space<private>>, %src: memref<8xf32, #gpu.address_space<private>>) {
+  "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "thread", axes = array<i64: 0>,
+      src_layout = #tile.layout<"S[4 : 1] + R[2 : 4]">, dst_layout = #tile.layout<"S[1 : 1] + R[2 : 4]">}
+    : (memref<8xf32, #gpu.address_space<private>>, memref<8xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// One element, no lanes, no accum: no arithmetic touches it, so a NaN is made
+// canonical on the way (0x7fffffff), as every combine would have made it.
+// CHECK-LABEL: func.func @copy_makes_nan_canonical
+// CHECK-DAG:   %[[BITS:.*]] = arith.constant 2147483647 : i32
+// CHECK-DAG:   %[[X:.*]] = memref.load
+// CHECK:       %[[ISNAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : f32
+// CHECK:       %[[NAN:.*]] = arith.bitcast %[[BITS]] : i32 to f32
+// CHECK:       arith.select %[[ISNAN]], %[[NAN]], %[[X]] : f32
+func.func @copy_makes_nan_canonical(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<1xf32, #gpu.address_space<private>>) {
+  "tile.reduce"(%dst, %src) {kind = "max", exec_scope = "thread", axes = array<i64: 0>}
+    : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// f64 keeps a NaN operand's payload on NVIDIA GPUs: the thread-wise path makes its NaN
+// canonical (0x7fffffffffffffff), as the butterfly path does, so the bits never depend
+// on the path.
+// CHECK-LABEL: func.func @f64_thread_wise_nan
+// CHECK:       %[[S:.*]] = scf.for
+// CHECK:       %[[BITS:.*]] = arith.constant 9223372036854775807 : i64
+// CHECK:       %[[ISNAN:.*]] = arith.cmpf uno, %[[S]], %[[S]] : f64
+// CHECK:       %[[NAN:.*]] = arith.bitcast %[[BITS]] : i64 to f64
+// CHECK:       arith.select %[[ISNAN]], %[[NAN]], %[[S]] : f64
+func.func @f64_thread_wise_nan(%dst: memref<1xf64, #gpu.address_space<private>>, %src: memref<4xf64, #gpu.address_space<private>>) {
+  "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "thread", axes = array<i64: 0>}
+    : (memref<1xf64, #gpu.address_space<private>>, memref<4xf64, #gpu.address_space<private>>) -> ()
   return
 }

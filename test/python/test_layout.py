@@ -4,10 +4,11 @@ import itertools
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tile_mlir.layout import AXES, Iter, LayoutError, Place, TileLayout
+from tile_mlir.vocab import MAX_REGISTERS
 
 MMA = "S[((8,4),(4,2)) : ((4@laneid,2),(1@laneid,1))]"
 
@@ -167,14 +168,78 @@ def test_problems_shared_place():
     assert TileLayout.parse("S[(2, 2) : (1, 1)]").problems() == [
         "coordinates (0, 1) and (1, 0) both map to lane 0 slot 1"
     ]
-    assert TileLayout.parse("S[(2, 64) : (33@laneid, 1@laneid)]").problems() == [
-        "coordinates (0, 33) and (1, 0) both map to lane 1 warp 1 slot 0"
+    assert TileLayout.parse("S[(2, 2) : (1@warpid, 32@tid_in_wg)]").problems() == [
+        "coordinates (0, 1) and (1, 0) both map to lane 0 warp 1 slot 0"
+    ]
+    # Strides that do not dominate one another, and yet never collide (3*{0,1} + 2*{0,1,2}).
+    assert TileLayout.parse("S[(3, 2) : (2@laneid, 3@laneid)]").problems() == []
+    assert TileLayout.parse("S[(2, 3) : (2@laneid, 1@laneid)]").problems() == [
+        "coordinates (0, 2) and (1, 0) both map to lane 2 slot 0"
     ]
 
 
-def test_only_replica_copy_zero_is_checked():
-    # Only copy 0 is checked (SPEC section 3): this replica overlaps the shard's lanes.
-    assert TileLayout.parse("S[2 : 1@laneid] + R[2 : 1@laneid]").problems() == []
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        # A replica copy on a place the shard uses: lane 8 would hold row 8 and row 0.
+        ("S[(16, 4) : (1@laneid, 1)] + R[2 : 8@laneid]",
+         "coordinates (0, 0) (replica copy 1) and (8, 0) both map to lane 8 slot 0"),
+        ("S[2 : 1@laneid] + R[2 : 1@laneid]",
+         "coordinates (0,) (replica copy 1) and (1,) both map to lane 1 slot 0"),
+        # A register replica on a slot the shard uses.
+        ("S[4 : 1] + R[2 : 2]", "coordinates (0,) (replica copy 1) and (2,) both map to lane 0 slot 2"),
+        # Two replica iters moving one lane bit: copies 1 and 2 of an element coincide.
+        ("S[1 : 1] + R[(2, 2) : (1@laneid, 1@laneid)]",
+         "coordinates (0,) (replica copy 1) and (0,) (replica copy 2) both map to lane 1 slot 0"),
+        # An extent on a zero register stride, however large.
+        ("S[(32, 1000000000000000000) : (1@laneid, 0)]",
+         "coordinates (0, 0) and (0, 1) both map to lane 0 slot 0"),
+    ],
+)
+def test_problems_replica_copies_never_share_a_place(text, problem):
+    assert TileLayout.parse(text).problems() == [problem]
+
+
+def test_register_replica_on_unused_slots_is_valid():
+    layout = TileLayout.parse("S[4 : 1] + R[2 : 4]")
+    assert layout.problems() == []
+    assert layout.forward((1,)) == {Place(0, 0, 1), Place(0, 0, 5)}
+    assert (layout.span, layout.size) == (8, 8)
+
+
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("S[64 : 1@laneid]", "laneid reaches lane 63, but a warp has lanes 0..31"),
+        ("S[(2, 32) : (32@laneid, 1@laneid)]", "laneid reaches lane 63, but a warp has lanes 0..31"),
+        ("S[1 : 1] + R[64 : 1@laneid]", "laneid reaches lane 63, but a warp has lanes 0..31"),
+        ("S[8 : 1@wid_in_wg]", "wid_in_wg reaches warp 7 of its warpgroup, but a warpgroup has warps 0..3"),
+        ("S[256 : 1@tid_in_wg]",
+         "tid_in_wg reaches thread 255 of its warpgroup, but a warpgroup has threads 0..127"),
+        ("S[64 : 1@warpid]", "warpid reaches warp 63, but a block has at most 32 warps"),
+        ("S[(4096, 4096)]", "m reaches register slot 16777215, but a thread's tile may span at most 1024 slots"),
+        ("S[2000 : 1]", "m reaches register slot 1999, but a thread's tile may span at most 1024 slots"),
+    ],
+)
+def test_problems_axes_stay_inside_the_hardware(text, problem):
+    assert TileLayout.parse(text).problems() == [problem]
+
+
+@pytest.mark.parametrize("digits", [19, 20, 23, 30])
+def test_integers_beyond_int64_are_a_layout_error(digits):
+    number = "9" * digits if digits > 19 else str(2**63 + 1)
+    with pytest.raises(LayoutError, match=f"at column 3: {number} does not fit in 64 bits"):
+        TileLayout.parse(f"S[{number}]")
+    with pytest.raises(LayoutError, match="does not fit in 64 bits"):
+        TileLayout.parse(f"S[4 : -{number}]")
+
+
+def test_problems_of_huge_layouts_cost_nothing():
+    # Each would take hours, or all memory, to enumerate; the rules need only the iters.
+    for text in ("S[(1000000000, 1000000000)]", "S[(4611686018427387904, 2) : (1, 1)]",
+                 "S[(1000000, 1000000) : (1@laneid, 0)]"):
+        assert TileLayout.parse(text).problems()
+    assert TileLayout(((Iter(2**70, 1),),)).problems()[0] == "dim 0 iter 0: extent " + str(2**70) + " does not fit in 64 bits"
 
 
 # -- lane bits -----------------------------------------------------------------------------
@@ -248,7 +313,9 @@ def valid_layouts(draw):
     replica_bits = draw(st.lists(st.sampled_from(unused), unique=True)) if unused else []
     replica = [Iter(2, 1 << b, "laneid") for b in replica_bits]
     shard = [[Iter(extent, stride, axis) for axis, extent, stride in dim] for dim in dims]
-    return TileLayout(shard, draw(st.permutations(replica)))
+    layout = TileLayout(shard, draw(st.permutations(replica)))
+    assume(layout.span <= MAX_REGISTERS)
+    return layout
 
 
 # Any structurally sound layout, valid or not (small values keep replicas cheap to expand).

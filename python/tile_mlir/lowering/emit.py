@@ -65,10 +65,17 @@ def constant(t: ir.Type, v: int) -> ir.Value:
     return cache[key]
 
 
+# The canonical NaN of each float type, as NVIDIA GPUs return it from f32/f16/bf16
+# arithmetic: positive, every payload bit set.
+CANONICAL_NAN_BITS = {"f16": 0x7FFF, "bf16": 0x7FFF, "f32": 0x7FFFFFFF, "f64": 0x7FFFFFFFFFFFFFFF}
+
+
 def canonical_nan(v: ir.Value) -> ir.Value:
-    """``v``, or the canonical quiet NaN (0x7FF8... for f64) when ``v`` is a NaN."""
+    """``v``, or the canonical NaN of its type (``CANONICAL_NAN_BITS``) when ``v`` is a NaN."""
+    t = v.type
+    bits = constant(ir.IntegerType.get_signless(t.width), CANONICAL_NAN_BITS[str(t)])
     is_nan = arith.cmpf(arith.CmpFPredicate.UNO, v, v)
-    return arith.select(is_nan, arith.constant(v.type, float("nan")), v)
+    return arith.select(is_nan, arith.bitcast(t, bits), v)
 
 
 def index(v: int) -> ir.Value:

@@ -117,11 +117,6 @@ def _emit_butterfly(plan, dst, src) -> None:
             with name(f"tile.reduce.butterfly.{1 << b}"):
                 others = emit.shuffle_xor_all(values, 1 << b)
                 values = [emit.combine(kind, v, o) for v, o in zip(values, others)]
-        if str(values[0].type) == "f64":
-            # An f64 NaN result keeps one operand's payload on NVIDIA GPUs (f32/f16/bf16
-            # NaN results are canonical), so lanes whose NaNs had different payloads
-            # could end up different: make an f64 NaN result canonical, once, here.
-            values = [emit.canonical_nan(v) for v in values]
-        return values
+        return values  # an f64 NaN is made canonical by finish(), in every lane alike
 
     emit_across_lanes(plan, dst, src, butterfly)

@@ -45,10 +45,19 @@ class Plan:
             (it.extent, it.stride) for d in spatial for it in dst_l.local_iters(info.dst_dim[d])
         ]
         self.reduced = [(it.extent, it.stride) for d in info.axes for it in src_l.local_iters(d)]
+        # A dst register replica (``R[k : n]`` over ``m``) holds the result in k slots.
+        self.dst_copies = [0]
+        for it in dst_l.replica:
+            if it.axis == "m":
+                self.dst_copies = [c + digit * it.stride for c in self.dst_copies for digit in range(it.extent)]
         self.S = _product(e for e, _ in self.src_spatial)
         self.R = _product(e for e, _ in self.reduced)
         self.src_shape = info.src.shape
         self.dst_shape = info.dst.shape
+
+    def combines(self) -> bool:
+        """Whether any combine produces a dst element (else it is a copy of one element)."""
+        return self.R > 1 or self.info.reduces_across_threads() or self.info.accum
 
     def src_base(self, s):
         """The src slot of spatial index ``s`` at reduced index 0."""
@@ -115,11 +124,20 @@ def _tree_fold(plan: Plan, src, base) -> ir.Value:
 
 
 def finish(plan: Plan, dst, s, v) -> None:
-    """Apply accum (once) and store the result of spatial index ``s``."""
+    """Apply accum (once), make a NaN canonical where the hardware may not have, and
+    store the result of spatial index ``s`` into every slot of its dst register replica.
+
+    f32/f16/bf16 arithmetic on NVIDIA GPUs returns the canonical NaN; f64 arithmetic
+    keeps an operand's payload, and an element that no combine touched (one element,
+    no lanes, no accum) is a plain copy: those are made canonical here, once.
+    """
     slot = plan.dst_slot(s)
-    if plan.info.accum:
+    if plan.info.accum:  # the old value is read from the lowest slot of the replica
         v = emit.combine(plan.info.kind, emit.load(dst, plan.dst_shape, slot), v)
-    emit.store(v, dst, plan.dst_shape, slot)
+    if emit.is_float(v.type) and (str(v.type) == "f64" or not plan.combines()):
+        v = emit.canonical_nan(v)
+    for copy in plan.dst_copies:
+        emit.store(v, dst, plan.dst_shape, emit.add_slots(slot, copy))
 
 
 # fold_one(plan, src, s) -> the folded value of spatial index s (a Python int or an index value)

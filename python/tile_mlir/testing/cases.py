@@ -565,6 +565,29 @@ PATTERNS = {
         ),
         # Warpgroup, one row per thread, reduced within the thread.
         _Pattern("wg_rows", "warpgroup", (1,), (16,), "S[(128, 16) : (1@tid_in_wg, 1)]", (1,), "S[128 : 1@tid_in_wg]"),
+        # Warpgroup over wid_in_wg and laneid, reduced within the thread.
+        _Pattern(
+            "wg_warps", "warpgroup", (2,), (8,), "S[(4, 32, 8) : (1@wid_in_wg, 1@laneid, 1)]",
+            (1,), "S[(4, 32) : (1@wid_in_wg, 1@laneid)]",
+        ),
+        # A src register replica: slots 8..15 repeat slots 0..7; each element counts once.
+        _Pattern("reg_replica_src", "thread", (0,), (16,), "S[8 : 1] + R[2 : 8]", (1,), "S[1 : 1]"),
+        # A dst register replica: each result lands in slots s and s + 4.
+        _Pattern("reg_replica_dst", "thread", (1,), (32,), "S[(4, 8) : (8, 1)]", (8,), "S[4 : 1] + R[2 : 4]"),
+        # A dst replicated over lanes and registers at once.
+        _Pattern(
+            "reg_replica_lanes", "warp", (0,), (4,), "S[(32, 4) : (1@laneid, 1)]",
+            (8,), "S[4 : 1] + R[(32, 2) : (1@laneid, 4)]",
+        ),
+        # One reduced dim kept with extent 1, the other dropped.
+        _Pattern("keep_mixed", "thread", (0, 2), (24,), "S[(2, 3, 4)]", (3,), "S[(1, 3)]"),
+        # 24 rows on lanes 0..23 (not a power of two): lanes 24..31 hold nothing.
+        _Pattern("lanes24", "warp", (1,), (4,), "S[(24, 4) : (1@laneid, 1)]", (1,), "S[24 : 1@laneid]"),
+        # 3 kept rows on lanes 0, 8, 16, each reduced over its 8 adjacent lanes.
+        _Pattern(
+            "lanes3x8", "warp", (1,), (1,), "S[(3, 8) : (8@laneid, 1@laneid)]",
+            (1,), "S[3 : 8@laneid] + R[8 : 1@laneid]",
+        ),
     )
 }
 
