@@ -42,8 +42,8 @@ round-to-nearest-even).
 **Tolerances** (SPEC section 4; ``check``):
 
 * integers: exact (sums wrap to the dtype);
-* max, min: exact; NaN is ignored, and an all-NaN reduction is NaN. SPEC leaves
-  the sign of a zero maximum open, so +0.0 and -0.0 both pass;
+* max, min: exact; NaN is ignored, an all-NaN reduction is NaN, and -0.0 < +0.0
+  (a max over {-0.0, +0.0} is +0.0, a min is -0.0);
 * maximum, minimum: exact, NaN propagates, and -0.0 < +0.0 (a maximum over
   {-0.0, +0.0} is +0.0, a minimum is -0.0);
 * sum: ``|got - ref| <= n * eps(dtype) * (sum |x| + |old|)`` with ``n`` the number
@@ -295,11 +295,12 @@ class ReduceCase:
             ref = np.fmax.reduce(terms, axis=1)
         elif self.kind == "min":
             ref = np.fmin.reduce(terms, axis=1)
-        else:
-            # IEEE maximum/minimum: NaN propagates, and -0.0 < +0.0. So a zero maximum
-            # is +0.0 iff some term is +0.0, and a zero minimum is -0.0 iff some term is.
+        else:  # IEEE maximum/minimum: NaN propagates
             ref = (np.maximum if self.kind == "maximum" else np.minimum).reduce(terms, axis=1)
-            minimum = self.kind == "minimum"
+        if self.kind != "sum":
+            # Every max/min orders -0.0 below +0.0. So a zero maximum is +0.0 iff some
+            # term is +0.0, and a zero minimum is -0.0 iff some term is.
+            minimum = self.kind in ("min", "minimum")
             has_winner = np.any((terms == 0) & (np.signbit(terms) == minimum), axis=1)
             negative = has_winner == minimum
             ref = np.where(ref == 0, np.where(negative, -0.0, 0.0), ref)
@@ -350,7 +351,7 @@ class ReduceCase:
             return bool(abs(got - expected) <= bound)
         if got != expected:
             return False
-        zero_sign_matters = self.kind in ("maximum", "minimum") and expected == 0
+        zero_sign_matters = self.kind != "sum" and expected == 0
         return not zero_sign_matters or np.signbit(got) == np.signbit(expected)
 
     # -- inputs -------------------------------------------------------------------------
