@@ -45,14 +45,15 @@ NOTES: dict[str, str] = {
         "so this is not an instruction-count problem: SASS has exactly 40 `SHFL.BFLY` + 40 `FADD` per reduction "
         "(8 rows x 5 steps, the minimum when every lane must hold all 8 results, as the dst layout "
         "`S[8 : 1] + R[32 : 1@laneid]` demands), and ptxas already staggers each step's FADDs with the next step's "
-        "SHFLs. A warp issues from one SM sub-partition, which takes about one shuffle per 4 cycles (FIELD.md: about "
-        "one warp-wide shuffle per SM clock): 8 shuffles per step cost ~32 issue cycles on top of the ~29-cycle "
+        "SHFLs. A warp issues from one SM sub-partition, which takes about one shuffle per 4 cycles: 8 shuffles "
+        "per step cost ~32 issue cycles on top of the ~29-cycle "
         "shuffle+add chain, and a step takes ~48 cycles here (one row: 29.3). Ways to close it, to be measured: "
         "(a) reduce-scatter then all-gather (CUB `WarpReduceBatched`): 16 shuffles instead of 40 but 8 dependent "
         "steps instead of 5, so roughly break-even for a replicated result; (b) when the dst layout need not "
         "replicate every row on every lane (rows spread over lanes), the reduce-scatter alone: 9 shuffles in 5 "
         "steps, predicted ~1.1x one row. Both are new lowering variants (python/tile_mlir/lowering), not benchmark "
-        "changes. FIELD.md's 1.5x was measured with another loop; the same method here gives CUDA 1.66x."
+        "changes. The 1.6x bar came from an earlier measurement of 1.5x with another loop; the same method as here "
+        "gives hand-written CUDA 1.66x."
     ),
     "lowering": (
         "the pass is linear in the op count (see the plot), and the cost per op is Python building IR. The "
@@ -165,7 +166,7 @@ def markdown(results: dict) -> str:
               "with a NaN-poisoned output before timing (sums: relative L2 error < 1e-5; maxima: exact).", "",
               "Two timings, both CUDA events, both in the same run for every peer:", "",
               "- **steady** (the figures the targets use): median over 5 loops of back-to-back calls that cycle through "
-              "several input sets (≥ 512 MB together, 10x the L2), so no input is read from L2 (METHOD.md: rotate inputs);",
+              "several input sets (≥ 512 MB together, 10x the L2), so no input is read from L2;",
               "- **L2 flushed**: `triton.testing.do_bench` median, which zeroes a 256 MB buffer before every call." + _flush_note(rows), "",
               "Ours is the fastest (steady) of the candidate configurations (G lanes per row, S rows per lane at once, "
               "C 16-byte loads per row per lane in flight, W warps per block, R row steps per warp; U: chunk loop "
