@@ -196,6 +196,15 @@ _MEMO: dict = {}
 _MEMO_LIMIT = 4096
 
 
+def memo_key(op) -> tuple:
+    """What an op's analysis (and its lowering) depends on: its operand types and its
+    attributes, as text."""
+    return (
+        tuple(str(v.type) for v in op.operands),
+        tuple((name, str(attr)) for name, attr in op.attributes.items()),
+    )
+
+
 def analyze(op) -> Analysis:
     """Check one ``tile.reduce`` (an ``ir.Operation`` or OpView) against SPEC 2-5.
 
@@ -204,10 +213,7 @@ def analyze(op) -> Analysis:
     Callers must treat the returned Analysis as read-only.
     """
     op = getattr(op, "operation", op)
-    key = (
-        tuple(str(v.type) for v in op.operands),
-        tuple((name, str(op.attributes[name])) for name in op.attributes),
-    )
+    key = memo_key(op)
     found = _MEMO.get(key)
     if found is None:
         if len(_MEMO) >= _MEMO_LIMIT:

@@ -21,7 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .errors import Decline, DispatchError
+from .errors import Decline, DispatchError, OptionError
+from .options import Options
+from .vocab import Chip
 
 
 @dataclass(frozen=True)
@@ -85,17 +87,17 @@ class DispatchContext:
     """What predicates and implementations may ask about the op's context."""
 
     target: str  # "cuda"
-    chip: str | None  # "sm_90a", from the gpu.module's #nvvm.target or a pass option
+    chip: str | None  # "sm_90a", from the gpu.module's #nvvm.target or the chip option
     analysis: Any = None  # tile_mlir.analysis.Analysis of the op
-    options: dict = field(default_factory=dict)  # pass options (e.g. fold="tree")
+    options: Options = field(default_factory=Options)  # the lowering options (fold, ...)
 
     @property
     def sm(self) -> int | None:
         """The compute capability as an int (90 for sm_90a), if known."""
-        if not self.chip or not self.chip.startswith("sm_"):
+        try:
+            return Chip.parse(self.chip).sm if self.chip else None
+        except OptionError:
             return None
-        digits = "".join(ch for ch in self.chip[3:] if ch.isdigit())
-        return int(digits) if digits else None
 
     def describe(self) -> str:
         return f"target {self.target}" + (f", {self.chip}" if self.chip else "")

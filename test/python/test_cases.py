@@ -226,8 +226,9 @@ def test_replicas_must_be_bit_identical():
     x = np.array([-0.0, 0.0] * 16, np.float32)
     b = perfect_output(case, x, None)
     b[3, 0] = -b[3, 0]
-    (problem,) = case.check(x, None, b)
-    assert "replicas differ" in problem
+    differ, wrong = case.check(x, None, b)
+    assert differ.startswith("dst[0]: replicas differ: 0x0 at 31 place(s)")
+    assert wrong == "dst[0]: expected 0.0, 1 of 32 place(s) wrong, e.g. lane 3 slot 0: got -0.0 (0x80000000)"
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from tile_mlir.dispatch import DispatchContext, cases
 from tile_mlir.interpreter import InterpreterError, interpreted_kernels
 from tile_mlir.ir import find_ops, ir, make_context
 from tile_mlir.lowering import emit
+from tile_mlir.options import Options
 from tile_mlir.passes.tile_lower_reduction import target_of
 from tile_mlir.pipeline import kernel_signatures, lower_tile_ops
 from tile_mlir.testing.cases import ReduceCase, bits
@@ -47,7 +48,7 @@ def verdicts(text, chip_option=None, fold="linear"):
         module = ir.Module.parse(text)
         (op,) = find_ops(module.operation, "tile.reduce")
         target, chip = target_of(op, chip_option)
-        ctx = DispatchContext(target, chip, analyze(op), {"fold": fold})
+        ctx = DispatchContext(target, chip, analyze(op), Options(fold=fold))
         out = {}
         for case in cases("tile.reduce", target):
             results = [(p.name, *p.evaluate(op, ctx)) for p in case.when]

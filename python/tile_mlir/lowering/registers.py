@@ -29,13 +29,14 @@ from mlir.dialects import scf
 
 from ..analysis import ReduceInfo
 from ..ir import ir
+from ..vocab import DEFAULT_FOLD
 from . import emit
 
 
 class Plan:
     """The register iteration space of one op: spatial iters, reduced iters, shapes."""
 
-    def __init__(self, info: ReduceInfo, fold: str = "linear"):
+    def __init__(self, info: ReduceInfo, fold: str = DEFAULT_FOLD):
         src_l, dst_l = info.src_layout, info.dst_layout
         spatial = info.spatial_dims
         self.info = info
@@ -177,7 +178,7 @@ def emit_across_lanes(plan: Plan, dst, src, across: Callable[[list[ir.Value]], l
 def lower_with(op, ctx, rewriter, build: Callable[[Plan, ir.Value, ir.Value], None]) -> None:
     """Build ``build(plan, dst, src)`` in place of ``op`` (at its location, with shared
     constants), then erase ``op``."""
-    plan = Plan(ctx.analysis.info, ctx.options.get("fold", "linear"))
+    plan = Plan(ctx.analysis.info, ctx.options.fold)
     dst, src = op.operands
     with rewriter.ip, op.location, emit.constant_cache():
         build(plan, dst, src)

@@ -40,6 +40,7 @@ from mlir.dialects import arith, scf, vector
 
 from ..dispatch import predicate, register_dispatch
 from ..ir import ir
+from ..vocab import DEFAULT_FOLD
 from . import emit
 from .local import LOCAL_PREDICATES, reduce_info, verdict
 from .registers import Plan, emit_thread_wise, fold_one_registers, lower_with, name
@@ -63,7 +64,7 @@ def sm100_applies(op, ctx):
     elements = math.prod(info.src_layout.shape[d] for d in info.axes)
     if elements < MIN_ELEMENTS:
         problems.append(f"{elements} elements < {MIN_ELEMENTS}")
-    if info.kind == "sum" and ctx.options.get("fold", "linear") != "linear":
+    if info.kind == "sum" and ctx.options.fold != DEFAULT_FOLD:
         problems.append("fold=tree: the packed sum has its own order (even/odd partial sums)")
     return verdict(problems, ctx, MIN_SM)
 

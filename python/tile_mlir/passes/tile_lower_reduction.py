@@ -1,21 +1,33 @@
 """tile-lower-reduction: lower every ``tile.reduce`` through the dispatch registry.
 
-For each op, the target and its ``sm_XX`` come from the enclosing
-``gpu.module``'s ``#nvvm.target`` (or the ``chip`` option), the op is analysed
-once (``tile_mlir.analysis``), and ``tile_mlir.dispatch`` picks the first
-applicable variant. Afterwards no ``tile.reduce`` is left, or the pass has
-failed with one error per unlowered op, listing every variant with its reasons.
+For each op, the target and its ``sm_XX`` come from the enclosing ``gpu.module``'s
+``#nvvm.target`` (or the ``chip`` option), the op is analysed (``tile_mlir.analysis``),
+and ``tile_mlir.dispatch`` picks the first applicable variant. Afterwards no
+``tile.reduce`` is left, or the pass has failed with one error per unlowered op,
+listing every variant with its reasons.
+
+**Each distinct op is lowered once.** What an op lowers to depends only on its operand
+types, its attributes, the chip and the options. So the first op of each kind is lowered
+into a *template*: a detached ``func.func`` whose two arguments stand for dst and src,
+with the op's location left unknown. Every op of that kind, the first included, then
+gets a clone of the template's body in its place: the arguments replaced by the op's
+operands, and every location set to the op's own (``name("tile.reduce.fold")`` under it,
+and so on). A module of many identical reduces so costs one lowering and a copy per op.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from mlir import rewrite
+from mlir.dialects import func
 
 from .. import lowering  # noqa: F401  (registers the variants)
-from ..analysis import analyze
+from ..analysis import analyze, memo_key
 from ..dispatch import DispatchContext, DispatchError, dispatch
+from ..ir import ir
+from ..options import HELP, Options
 from . import PassInfo, register
 from .tile_verify import emit_errors
 
@@ -38,33 +50,126 @@ def target_of(op, chip_option: str | None) -> tuple[str, str | None]:
     return "cuda", chip_option
 
 
-def _make(chip: str | None = None, fold: str = "linear"):
-    if fold not in ("linear", "tree"):
-        raise ValueError(f"tile-lower-reduction: fold must be linear or tree, got {fold!r}")
+class _Detached:
+    """The rewriter a template is built with: inserts before the stand-in op, and erases
+    it like any op (the template is no pattern driver's business)."""
+
+    def __init__(self, standin: ir.Operation):
+        self.ip = ir.InsertionPoint(standin)
+
+    @staticmethod
+    def erase_op(op) -> None:
+        op.erase()
+
+
+@dataclass
+class _Template:
+    """One lowering, ready to copy: a detached function whose arguments are (dst, src)."""
+
+    module: ir.Module  # keeps the function alive
+    function: ir.Operation
+    # Per top-level op of the body (the terminator excluded): its location's names,
+    # outermost first (() for the op's own location), and the same for the ops nested
+    # in it, in walk order.
+    names: list[tuple[tuple[str, ...], list[tuple[str, ...]]]]
+
+    @classmethod
+    def build(cls, op: ir.Operation, ctx: DispatchContext) -> "_Template":
+        """Lower a stand-in copy of ``op`` (its location unknown) into a new template.
+        Raises DispatchError as ``dispatch`` does."""
+        unknown = ir.Location.unknown(op.context)
+        module = ir.Module.create(unknown)
+        with ir.InsertionPoint(module.body), unknown:
+            fn = func.FuncOp("tile_reduce_template", ([v.type for v in op.operands], []))
+            block = fn.add_entry_block()
+            with ir.InsertionPoint(block):
+                func.ReturnOp([])
+            standin = op.clone(ip=ir.InsertionPoint.at_block_begin(block))
+            standin.location = unknown
+            for i, arg in enumerate(block.arguments):
+                standin.operands[i] = arg
+            forced = ctx.analysis.info.dispatch if ctx.analysis.info else None
+            dispatch("tile.reduce", standin, ctx, _Detached(standin), forced=forced)
+        body = list(block.operations)[:-1]
+        names = [(_loc_name(o), [_loc_name(n) for n in _nested(o)]) for o in body]
+        return cls(module, fn.operation, names)
+
+    def instantiate(self, op: ir.Operation) -> None:
+        """Put a copy of the body before ``op``, on ``op``'s operands and location."""
+        clone = self.function.clone(ip=ir.InsertionPoint(op))
+        block = clone.regions[0].blocks[0]
+        for arg, operand in zip(block.arguments, op.operands):
+            arg.replace_all_uses_with(operand)
+        here = op.location
+        locations = {(): here}
+
+        def at(names: tuple[str, ...]) -> ir.Location:
+            if names not in locations:
+                locations[names] = ir.Location.name(names[0], childLoc=at(names[1:]))
+            return locations[names]
+
+        for new, (names, nested) in zip(list(block.operations), self.names):
+            new.move_before(op)
+            new.location = at(names)
+            if nested:
+                for inner, inner_names in zip(_nested(new), nested):
+                    inner.location = at(inner_names)
+        clone.erase()
+
+
+def _nested(op: ir.Operation) -> list[ir.Operation]:
+    """The ops inside ``op``'s regions, in walk order (``op`` itself excluded)."""
+    out = []
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                out.append(inner.operation)
+                out.extend(_nested(inner.operation))
+    return out
+
+
+def _loc_name(op: ir.Operation) -> tuple[str, ...]:
+    """The names a template op's location wraps around the op's own (unknown) location,
+    outermost first."""
+    names, loc = [], op.location
+    while loc.is_a_name():
+        names.append(loc.name_str)
+        loc = loc.child_loc
+    return tuple(names)
+
+
+def _make(**options):
+    opts = Options.from_mapping(options)
 
     def lower(op, rewriter):
         op = op.operation
         try:
-            target, op_chip = target_of(op, chip)
-            analysis = analyze(op)
-            ctx = DispatchContext(target, op_chip, analysis, {"fold": fold})
-            dispatch("tile.reduce", op, ctx, rewriter, forced=analysis.info.dispatch if analysis.info else None)
+            target, chip = target_of(op, opts.chip)
+            key = (memo_key(op), target, chip)
+            if key not in templates:
+                ctx = DispatchContext(target, chip, analyze(op), opts)
+                templates[key] = _Template.build(op, ctx)
+            templates[key].instantiate(op)
         except DispatchError as e:
             emit_errors(op, [str(e)])
         except Exception as e:  # a bug in a variant: a diagnostic, never a traceback
             emit_errors(op, [f"internal error in tile-lower-reduction: {type(e).__name__}: {e}"])
         else:
+            rewriter.erase_op(op)
             return None
         failures.append(op)
         return True  # no match: the op stays, and the pass fails below
 
     failures: list = []
+    templates: dict = {}
 
     def run(root, pass_):
         failures.clear()
+        templates.clear()
         patterns = rewrite.RewritePatternSet()
         patterns.add("tile.reduce", lower)
         rewrite.walk_and_apply_patterns(root, patterns.freeze())
+        templates.clear()
         if failures:
             pass_.signal_pass_failure()
 
@@ -76,9 +181,6 @@ register(
         "tile-lower-reduction",
         "Lower tile.reduce to scf loops and gpu.shuffle butterflies through the dispatch registry",
         _make,
-        {
-            "chip": "the sm_XX to dispatch for where no enclosing gpu.module names one",
-            "fold": "the in-thread fold order: linear (default) or tree",
-        },
+        HELP,
     )
 )
