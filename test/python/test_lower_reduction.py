@@ -5,7 +5,6 @@ on each op's own operands, with each op's own location."""
 import re
 
 from mlir.passmanager import PassManager
-
 from tile_mlir.ir import ir, make_context
 from tile_mlir.passes import add_pass
 
@@ -60,7 +59,7 @@ def test_each_copy_reads_its_own_operands():
 
 def test_each_copy_carries_its_own_location():
     asm = _lower(_module([("a", "y", R4, R4, WARP), ("b", "z", R4, R4, WARP)]))
-    aliases = dict(re.findall(r"^(#loc\d*) = (loc\(.*\))$", asm, re.M))
+    aliases = dict(re.findall(r"^(#loc\d*) = (loc\(.*\))$", asm, re.MULTILINE))
 
     def line_of(ref: str) -> int:
         text = aliases.get(ref, ref)

@@ -62,7 +62,7 @@ from functools import cached_property
 import numpy as np
 
 from ..layout import Place, TileLayout
-from ..vocab import DTYPES, FLOAT_DTYPES, KINDS, SCOPE_THREADS, WARP_SIZE  # noqa: F401
+from ..vocab import DTYPES, FLOAT_DTYPES, KINDS, SCOPE_THREADS, WARP_SIZE
 
 # How each dtype sits in a numpy array, and the unsigned type of its bits.
 _STORAGE = {
@@ -180,7 +180,7 @@ class ReduceCase:
         dt, threads = self.dtype, self.threads()
         a_type = f"memref<{threads}x{math.prod(self.src_shape)}x{dt}>"
         b_type = f"memref<{threads}x{math.prod(self.dst_shape)}x{dt}>"
-        src_type, dst_type = _private(self.src_shape, dt), _private(self.dst_shape, dt)
+        src_type, dst_type = private_type(self.src_shape, dt), private_type(self.dst_shape, dt)
         n_consts = max(math.prod(self.src_shape), math.prod(self.dst_shape))
         attrs = [
             f'kind = "{self.kind}"',
@@ -466,7 +466,7 @@ def _random_values(rng, shape, dtype: str) -> np.ndarray:
     return (magnitude * rng.choice([-1, 1], shape)).astype(storage_dtype(dtype))
 
 
-def _private(shape, dtype: str) -> str:
+def private_type(shape, dtype: str) -> str:
     return f"memref<{'x'.join(map(str, shape))}x{dtype}, #gpu.address_space<private>>"
 
 

@@ -2,18 +2,21 @@
 
 ``random_case(rng)`` draws one valid configuration from a ``random.Random``:
 
-* the exec scope, thread or warp; a kind; a dtype; accum or not;
-* a src layout of rank 1-3: at warp scope every lane bit goes to a random dim
-  (split into ``laneid`` iters), to the src replica, or stays unused; every dim
-  gets 0-2 register iters of extent 1-4, the iters of a dim in random order, and
-  the register strides are row-major over a random permutation of the register
-  iters (sometimes with a gap, so span > size);
+* the exec scope, thread, warp or warpgroup; a kind; a dtype; accum or not;
+* a src layout of rank 1-3: every thread bit of the scope (lane bits 0-4 at warp
+  scope, thread bits 0-6 at warpgroup scope) goes to a random dim (split into
+  ``laneid``, ``wid_in_wg`` or ``tid_in_wg`` iters), to the src replica, or stays
+  unused; reduced dims get thread bits at warp scope only; sometimes a kept dim gets a
+  lane iter of 3, 5, 6 or 7 lanes on free bits; every dim gets 0-2 register iters of
+  extent 1-4, the iters of a dim in random order, and the register strides are
+  row-major over a random permutation of the register iters (sometimes with a gap, so
+  span > size); sometimes a register replica on slots past the span;
 * the reduced axes, a random non-empty set, each written positive or negative,
   sometimes twice;
-* the dst layout that SPEC section 5 asks for: the kept dims with the same thread
-  iters and register extents (its own compact random strides), the reduced dims
-  dropped or kept with extent 1, replicated over the src replica bits and the
-  reduced lane bits;
+* the dst layout the rules ask for: the kept dims with the same thread iters and
+  register extents (its own compact random strides), each reduced dim dropped or kept
+  with extent 1 on its own, replicated over the src replica bits and the reduced lane
+  bits, sometimes with a register replica;
 * at thread scope, half the cases have no layouts at all (multi-dim memrefs).
 
 The property test ``test/python/test_differential.py`` feeds it hypothesis's
@@ -49,22 +52,45 @@ from pathlib import Path
 import numpy as np
 
 from ..layout import Iter, TileLayout
+from ..vocab import LANE_BITS
 from .cases import DTYPES, KINDS, ReduceCase
 
 MAX_REGISTERS = 64  # registers per thread in one random src tile
 
 
-def _lane_iters(bits: list[int], rng: random.Random) -> list[Iter]:
-    """``laneid`` iters moving exactly ``bits``: runs of consecutive bits, split at random."""
-    iters, run = [], []
+def _thread_iters(bits: list[int], scope: str, rng: random.Random) -> list[Iter]:
+    """Thread iters moving exactly ``bits`` of the thread index: runs of consecutive bits,
+    split at random. At warp scope they are ``laneid`` iters; at warpgroup scope a run
+    is ``tid_in_wg``, or ``laneid`` below bit 5 and ``wid_in_wg`` from bit 5 up."""
+    runs, run = [], []
     for b in sorted(bits):
-        if run and (b != run[-1] + 1 or rng.random() < 0.3):
-            iters.append(run)
+        if run and (b != run[-1] + 1 or rng.random() < 0.3 or (b == LANE_BITS and scope == "warpgroup")):
+            runs.append(run)
             run = []
         run.append(b)
     if run:
-        iters.append(run)
-    return [Iter(1 << len(r), 1 << r[0], "laneid") for r in iters]
+        runs.append(run)
+    iters = []
+    for r in runs:
+        if scope == "warpgroup" and rng.random() < 0.5:
+            iters.append(Iter(1 << len(r), 1 << r[0], "tid_in_wg"))
+        elif r[0] >= LANE_BITS:
+            iters.append(Iter(1 << len(r), 1 << (r[0] - LANE_BITS), "wid_in_wg"))
+        else:
+            iters.append(Iter(1 << len(r), 1 << r[0], "laneid"))
+    return iters
+
+
+def _uneven_lane_iter(free: list[int], rng: random.Random) -> tuple[Iter, list[int]] | None:
+    """A ``laneid`` iter of a non-power-of-two extent on two or three consecutive free lane
+    bits, and the bits it takes; None when no such run is free."""
+    starts = [b for b in free if b + 1 in free and b + 1 < LANE_BITS]
+    if not starts:
+        return None
+    b = rng.choice(starts)
+    width = 3 if b + 2 in free and b + 2 < LANE_BITS and rng.random() < 0.5 else 2
+    extent = rng.choice([e for e in range(1 << (width - 1), 1 << width) if e & (e - 1) and e > 2])
+    return Iter(extent, 1 << b, "laneid"), list(range(b, b + width))
 
 
 def _assign_strides(dims: list[list[Iter]], rng: random.Random, gap: bool) -> list[list[Iter]]:
@@ -82,37 +108,54 @@ def _assign_strides(dims: list[list[Iter]], rng: random.Random, gap: bool) -> li
     return out
 
 
+def _with_register_replica(layout: TileLayout, rng: random.Random) -> TileLayout:
+    """Sometimes: the same layout with a register replica on slots past its span."""
+    if rng.random() >= 0.2:
+        return layout
+    copies = Iter(rng.choice((2, 3)), layout.span + rng.choice((0, 0, 1)), "m")
+    return TileLayout(layout.shard, (*layout.replica, copies))
+
+
 def random_case(rng: random.Random, name: str = "diff") -> ReduceCase:
     """One valid random configuration (module docstring)."""
-    scope = rng.choice(("thread", "warp"))
+    scope = rng.choice(("thread", "warp", "warp", "warpgroup"))
     kind, dtype, accum = rng.choice(KINDS), rng.choice(DTYPES), rng.random() < 0.5
     rank = rng.randint(1, 3)
     axes_set = sorted(rng.sample(range(rank), rng.randint(1, rank)))
     axes = [a - rank if rng.random() < 0.5 else a for a in axes_set]
     if rng.random() < 0.2:
         axes.append(rng.choice(axes))  # duplicates collapse
-    keep = rng.random() < 0.3  # keep reduced dims with extent 1
+    # Each reduced dim is kept with extent 1 or dropped, on its own.
+    keep = {d for d in axes_set if rng.random() < 0.3}
 
     if scope == "thread" and rng.random() < 0.5:
         shape = tuple(rng.randint(1, 4) for _ in range(rank))
-        dst = tuple(1 if d in axes_set else e for d, e in enumerate(shape)) if keep else tuple(
-            e for d, e in enumerate(shape) if d not in axes_set
-        )
+        dst = tuple(1 if d in keep else e for d, e in enumerate(shape) if d not in axes_set or d in keep)
         return ReduceCase(name, kind, dtype, scope, tuple(axes), accum, shape, dst or (1,))
 
-    # The src layout: lane bits, then register iters, in a random order per dim.
+    # The src layout: thread bits, then register iters, in a random order per dim.
+    # Reduced dims get thread bits at warp scope only (warpgroup reduces within a thread).
     dims: list[list[Iter]] = [[] for _ in range(rank)]
     replica_bits: list[int] = []
-    if scope == "warp":
-        owner: dict[int, list[int]] = {}
-        for b in range(5):
-            choice = rng.choice([*range(rank), *range(rank), "replica", "unused"])
-            if choice == "replica":
-                replica_bits.append(b)
-            elif choice != "unused":
-                owner.setdefault(choice, []).append(b)
-        for d, bits in owner.items():
-            dims[d] += _lane_iters(bits, rng)
+    nbits = {"thread": 0, "warp": LANE_BITS, "warpgroup": LANE_BITS + 2}[scope]
+    kept = [d for d in range(rank) if d not in axes_set]
+    movers = list(range(rank)) if scope == "warp" else kept
+    owner: dict[int, list[int]] = {}
+    free = []
+    for b in range(nbits):
+        choice = rng.choice([*movers, *movers, "replica", "unused"])
+        if choice == "replica":
+            replica_bits.append(b)
+        elif choice == "unused":
+            free.append(b)
+        else:
+            owner.setdefault(choice, []).append(b)
+    for d, bits in owner.items():
+        dims[d] += _thread_iters(bits, scope, rng)
+    if scope == "warp" and kept and rng.random() < 0.3:
+        uneven = _uneven_lane_iter(free, rng)  # rows on 3, 5, 6 or 7 lanes
+        if uneven:
+            dims[rng.choice(kept)].append(uneven[0])
     budget = MAX_REGISTERS
     for d in range(rank):
         for _ in range(rng.randint(0 if dims[d] else 1, 2)):
@@ -121,20 +164,23 @@ def random_case(rng: random.Random, name: str = "diff") -> ReduceCase:
             dims[d].append(Iter(extent, 1, "m"))
         rng.shuffle(dims[d])
     dims = _assign_strides(dims, rng, gap=True)
-    src = TileLayout(tuple(map(tuple, dims)), tuple(_lane_iters(replica_bits, rng)))
+    src = TileLayout(tuple(map(tuple, dims)), tuple(_thread_iters(replica_bits, scope, rng)))
+    src = _with_register_replica(src, rng)
 
-    # The dst layout SPEC 5 asks for.
+    # The dst layout the rules ask for: the kept dims on the same threads with the same
+    # register extents (compact strides of its own), each reduced dim dropped or kept
+    # with extent 1, replicated over the src replica bits and the reduced thread bits.
     reduced_bits = sorted(int(math.log2(it.stride)) + k for d in axes_set for it in dims[d]
                           if it.axis == "laneid" for k in range(int(math.log2(it.extent))))
     dst_dims = []
     for d in range(rank):
-        if d in axes_set:
-            if keep:
-                dst_dims.append([Iter(1, 1, "m")])
-        else:
+        if d in keep:
+            dst_dims.append([Iter(1, 1, "m")])
+        elif d not in axes_set:
             dst_dims.append(list(dims[d]))
     dst_dims = _assign_strides(dst_dims, rng, gap=False) if dst_dims else [[Iter(1, 1, "m")]]
-    dst = TileLayout(tuple(map(tuple, dst_dims)), tuple(_lane_iters(replica_bits + reduced_bits, rng)))
+    dst = TileLayout(tuple(map(tuple, dst_dims)), tuple(_thread_iters(replica_bits + reduced_bits, scope, rng)))
+    dst = _with_register_replica(dst, rng)
     return ReduceCase(
         name, kind, dtype, scope, tuple(axes), accum, (max(src.span, 1),), (max(dst.span, 1),),
         str(src), str(dst),

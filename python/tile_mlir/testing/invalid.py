@@ -1,0 +1,249 @@
+"""Random invalid ``tile.reduce`` ops, each breaking exactly one rule.
+
+``random_invalid_case(rng)`` draws a valid configuration (``differential.random_case``)
+and breaks one rule of docs/spec.md in it, chosen at random among the rules that apply
+to that configuration. It returns an ``InvalidCase``: the rule's name, the op as a
+complete ``func.func`` (the op on line 2, column 3), and a fragment that the diagnostic
+must contain. ``test/python/test_invalid.py`` checks that every one is rejected by
+``tile-verify`` with that diagnostic, at the op's own location.
+
+Nothing here imports MLIR.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+from ..layout import Iter, TileLayout
+from ..vocab import AXIS_LIMITS, REDUCE_ATTRIBUTES
+
+REQUIRED = ("kind", "exec_scope")  # the dialect (IRDL) requires these; see the parser's message
+from .cases import ReduceCase, private_type
+from .differential import random_case
+
+
+@dataclass(frozen=True)
+class InvalidCase:
+    rule: str  # which rule is broken
+    text: str  # a func.func holding the op, on line 2 at column 3
+    expected: str  # a fragment of the diagnostic that names the broken rule
+
+
+@dataclass
+class _Op:
+    """A tile.reduce being broken: its memref types and attributes, as text."""
+
+    dst_type: str
+    src_type: str
+    attrs: dict[str, str]
+    case: ReduceCase
+
+    @classmethod
+    def of(cls, case: ReduceCase) -> _Op:
+        attrs = {
+            "kind": f'"{case.kind}"',
+            "exec_scope": f'"{case.exec_scope}"',
+            "axes": f"array<i64: {', '.join(map(str, case.axes))}>",
+            "accum": "true" if case.accum else "false",
+        }
+        if case.src_layout is not None:
+            attrs["src_layout"] = f'#tile.layout<"{case.src_layout}">'
+            attrs["dst_layout"] = f'#tile.layout<"{case.dst_layout}">'
+        return cls(private_type(case.dst_shape, case.dtype), private_type(case.src_shape, case.dtype), attrs, case)
+
+    def text(self) -> str:
+        attrs = ", ".join(f"{k} = {v}" for k, v in self.attrs.items())
+        return (
+            f"func.func @bad(%dst: {self.dst_type}, %src: {self.src_type}) {{\n"
+            f'  "tile.reduce"(%dst, %src) {{{attrs}}} : ({self.dst_type}, {self.src_type}) -> ()\n'
+            "  return\n}\n"
+        )
+
+    def layout(self, role: str) -> TileLayout:
+        return TileLayout.parse(getattr(self.case, f"{role}_layout"))
+
+    def set_layout(self, role: str, layout: TileLayout | str) -> None:
+        self.attrs[f"{role}_layout"] = f'#tile.layout<"{layout}">'
+
+
+# --- the rules: each breaks one, or returns None when it does not apply -------------------
+
+
+def _misspelled(op: _Op, rng: random.Random):
+    name = rng.choice([a for a in op.attrs if a not in REQUIRED])
+    value = op.attrs.pop(name)
+    i = rng.randrange(len(name))
+    typo = rng.choice([name[:i] + name[i + 1:], name[:i] + name[i] * 2 + name[i + 1:], name + "s"])
+    if typo in REDUCE_ATTRIBUTES or not re.fullmatch(r"[a-z_]+", typo):
+        typo = name.replace("_", "") + "x"
+    op.attrs[typo] = value
+    return f"unknown attribute '{typo}'"
+
+
+_WRONG_TYPES = {
+    "axes": ["0", '"0"', "array<i32: 0>", "[0]"],
+    "accum": ['"true"', "1", "1 : i32"],
+    "src_layout": ['"S[4]"', "4"],
+    "dst_layout": ['"S[1]"', "unit"],
+    "dispatch": ["1", "true"],
+}
+
+
+def _wrong_type(op: _Op, rng: random.Random):
+    name = rng.choice(sorted(_WRONG_TYPES))
+    op.attrs[name] = rng.choice(_WRONG_TYPES[name])
+    return f"{name}: expected"
+
+
+def _axis_out_of_range(op: _Op, rng: random.Random):
+    rank = len(op.case.src_shape) if op.case.src_layout is None else op.layout("src").rank
+    axis = rng.choice([rank, rank + 3, -rank - 1])
+    op.attrs["axes"] = f"array<i64: {axis}>"
+    return f"axes: {axis} is out of range for a rank-{rank} source"
+
+
+def _dtype_mismatch(op: _Op, rng: random.Random):
+    other = "f64" if op.case.dtype != "f64" else "f32"
+    op.dst_type = private_type(op.case.dst_shape, other)
+    return f"dtype mismatch: src={op.case.dtype} dst={other}"
+
+
+def _unsupported_dtype(op: _Op, rng: random.Random):
+    dtype = rng.choice(["i8", "i16", "f8E4M3FN", "i1"])
+    op.dst_type, op.src_type = private_type(op.case.dst_shape, dtype), private_type(op.case.src_shape, dtype)
+    return f"element type {dtype} is not supported"
+
+
+def _dynamic_shape(op: _Op, rng: random.Random):
+    op.src_type = f"memref<?x{op.case.dtype}, #gpu.address_space<private>>"
+    return "src: expected a memref with a static shape"
+
+
+def _memref_too_small(op: _Op, rng: random.Random):
+    if op.case.src_layout is None or op.layout("src").span < 2:
+        return None
+    op.src_type = private_type((op.layout("src").span - 1,), op.case.dtype)
+    return "src: the memref holds"
+
+
+def _replica(op: _Op, role: str, extra: Iter) -> TileLayout:
+    layout = op.layout(role)
+    return TileLayout(layout.shard, (*layout.replica, extra))
+
+
+def _lanes_past_the_warp(op: _Op, rng: random.Random):
+    if op.case.exec_scope == "thread" or op.case.src_layout is None:
+        return None
+    op.set_layout("src", _replica(op, "src", Iter(2, rng.choice([32, 64]), "laneid")))
+    return "src_layout: laneid reaches lane"
+
+
+def _past_the_register_cap(op: _Op, rng: random.Random):
+    if op.case.src_layout is None:
+        return None
+    op.set_layout("src", _replica(op, "src", Iter(2, rng.choice([1024, 5000, 10**12]), "m")))
+    return "src_layout: m reaches register slot"
+
+
+def _beyond_int64(op: _Op, rng: random.Random):
+    if op.case.src_layout is None:
+        return None
+    number = str(rng.choice([2**63, 10**20, 10**30]))
+    text = re.sub(r"^S\[(\(*)\d+", lambda m: f"S[{m.group(1)}{number}", op.case.src_layout)
+    op.set_layout("src", text)
+    return f"{number} does not fit in 64 bits"
+
+
+def _copies_overlap(op: _Op, rng: random.Random):
+    if op.case.src_layout is None:
+        return None
+    role = rng.choice(["src", "dst"])
+    layout = op.layout(role)
+    # An iter that moves an axis once more, without reaching past the axis's limit.
+    movers = [it for dim in layout.shard for it in dim
+              if it.extent > 1 and layout.reach(it.axis) + it.stride < AXIS_LIMITS[it.axis]]
+    if not movers:
+        return None
+    it = rng.choice(movers)
+    op.set_layout(role, _replica(op, role, Iter(2, it.stride, it.axis)))
+    return f"{role}_layout: coordinates"
+
+
+def _dst_shape(op: _Op, rng: random.Random):
+    if op.case.dst_layout is None:
+        shape = (*op.case.dst_shape, 2)
+        op.dst_type = private_type(shape, op.case.dtype)
+        return f"dst shape {_shape(shape)} does not match"
+    dst = op.layout("dst")
+    shard = (*dst.shard, (Iter(2, dst.span, "m"),))
+    op.set_layout("dst", TileLayout(shard, dst.replica))
+    op.dst_type = private_type((dst.span * 2,), op.case.dtype)
+    return "does not match src shape"
+
+
+def _dst_replica(op: _Op, rng: random.Random):
+    if op.case.dst_layout is None:
+        return None
+    dst = op.layout("dst")
+    thread = [it for it in dst.replica if it.axis != "m"]
+    if not thread:
+        return None
+    drop = rng.choice(thread)
+    op.set_layout("dst", TileLayout(dst.shard, tuple(it for it in dst.replica if it is not drop)))
+    return "dst_layout must replicate over thread bits"
+
+
+def _axis_not_in_scope(op: _Op, rng: random.Random):
+    if op.case.src_layout is None:
+        return None
+    axis = {"thread": "laneid", "warp": "wid_in_wg", "warpgroup": "warpid"}[op.case.exec_scope]
+    op.set_layout("src", _replica(op, "src", Iter(2, 2**4, axis) if axis == "laneid" else Iter(1, 1, axis)))
+    return f"src_layout: axis {axis} is not allowed at {op.case.exec_scope} scope"
+
+
+def _memory_space(op: _Op, rng: random.Random):
+    op.src_type = op.src_type.replace("#gpu.address_space<private>", rng.choice(["1", '"regs"']))
+    return "src: memory space"
+
+
+RULES = {
+    "unknown attribute": _misspelled,
+    "attribute type": _wrong_type,
+    "axes in range": _axis_out_of_range,
+    "one element type": _dtype_mismatch,
+    "supported element types": _unsupported_dtype,
+    "static shapes": _dynamic_shape,
+    "memref holds the span": _memref_too_small,
+    "lanes inside the warp": _lanes_past_the_warp,
+    "register cap": _past_the_register_cap,
+    "64-bit integers": _beyond_int64,
+    "no shared places": _copies_overlap,
+    "dst shape": _dst_shape,
+    "dst replicates over the reduced bits": _dst_replica,
+    "axes of the scope": _axis_not_in_scope,
+    "gpu memory spaces": _memory_space,
+}
+
+
+def random_invalid_case(rng: random.Random) -> InvalidCase:
+    """A valid random configuration with exactly one rule broken (module docstring)."""
+    while True:
+        base = random_case(rng, "bad")
+        names = list(RULES)
+        rng.shuffle(names)
+        for rule in names:
+            op = _Op.of(base)
+            expected = RULES[rule](op, rng)
+            if expected is not None:
+                return InvalidCase(rule, op.text(), expected)
+
+
+def valid_text(case: ReduceCase) -> str:
+    """The unbroken op, in the same form (a control for the test)."""
+    return _Op.of(case).text()
+
+
+def _shape(s) -> str:
+    return "(" + ", ".join(map(str, s)) + ")"
