@@ -3,10 +3,10 @@
 // Loaded at run time by tile_mlir (irdl.load_dialects) and, for the cross-check,
 // by upstream `mlir-opt --irdl-file=dialect/tile.irdl.mlir`. Ops print in MLIR's
 // generic form. IRDL checks structure (operand kinds, the two required string
-// enums); the semantic rules of SPEC sections 2-5 live in the `tile-verify` pass.
+// enums); the semantic rules of docs/spec.md live in the `tile-verify` pass.
 irdl.dialect @tile {
   // #tile.layout<"S[(32, 4) : (1@laneid, 1)]">: which lane, warp and register
-  // slot hold each logical element (SPEC section 3). The text is checked by
+  // slot hold each logical element (docs/spec.md, "Tile layouts"). The text is checked by
   // tile-verify, which owns the layout grammar.
   irdl.attribute @layout {
     %spec = irdl.base "#builtin.string"

@@ -1,7 +1,7 @@
 """What a ``tile.reduce`` means: the checked, normalised view of one op.
 
 ``analyze(op)`` reads an op's operands and attributes, checks every rule of
-SPEC sections 2-5 that does not depend on the lowering variant, and returns an
+docs/spec.md (the op, layouts, semantics, exec scopes) that does not depend on the lowering variant, and returns an
 ``Analysis``: either a ``ReduceInfo`` (everything the lowering needs, already
 resolved) or the list of broken rules, each one sentence that names the rule.
 
@@ -206,7 +206,7 @@ def memo_key(op) -> tuple:
 
 
 def analyze(op) -> Analysis:
-    """Check one ``tile.reduce`` (an ``ir.Operation`` or OpView) against SPEC 2-5.
+    """Check one ``tile.reduce`` (an ``ir.Operation`` or OpView) against the rules of docs/spec.md.
 
     The result depends only on the operand types and the attributes, so it is
     memoized on their text: a module of many identical reduces analyses once.

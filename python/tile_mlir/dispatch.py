@@ -1,4 +1,4 @@
-"""The dispatch registry (SPEC section 6), after the seed's design.
+"""The dispatch registry (docs/spec.md, "Dispatch"), after TIRx's design.
 
 A lowering variant registers an implementation for (op name, target) with a
 priority and a list of predicates::

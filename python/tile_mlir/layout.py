@@ -1,9 +1,9 @@
 """Tile layouts: which (lane, warp, register slot) places hold each element of a tile.
 
-This is the model of SPEC section 3. It is pure Python (no MLIR) and immutable, so the
+This is the model of docs/spec.md, "Tile layouts". It is pure Python (no MLIR) and immutable, so the
 dialect, the dispatcher and the lowering can all ask it questions without re-parsing text.
 
-A layout is written in the seed's notation (TIRx ``TileLayout``) with CuTe-style nesting::
+A layout is written in TIRx's ``TileLayout`` notation with CuTe-style nesting::
 
     S[(32, 8) : (1@laneid, 1)]                          32x8, one row per lane, 8 registers
     S[((8, 4), (4, 2)) : ((4@laneid, 2), (1@laneid, 1))]  32x8, mma-accumulator-like
@@ -104,10 +104,10 @@ class TileLayout:
 
     @classmethod
     def parse(cls, text: str) -> TileLayout:
-        """Parse the SPEC section 3 grammar. Raises ``LayoutError``; does not check validity.
+        """Parse the layout grammar (docs/spec.md, "Grammar"). Raises ``LayoutError``; does not check validity.
 
         Besides the grammar, integers may be negative (so that every layout prints to
-        parseable text) and a parenthesised list may end with a comma (the seed writes
+        parseable text) and a parenthesised list may end with a comma (TIRx writes
         ``S[(4,)]``).
         """
         return _Parser(text).layout()

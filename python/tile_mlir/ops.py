@@ -34,7 +34,7 @@ def reduce(
     loc: ir.Location | None = None,
     ip: ir.InsertionPoint | None = None,
 ) -> ir.Operation:
-    """Create ``"tile.reduce"(dst, src)``; omitted attributes take their defaults (SPEC 2)."""
+    """Create ``"tile.reduce"(dst, src)``; omitted attributes take their defaults (docs/spec.md, "Attributes")."""
     attrs = {
         "kind": ir.StringAttr.get(kind),
         "exec_scope": ir.StringAttr.get(exec_scope),

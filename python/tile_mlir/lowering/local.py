@@ -1,6 +1,6 @@
 """The ``local`` variant of ``tile.reduce``: registers in, registers out.
 
-Accepts: both operands in ``#gpu.address_space<private>`` (the seed's ``local``
+Accepts: both operands in ``#gpu.address_space<private>`` (TIRx's ``local``
 scope) and an op that passes every rule of ``tile_mlir.analysis``. At
 warpgroup scope it only reduces within a thread.
 
@@ -8,7 +8,7 @@ The register iteration plan (spatial index ``s``, reduced index ``r``) and the
 in-thread folds live in ``registers.py``, shared with the other register
 variants. The algorithm (docs/lowering-local.md has the generated IR):
 
-1. **thread-wise** (no reduced thread bits): the seed's spatial loop with a
+1. **thread-wise** (no reduced thread bits): TIRx's spatial loop with a
    reduction loop inside: ``for s: acc = src[s, 0]; for r in 1..R: acc = op(acc, src[s, r])``;
    then ``accum`` and the store.
 2. **butterfly** (reduced lane bits ``L``, warp scope): for every dst slot,
@@ -75,7 +75,7 @@ def verdict(problems: list[str], ctx, min_sm: int) -> tuple[bool, str]:
 
 
 def validate_reduction_local(op, ctx):
-    """The op is valid (SPEC 2-5) and needs no cross-warp communication."""
+    """The op is valid (docs/spec.md) and needs no cross-warp communication."""
     analysis = ctx.analysis if ctx.analysis is not None else analyze(op)
     if analysis.errors:
         return False, "; ".join(analysis.errors)

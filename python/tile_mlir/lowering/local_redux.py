@@ -3,8 +3,8 @@
 A higher-priority sibling of ``local`` (priority 15 over 10). Where it applies,
 it replaces ``local``'s 5-step shuffle butterfly with one ``redux.sync``, which
 reduces a 32-bit integer over the whole warp in hardware and leaves the result
-in every lane (sm_80 and newer; about 45 cycles against 146 for the butterfly on
-an H200, FIELD.md).
+in every lane (sm_80 and newer; 44.8 cycles against 146.5 for the butterfly on
+an H200, docs/benchmarks/results.md).
 
 Accepts what ``local`` accepts (its ``storage_scope`` and ``local_valid``
 predicates) and, checked by ``redux_applies``:

@@ -152,7 +152,7 @@ def fold_one_registers(plan: Plan, src, s) -> ir.Value:
 
 
 def emit_thread_wise(plan: Plan, dst, src, fold_one: FoldOne = fold_one_registers) -> None:
-    """The seed's thread-wise shape: a spatial loop (omitted when S == 1) whose body
+    """TIRx's thread-wise shape: a spatial loop (omitted when S == 1) whose body
     folds one dst slot's registers with ``fold_one``, then applies accum and stores."""
     if plan.S == 1:
         finish(plan, dst, 0, fold_one(plan, src, 0))

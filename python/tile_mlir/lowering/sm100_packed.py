@@ -1,4 +1,4 @@
-"""The ``sm100_packed`` variant of ``tile.reduce``: the seed's Blackwell fast path.
+"""The ``sm100_packed`` variant of ``tile.reduce``: TIRx's Blackwell fast path.
 
 Priority 20, above ``local_redux`` (15) and ``local`` (10). It takes the
 thread-wise reductions that ``local`` would fold one element at a time and

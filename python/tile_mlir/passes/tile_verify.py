@@ -1,4 +1,4 @@
-"""tile-verify: check every tile op against the rules of SPEC sections 2-5.
+"""tile-verify: check every tile op against the rules of docs/spec.md.
 
 Each broken rule is one error at the op's location, naming the rule, e.g.
 ``'tile.reduce' op axes: 2 is out of range for a rank-2 source``. The rules
@@ -36,4 +36,4 @@ def _make():
     return run
 
 
-register(PassInfo("tile-verify", "Check tile ops against the semantic rules of SPEC sections 2-5", _make))
+register(PassInfo("tile-verify", "Check tile ops against the semantic rules of docs/spec.md", _make))
