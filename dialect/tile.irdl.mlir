@@ -32,7 +32,8 @@ irdl.dialect @tile {
     %thread = irdl.is "thread"
     %warp = irdl.is "warp"
     %warpgroup = irdl.is "warpgroup"
-    %scope = irdl.any_of(%thread, %warp, %warpgroup)
+    %cta = irdl.is "cta"
+    %scope = irdl.any_of(%thread, %warp, %warpgroup, %cta)
 
     irdl.operands(dst: %dst, src: %src)
     irdl.attributes {"kind" = %kind, "exec_scope" = %scope}

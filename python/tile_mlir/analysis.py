@@ -36,6 +36,7 @@ from .vocab import (
     SCOPE_AXES,
     SCOPE_THREADS,
     SCOPES,
+    WARP_SIZE,
 )
 
 # Where each thread axis's bits start in the thread index.
@@ -86,6 +87,16 @@ class ReduceInfo:
 
     def reduces_across_threads(self) -> bool:
         return bool(self.reduced_thread_bits)
+
+    @property
+    def reduced_lane_bits(self) -> tuple[int, ...]:
+        """The reduced thread bits inside a warp (0..4): a lane butterfly's."""
+        return tuple(b for b in self.reduced_thread_bits if b < LANE_BITS)
+
+    @property
+    def reduced_warp_bits(self) -> tuple[int, ...]:
+        """The reduced thread bits above a warp (5 up): an exchange between warps."""
+        return tuple(b for b in self.reduced_thread_bits if b >= LANE_BITS)
 
 
 @dataclass
@@ -198,11 +209,27 @@ _MEMO_LIMIT = 4096
 
 def memo_key(op) -> tuple:
     """What an op's analysis (and its lowering) depends on: its operand types and its
-    attributes, as text."""
+    attributes, as text, and the block size its function declares."""
     return (
         tuple(str(v.type) for v in op.operands),
         tuple((name, str(attr)) for name, attr in op.attributes.items()),
+        known_block_size(op),
     )
+
+
+def known_block_size(op) -> tuple[int, ...] | None:
+    """The ``known_block_size`` of the enclosing ``gpu.func`` (``gpu.known_block_size``
+    on another function), or None: the launch's block, where the IR fixes it."""
+    parent = op.parent
+    while parent is not None:
+        parent = getattr(parent, "operation", parent)
+        for name in ("known_block_size", "gpu.known_block_size"):
+            if name in parent.attributes:
+                return tuple(ir.DenseI32ArrayAttr(parent.attributes[name]))
+        if parent.name in ("gpu.func", "func.func"):
+            return None
+        parent = parent.parent
+    return None
 
 
 def analyze(op) -> Analysis:
@@ -223,6 +250,32 @@ def analyze(op) -> Analysis:
 
 
 def _analyze(op) -> Analysis:
+    out = _analyze_op(op)
+    if out.info is not None and out.info.exec_scope == "cta":
+        _check_block(out, known_block_size(op))
+    return out
+
+
+def _check_block(out: Analysis, block: tuple[int, ...] | None) -> None:
+    """At cta scope, the layouts' warps are the block's warps: where the function fixes
+    its block size, the two must agree."""
+    if block is None:
+        return
+    threads = 1
+    for extent in block:
+        threads *= extent
+    for name, layout in (("src", out.info.src_layout), ("dst", out.info.dst_layout)):
+        warps = layout.reach("warpid") + 1
+        if warps * WARP_SIZE != threads:
+            out.errors.append(
+                f"{name}_layout spans {warps} warp(s) ({warps * WARP_SIZE} threads), but the block has "
+                f"{threads} threads (known_block_size = {list(block)}): at cta scope they must match"
+            )
+    if out.errors:
+        out.info = None
+
+
+def _analyze_op(op) -> Analysis:
     out = Analysis()
     errors = out.errors
     if len(op.operands) != 2:

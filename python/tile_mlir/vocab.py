@@ -15,7 +15,7 @@ from .errors import OptionError
 # --- tile.reduce ---------------------------------------------------------------------
 
 KINDS = ("sum", "max", "min", "maximum", "minimum")
-SCOPES = ("thread", "warp", "warpgroup")
+SCOPES = ("thread", "warp", "warpgroup", "cta")
 FLOAT_DTYPES = ("f32", "f16", "bf16", "f64")
 INT_DTYPES = ("i32", "i64")
 DTYPES = FLOAT_DTYPES + INT_DTYPES
@@ -30,18 +30,26 @@ WARP_SIZE = 32
 LANE_BITS = 5  # log2(WARP_SIZE): lane indices have bits 0..4
 WARPGROUP_WARPS = 4
 WARPGROUP_SIZE = WARP_SIZE * WARPGROUP_WARPS
+MAX_BLOCK_THREADS = 1024
 
 # The layout axes: ``m`` is the register slot, the others are thread axes.
 AXES = ("m", "laneid", "warpid", "wid_in_wg", "tid_in_wg")
 THREAD_AXES = AXES[1:]
 
-# Threads in one instance of each exec scope, and the layout axes it may use.
-SCOPE_THREADS = {"thread": 1, "warp": WARP_SIZE, "warpgroup": WARPGROUP_SIZE}
+# Threads in one instance of each exec scope (at most, for a cta: the block decides),
+# and the layout axes it may use.
+SCOPE_THREADS = {"thread": 1, "warp": WARP_SIZE, "warpgroup": WARPGROUP_SIZE, "cta": MAX_BLOCK_THREADS}
 SCOPE_AXES = {
     "thread": ("m",),
     "warp": ("m", "laneid"),
     "warpgroup": ("m", "laneid", "wid_in_wg", "tid_in_wg"),
+    "cta": ("m", "laneid", "warpid"),
 }
+
+# Named barriers the lowering uses for warpgroup-scope ops: warpgroup w of a block
+# synchronises its 128 threads on barrier FIRST_NAMED_BARRIER + w (PTX bar.sync id, 128).
+# Barrier 0 is the block's (gpu.barrier, __syncthreads).
+FIRST_NAMED_BARRIER = 8
 
 # The most register slots one thread's tile may span. A larger tile cannot stay in
 # registers (the hardware has 255 32-bit registers per thread), and the lowering
@@ -56,7 +64,7 @@ AXIS_LIMITS = {
     "laneid": WARP_SIZE,
     "wid_in_wg": WARPGROUP_WARPS,
     "tid_in_wg": WARPGROUP_SIZE,
-    "warpid": 1024 // WARP_SIZE,  # a block has at most 1024 threads
+    "warpid": MAX_BLOCK_THREADS // WARP_SIZE,
 }
 
 # --- memory --------------------------------------------------------------------------

@@ -12,10 +12,10 @@ func.func @kind_value(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 
 // -----
 
-// IRDL: cta is not an exec scope of tile.reduce.
+// IRDL: cluster is not an exec scope of tile.reduce.
 func.func @scope_value(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   // expected-error @+1 {{does not satisfy the constraint}}
-  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "cta"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "cluster"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }
 

@@ -63,12 +63,12 @@ func.func @forced_local(%dst: memref<1xf32, #gpu.address_space<private>>, %src: 
 
 // -----
 
-// Cross-warp at warpgroup scope: the reduced dim spans the 128 threads, which
-// needs the shared-memory variant that does not exist yet.
-// CHECK: local (prio=10): rejected: local_valid — reduced dim(s) [0] span threads at warpgroup scope; the local variant reduces within a thread only, and the cross-warp (shared-memory) variant is not implemented
+// Cross-warp at warpgroup scope, with local forced: the reduced dim spans the 128
+// threads, which local (one warp at a time) cannot reduce.
+// CHECK: local (prio=10): rejected: local_valid — reduced thread bits {5, 6} are warp bits: the local variant reduces within a warp (cross_warp exchanges the warps' partials)
 func.func @cross_warp(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<1xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{the cross-warp (shared-memory) variant is not implemented}}
-  "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "warpgroup", axes = array<i64: 0>,
+  // expected-error @+1 {{reduced thread bits {5, 6} are warp bits}}
+  "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "warpgroup", axes = array<i64: 0>, dispatch = "local",
       src_layout = #tile.layout<"S[128 : 1@tid_in_wg]">,
       dst_layout = #tile.layout<"S[1 : 1] + R[128 : 1@tid_in_wg]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
   return

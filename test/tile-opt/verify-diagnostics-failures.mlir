@@ -18,9 +18,9 @@ func.func @wrong_text(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 // -----
 
 // No expectation at all.
-// CHECK: verify-diagnostics-failures.mlir:[[@LINE+2]]:3: error: unexpected error: '"cta"' does not satisfy the constraint
+// CHECK: verify-diagnostics-failures.mlir:[[@LINE+2]]:3: error: unexpected error: '"cluster"' does not satisfy the constraint
 func.func @unexpected(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "cta"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "cluster"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }
 

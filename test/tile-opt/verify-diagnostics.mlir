@@ -14,8 +14,8 @@ func.func @same_line(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<
 
 // @+1: the line below.
 func.func @plus_one(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error@+1 {{'"cta"' does not satisfy the constraint}}
-  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "cta"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  // expected-error@+1 {{'"cluster"' does not satisfy the constraint}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "cluster"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }
 

@@ -26,8 +26,7 @@ from __future__ import annotations
 from ..analysis import ReduceInfo, analyze
 from ..dispatch import predicate, register_dispatch
 from ..ir import ir
-from . import emit
-from .registers import emit_across_lanes, emit_thread_wise, lower_with, name
+from .registers import emit_across_lanes, emit_thread_wise, lane_butterfly, lower_with
 
 # --- predicates ------------------------------------------------------------------------
 
@@ -75,16 +74,15 @@ def verdict(problems: list[str], ctx, min_sm: int) -> tuple[bool, str]:
 
 
 def validate_reduction_local(op, ctx):
-    """The op is valid (docs/spec.md) and needs no cross-warp communication."""
+    """The op is valid (docs/spec.md) and reduces within warps: no reduced warp bits."""
     analysis = ctx.analysis if ctx.analysis is not None else analyze(op)
     if analysis.errors:
         return False, "; ".join(analysis.errors)
-    info = analysis.info
-    if info.exec_scope == "warpgroup" and info.reduces_across_threads():
-        dims = [d for d in info.axes if info.src_layout.thread_iters(d)]
+    warp_bits = analysis.info.reduced_warp_bits
+    if warp_bits:
         return False, (
-            f"reduced dim(s) {dims} span threads at warpgroup scope; the local variant reduces "
-            "within a thread only, and the cross-warp (shared-memory) variant is not implemented"
+            f"reduced thread bits {{{', '.join(map(str, warp_bits))}}} are warp bits: the local "
+            "variant reduces within a warp (cross_warp exchanges the warps' partials)"
         )
     return True, ""
 
@@ -108,15 +106,5 @@ def lower_local(op, ctx, rewriter):
 
 
 def _emit_butterfly(plan, dst, src) -> None:
-    kind, bits = plan.info.kind, plan.info.reduced_thread_bits
-
-    def butterfly(values: list[ir.Value]) -> list[ir.Value]:
-        # Lanes i and i ^ (1 << b) compute op(v_i, v_j) and op(v_j, v_i): identical bits,
-        # since every combine here is commutative on PTX (NaN results are canonical).
-        for b in sorted(bits, reverse=True):
-            with name(f"tile.reduce.butterfly.{1 << b}"):
-                others = emit.shuffle_xor_all(values, 1 << b)
-                values = [emit.combine(kind, v, o) for v, o in zip(values, others)]
-        return values  # an f64 NaN is made canonical by finish(), in every lane alike
-
-    emit_across_lanes(plan, dst, src, butterfly)
+    kind, bits = plan.info.kind, plan.info.reduced_lane_bits
+    emit_across_lanes(plan, dst, src, lambda values: lane_butterfly(kind, values, bits))

@@ -23,7 +23,7 @@ No identity is ever emitted: every fold starts from its first element.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from mlir.dialects import scf
 
@@ -163,6 +163,20 @@ def emit_thread_wise(plan: Plan, dst, src, fold_one: FoldOne = fold_one_register
             s = loop.induction_variable
             finish(plan, dst, s, fold_one(plan, src, s))
             scf.yield_([])
+
+
+def lane_butterfly(kind: str, values: list[ir.Value], bits) -> list[ir.Value]:
+    """Combine each value across the lanes that differ in ``bits``: for each bit b,
+    highest first, ``v = op(v, shuffle xor v, 1 << b)``, the values' shuffles
+    interleaved. Every lane of a group ends with identical bits: lanes i and
+    i ^ (1 << b) compute op(v_i, v_j) and op(v_j, v_i), and every combine here is
+    commutative on PTX (NaN results are canonical; an f64 NaN is made canonical by
+    ``finish``, in every lane alike)."""
+    for b in sorted(bits, reverse=True):
+        with name(f"tile.reduce.butterfly.{1 << b}"):
+            others = emit.shuffle_xor_all(values, 1 << b)
+            values = [emit.combine(kind, v, o) for v, o in zip(values, others)]
+    return values
 
 
 def emit_across_lanes(plan: Plan, dst, src, across: Callable[[list[ir.Value]], list[ir.Value]]) -> None:
