@@ -177,7 +177,7 @@ def _row_case(M: int, N: int, dtype: str, kind: str, triton_kernel) -> dict:
     cands = []
     for cfg in K.row_candidates(M, N, dtype, kind):
         kern = tile_mlir.compile(K.row_reduce(cfg), OPTIONS, backend="cuda")[cfg.name]
-        bound = [kern.bind(xs[i], ys[i], grid=cfg.grid, block=cfg.block) for i in range(nbuf)]
+        bound = [kern.bind(cfg.grid, cfg.block, xs[i], ys[i]) for i in range(nbuf)]
         try:
             checked(f"tile-mlir {cfg.label()}", bound[0])
         except AssertionError as e:
@@ -320,7 +320,7 @@ def bench_launch(n: int = 20000, repeat: int = 5) -> dict:
     kern = tile_mlir.compile(K.launch_probe(), OPTIONS, backend="cuda")["add_one"]
     a = torch.randn(K.LAUNCH_N, device="cuda")
     b = torch.full_like(a, float("nan"))
-    bound = kern.bind(a, b, grid=1, block=K.LAUNCH_N)
+    bound = kern.bind(1, K.LAUNCH_N, a, b)
     bound()
     torch.cuda.synchronize()
     assert torch.equal(b, a + 1), "add_one is wrong"

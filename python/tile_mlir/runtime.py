@@ -212,11 +212,10 @@ class CudaKernel:
     def __repr__(self) -> str:
         return f"<CudaKernel {self.signature.describe()}>"
 
-    def __call__(self, *args, grid=(1, 1, 1), block=(1, 1, 1), shared_mem=0, stream=None):
-        self.launch(grid, block, *args, shared_mem=shared_mem, stream=stream)
-
     def launch(self, grid, block, *args, shared_mem: int = 0, stream=None) -> None:
-        """Launch on ``grid`` x ``block`` (ints or tuples of up to 3)."""
+        """Launch on ``grid`` blocks of ``block`` threads (each an int or a tuple of up to
+        3), with ``shared_mem`` bytes of dynamic shared memory, on ``stream`` (None: the
+        default stream; an int handle, a cuda.core, torch or CuPy stream)."""
         grid, block = dim3(grid, "grid"), dim3(block, "block")
         stream = stream_handle(stream)
         with self._lock:
@@ -232,8 +231,9 @@ class CudaKernel:
                     "cuLaunchKernel",
                 )
 
-    def bind(self, *args, grid, block, shared_mem: int = 0, stream=None) -> "BoundLaunch":
-        """Check and pack ``args`` once; return a zero-argument callable that only launches.
+    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None) -> "BoundLaunch":
+        """Check and pack ``args`` once for a launch on ``grid`` x ``block``; return a
+        zero-argument callable that only launches (the arguments as ``launch`` takes them).
 
         For benchmarks and hot loops. The arguments must be device arrays and scalars
         (a numpy array needs copies around every launch); the callable keeps them alive.

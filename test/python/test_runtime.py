@@ -76,6 +76,14 @@ def test_bad_arguments_raise_launch_error_before_any_cuda_call(kernels, no_drive
         kernels[name].launch(1, 1, *args)
 
 
+def test_one_launch_convention(kernels, fake):
+    """launch(grid, block, *args) is the only way in: a kernel is not callable."""
+    assert not callable(kernels.add_one)
+    with pytest.raises(TypeError, match="not callable"):
+        kernels.add_one(F4.copy(), 1, grid=1, block=1)
+    assert fake.calls == []
+
+
 def test_launch_error_is_a_type_error():
     assert issubclass(LaunchError, TypeError)
 
@@ -283,7 +291,7 @@ def test_kernel_params_are_packed_once_per_kernel(kernels, fake):
 
 def test_bind_packs_once_and_launches_on_each_call(kernels, fake):
     host = np.zeros(4, np.float32)
-    launch = kernels.add_one.bind(DeviceArray(host), 4, grid=3, block=64, stream=9)
+    launch = kernels.add_one.bind(3, 64, DeviceArray(host), 4, stream=9)
     assert "cuLaunchKernel" not in fake.calls
     launch()
     launch()
@@ -297,11 +305,11 @@ def test_bind_packs_once_and_launches_on_each_call(kernels, fake):
 
 def test_bind_refuses_numpy_arrays(kernels, fake):
     with pytest.raises(LaunchError, match="bind\\(\\) takes device arrays and scalars; argument 0"):
-        kernels.add_one.bind(np.zeros(4, np.float32), 4, grid=1, block=1)
+        kernels.add_one.bind(1, 1, np.zeros(4, np.float32), 4)
 
 
 def test_a_bound_launch_that_fails_raises_cuda_error(kernels, fake):
-    launch = kernels.add_one.bind(DeviceArray(np.zeros(4, np.float32)), 4, grid=1, block=1)
+    launch = kernels.add_one.bind(1, 1, DeviceArray(np.zeros(4, np.float32)), 4)
     fake.fail["cuLaunchKernel"] = FakeDriver.CUresult.CUDA_ERROR_LAUNCH_FAILED
     with pytest.raises(CudaError, match="^cuLaunchKernel failed: CUDA_ERROR_LAUNCH_FAILED"):
         launch()
