@@ -13,10 +13,12 @@ A launch, ``kernel.launch(grid, block, *args, shared_mem=0, stream=None)``, in o
 2. The first launch of a kernel of an artifact retains device 0's primary context (the one
    CuPy and torch use too) and loads the artifact's module: the cubin if it was built
    for this device's chip, else the PTX through the driver's JIT.
-3. numpy arrays are copied to fresh device buffers, the kernel is launched, and writeable
-   arrays are copied back (read-only arrays are inputs only); the call returns after the
-   stream has synchronized. Device arrays (``__cuda_array_interface__`` or DLPack: CuPy,
-   torch) are passed by pointer, with no copy and no synchronization.
+3. numpy arrays are copied to fresh device buffers, the kernel is launched, and the
+   buffers are copied back; the call returns after the stream has synchronized. A
+   writeable array receives the result. A read-only array is an input only: if the kernel
+   wrote to it, the launch raises ``LaunchError`` (``arrays.check_unwritten``) rather than
+   lose the result. Device arrays (``__cuda_array_interface__`` or DLPack: CuPy, torch)
+   are passed by pointer, with no copy and no synchronization.
 
 Every driver call goes through ``_check``, which turns its error code into a ``CudaError``
 naming the call.
@@ -29,7 +31,9 @@ import functools
 import threading
 from collections.abc import Mapping
 
-from .arrays import Params, dim3, pack, stream_handle
+import numpy as np
+
+from .arrays import Params, check_unwritten, dim3, pack, stream_handle
 from .cache import Artifact
 from .errors import CudaError, LaunchError, OptionError
 from .signature import KernelSignature
@@ -258,15 +262,20 @@ class CudaKernel:
         return self._function
 
     def _launch_copying(self, function, grid, block, shared_mem, stream, host) -> None:
-        """Copy the numpy arrays in, launch, copy the writeable ones back, synchronize."""
+        """Copy the numpy arrays in, launch, copy them back, synchronize.
+
+        A writeable array gets the device buffer back in place. A read-only one gets it
+        back into a scratch array, to check that the kernel did not write to it
+        (``arrays.check_unwritten``): its result would otherwise be silently lost.
+        """
         driver = _driver()
-        buffers = []  # (array, device pointer)
+        buffers = []  # (index, array, device pointer)
         try:
             for i, array in host:
                 pointer = 0
                 if array.nbytes:
                     pointer = _check(driver.cuMemAlloc(array.nbytes), "cuMemAlloc")
-                    buffers.append((array, pointer))
+                    buffers.append((i, array, pointer))
                     _check(
                         driver.cuMemcpyHtoDAsync(pointer, array.ctypes.data, array.nbytes, stream),
                         "cuMemcpyHtoDAsync",
@@ -278,16 +287,22 @@ class CudaKernel:
                 ),
                 "cuLaunchKernel",
             )
-            for array, pointer in buffers:
-                if array.flags.writeable:
-                    _check(
-                        driver.cuMemcpyDtoHAsync(array.ctypes.data, pointer, array.nbytes, stream),
-                        "cuMemcpyDtoHAsync",
-                    )
+            read_only = []  # (index, array, its buffer after the launch)
+            for i, array, pointer in buffers:
+                target = array
+                if not array.flags.writeable:
+                    target = np.empty_like(array)
+                    read_only.append((i, array, target))
+                _check(
+                    driver.cuMemcpyDtoHAsync(target.ctypes.data, pointer, array.nbytes, stream),
+                    "cuMemcpyDtoHAsync",
+                )
             _check(driver.cuStreamSynchronize(stream), "cuStreamSynchronize")
         finally:
-            for _, pointer in buffers:
+            for _, _, pointer in buffers:
                 driver.cuMemFree(pointer)  # best effort: an error above is the one to report
+        for i, before, after in read_only:
+            check_unwritten(self.name, i, before, after)
 
 
 class BoundLaunch:

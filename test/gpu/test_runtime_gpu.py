@@ -206,6 +206,21 @@ def test_scalar_arguments(kernels):
     np.testing.assert_array_equal(x, expected)
 
 
+def test_read_only_numpy_arrays(kernels):
+    """Read-only arrays are fine as inputs; one the kernel writes is a LaunchError."""
+    rng = np.random.default_rng(10)
+    x, y = random_input(rng, (16, 16)), np.full(N, np.nan, np.float32)
+    x.flags.writeable = False
+    kernels.add_into.launch(GRID, BLOCK, x, y)
+    np.testing.assert_array_equal(y, x.reshape(-1) + np.float32(1))
+    z = random_input(rng)
+    before = z.copy()
+    z.flags.writeable = False
+    with pytest.raises(LaunchError, match="argument 0 is a read-only numpy array, but the kernel wrote to it"):
+        kernels.add_one.launch(GRID, BLOCK, z)
+    np.testing.assert_array_equal(z, before)
+
+
 def test_device_arrays_through_the_cuda_array_interface(kernels):
     rng = np.random.default_rng(4)
     x = random_input(rng, (16, 16))

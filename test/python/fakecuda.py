@@ -23,6 +23,7 @@ SIGS = (
     KernelSignature("add_one", (ArgSpec("memref", "float32", (4,)), ArgSpec("scalar", "int32"))),
     KernelSignature("fill", (ArgSpec("memref", "float32", (2, 2)), ArgSpec("scalar", "float32"))),
     KernelSignature("half", (ArgSpec("memref", "bfloat16", (4,)), ArgSpec("scalar", "bfloat16"))),
+    KernelSignature("add_into", (ArgSpec("memref", "float32", (4,)), ArgSpec("memref", "float32", (4,)))),
 )
 CUBIN = b"\x7fELF fake cubin\x00"  # NUL-terminated so the fake driver can read it back
 PTX = ".version 8.0\n.target sm_90a\n// fake\n"
@@ -64,7 +65,7 @@ class FakeDriver:
         self.launches = []
         self.memory = {}
         self.freed = []
-        self.kernels = {"add_one": self.add_one, "fill": self.fill, "half": lambda p: None}
+        self.kernels = {"add_one": self.add_one, "fill": self.fill, "half": lambda p: None, "add_into": self.add_into}
 
     def _result(self, name, *outputs):
         self.calls.append(name)
@@ -74,6 +75,10 @@ class FakeDriver:
     def add_one(self, params):
         n = param(params, 1, ctypes.c_int32)
         floats_at(param(params, 0, ctypes.c_uint64), 4)[:n] += 1
+
+    def add_into(self, params):  # reads argument 0, writes argument 1
+        x = floats_at(param(params, 0, ctypes.c_uint64), 4)
+        floats_at(param(params, 1, ctypes.c_uint64), 4)[:] = x + 1
 
     def fill(self, params):
         floats_at(param(params, 0, ctypes.c_uint64), 4)[:] = param(params, 1, ctypes.c_float)

@@ -52,7 +52,7 @@ def pipeline(monkeypatch, cache_root):
 
 def test_compile_builds_on_a_miss_and_reads_the_cache_on_a_hit(pipeline, monkeypatch):
     k = api.compile(IR, {"fold": "tree"}, backend="cuda")
-    assert isinstance(k, Kernels) and list(k) == ["add_one", "fill", "half"]
+    assert isinstance(k, Kernels) and list(k) == ["add_one", "fill", "half", "add_into"]
     assert pipeline.builds == [(IR, "sm_90a", "tree")]
     monkeypatch.setitem(sys.modules, "tile_mlir.pipeline", None)  # a hit must not need the compiler
     k = api.compile(IR, Options(fold="tree"), backend="cuda")
@@ -171,7 +171,7 @@ def test_a_gpu_machine_launches_cached_kernels_without_mlir_or_cuda(pipeline, ca
 def test_load_kernel_from_an_artifact_directory(tmp_path, fake):
     fake_artifact().save(tmp_path / "art")
     k = api.load_kernel(tmp_path / "art")
-    assert isinstance(k, Kernels) and list(k) == ["add_one", "fill", "half"]
+    assert isinstance(k, Kernels) and list(k) == ["add_one", "fill", "half", "add_into"]
     one = api.load_kernel(tmp_path / "art", name="fill")
     assert isinstance(one, CudaKernel) and one.name == "fill"
     one.launch(1, 1, DeviceArray(np.zeros(4, np.float32)), 1.0)
@@ -205,7 +205,7 @@ def test_the_package_exports_the_front_door(pipeline):
     """``tile_mlir.compile``/``load_kernel`` are the front door's, imported on first use."""
     assert tile_mlir.compile is api.compile and tile_mlir.load_kernel is api.load_kernel
     assert {"compile", "load_kernel", "Options", "TileError"} <= set(tile_mlir.__all__) <= set(dir(tile_mlir))
-    assert list(tile_mlir.compile(IR, backend="cuda")) == ["add_one", "fill", "half"]
+    assert list(tile_mlir.compile(IR, backend="cuda")) == ["add_one", "fill", "half", "add_into"]
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         tile_mlir.nope
 

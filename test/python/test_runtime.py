@@ -27,8 +27,8 @@ from tile_mlir.runtime import CudaKernel
 
 
 def test_kernels_is_a_mapping_with_attributes(kernels):
-    assert list(kernels) == ["add_one", "fill", "half"]
-    assert len(kernels) == 3
+    assert list(kernels) == ["add_one", "fill", "half", "add_into"]
+    assert len(kernels) == 4
     assert kernels.add_one is kernels["add_one"]
     assert isinstance(kernels.fill, CudaKernel)
     assert kernels.fill.name == "fill" and kernels.fill.signature == SIGS[1]
@@ -223,12 +223,48 @@ def test_a_flat_array_of_the_right_size_is_accepted(kernels, fake):
     np.testing.assert_array_equal(out, [2.5] * 4)
 
 
-def test_read_only_numpy_arrays_are_inputs_only(kernels, fake):
-    x = np.zeros(4, np.float32)
-    x.flags.writeable = False
-    kernels.add_one.launch(1, 1, x, 4)
-    assert "cuMemcpyDtoHAsync" not in fake.calls
+def read_only(array):
+    array.flags.writeable = False
+    return array
+
+
+def test_read_only_numpy_arrays_are_fine_as_inputs(kernels, fake):
+    x = read_only(np.arange(4, dtype=np.float32))
+    y = np.zeros(4, np.float32)
+    kernels.add_into.launch(1, 1, x, y)
+    np.testing.assert_array_equal(y, [1, 2, 3, 4])
+    np.testing.assert_array_equal(x, [0, 1, 2, 3])
+    assert fake.memory == {}
+
+
+def test_a_read_only_numpy_array_the_kernel_writes_is_a_launch_error(kernels, fake):
+    """The kernel's result would be lost: say so, rather than leave the array unwritten."""
+    x = read_only(np.zeros(4, np.float32))
+    with pytest.raises(
+        LaunchError, match=r"kernel add_one: argument 0 is a read-only numpy array, but the kernel wrote to it; pass a writeable"
+    ):
+        kernels.add_one.launch(1, 1, x, 4)
     np.testing.assert_array_equal(x, 0)
+    assert fake.memory == {}  # the device buffers were freed all the same
+    kernels.add_one.launch(1, 1, x, 0)  # a launch that writes nothing to it is fine
+
+
+@pytest.mark.parametrize(
+    "before, after, written",
+    [
+        ([1.0, 2.0], [1.0, 2.0], False),
+        ([1.0, np.nan], [1.0, np.nan], False),  # the same bits: NaN is no change
+        ([0.0, 2.0], [-0.0, 2.0], True),  # equal values, other bits: written
+        ([1.0, 2.0], [1.0, 2.5], True),
+    ],
+)
+def test_check_unwritten_compares_bits(before, after, written):
+    before, after = read_only(np.array(before, np.float32)), np.array(after, np.float32)
+    if written:
+        with pytest.raises(LaunchError, match="kernel k: argument 3 is a read-only numpy array"):
+            arrays.check_unwritten("k", 3, before, after)
+    else:
+        arrays.check_unwritten("k", 3, before, after)
 
 
 def test_device_arrays_are_passed_by_pointer(kernels, fake):
