@@ -54,7 +54,7 @@ def compile(module_or_text, options=None, *, backend: str = "auto", cache: bool 
     """
     options = Options.from_mapping(options)
     backend = choose_backend(backend)
-    text = module_or_text if isinstance(module_or_text, str) else str(module_or_text)
+    text = _text(module_or_text)
 
     if backend == "interpreter":
         from .interpreter import interpreted_kernels
@@ -68,6 +68,18 @@ def compile(module_or_text, options=None, *, backend: str = "auto", cache: bool 
         if cache:
             artifact = _cache.store(text, options, artifact)
     return cuda_kernels(artifact)
+
+
+def _text(module_or_text) -> str:
+    """The IR text to compile: a string as it is; a module (anything with an MLIR
+    ``operation``) printed with its locations, so that a diagnostic names the line that
+    built the op (``tile_mlir.build`` locates each op at its line of Python)."""
+    if isinstance(module_or_text, str):
+        return module_or_text
+    operation = getattr(module_or_text, "operation", None)
+    if hasattr(operation, "get_asm"):
+        return operation.get_asm(enable_debug_info=True)
+    return str(module_or_text)
 
 
 def _build(text: str, options: Options, *, interpret: bool):

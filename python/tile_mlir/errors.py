@@ -16,6 +16,7 @@ __all__ = [
     "Decline",
     "CompileError",
     "UsageError",
+    "BuildError",
     "LaunchError",
     "CudaError",
     "InterpreterError",
@@ -64,6 +65,11 @@ class CompileError(TileError, RuntimeError):
 
 class UsageError(TileError):
     """A bad command line, pipeline or input file for a tool (``tile-opt``)."""
+
+
+class BuildError(TileError, ValueError):
+    """A kernel the Python builder (``tile_mlir.build``) cannot build as asked: repeated
+    argument names, a type that does not parse, a dimension other than x, y or z."""
 
 
 class LaunchError(TileError, TypeError):

@@ -87,6 +87,20 @@ def test_compile_accepts_a_module_object(pipeline):
     assert pipeline.builds[0][0] == IR
 
 
+def test_compile_prints_an_mlir_module_with_its_locations(pipeline):
+    """So that a diagnostic names the line that built the op, not a line of printed text."""
+
+    class Operation:
+        def get_asm(self, enable_debug_info=False):
+            return IR + (" // with locations" if enable_debug_info else "")
+
+    class Module:
+        operation = Operation()
+
+    api.compile(Module(), backend="cuda")
+    assert pipeline.builds[0][0] == IR + " // with locations"
+
+
 def test_compile_rebuilds_a_corrupt_entry(pipeline, cache_root):
     api.compile(IR, backend="cuda")
     (entry,) = [p for p in cache_root.iterdir() if p.name != "by-source"]
