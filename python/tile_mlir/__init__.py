@@ -25,7 +25,7 @@ from .errors import *  # noqa: F401,F403  (TileError and its subclasses)
 from .errors import __all__ as _errors
 from .options import Options
 
-__all__ = ["compile", "load_kernel", "Options", "__version__", *_errors]
+__all__ = ["compile", "load_kernel", "Options", "__version__", *_errors]  # noqa: F405 (compile, load_kernel: __getattr__)
 
 
 # The front door lives in tile_mlir.api, imported on first use (PEP 562), so that

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from . import cache as _cache
 from .cache import Artifact
-from .errors import OptionError
+from .errors import ArtifactError, BindingsTooOld, OptionError
 from .options import Options
 from .runtime import Kernels, cuda_kernels, gpu_available
 from .vocab import DEFAULT_CHIP
@@ -89,7 +89,7 @@ def _build(text: str, options: Options, *, interpret: bool):
     try:
         from .pipeline import build_artifact, lower_tile_ops
     except ImportError as e:
-        raise ImportError(
+        raise BindingsTooOld(
             f"no compiled kernel for this module ({options.spelled() or 'default options'}) in the"
             f" compile cache at {_cache.cache_dir()}, and compiling it needs the MLIR Python bindings ({e})"
         ) from e
@@ -103,19 +103,29 @@ def load_kernel(path, name: str | None = None):
     ``.ptx`` file with ``signatures.json`` beside it. One ``CudaKernel`` if ``name`` is
     given, else all of them as ``Kernels``. A bare cubin is loaded as is, whatever its chip."""
     path = Path(path)
+    if not path.exists():
+        raise ArtifactError(f"{path}: no such artifact directory or file")
     if path.is_dir():
         artifact = Artifact.load(path)
     elif path.suffix in (".cubin", ".ptx"):
-        signatures_path = path.with_name("signatures.json")
-        try:
-            signatures = Artifact.signatures_from_json(signatures_path.read_text())
-        except OSError as e:
-            raise FileNotFoundError(f"{path} needs its launch signatures in {signatures_path}") from e
-        if path.suffix == ".cubin":
-            artifact = Artifact(ptx="", cubin=path.read_bytes(), signatures=signatures, chip="")
-        else:
-            artifact = Artifact(ptx=path.read_text(), cubin=None, signatures=signatures, chip="")
+        artifact = _bare_artifact(path)
     else:
-        raise ValueError(f"{path}: expected an artifact directory, a .cubin or a .ptx file")
+        raise ArtifactError(f"{path}: expected an artifact directory, a .cubin or a .ptx file")
     kernels = cuda_kernels(artifact)
     return kernels if name is None else kernels[name]
+
+
+def _bare_artifact(path: Path) -> Artifact:
+    """A ``.cubin`` or ``.ptx`` file and the ``signatures.json`` beside it, as an artifact
+    of unknown chip."""
+    signatures_path = path.with_name("signatures.json")
+    try:
+        signatures = Artifact.signatures_from_json(signatures_path.read_text())
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ArtifactError(f"{path} needs its launch signatures in {signatures_path} ({e})") from e
+    try:
+        if path.suffix == ".cubin":
+            return Artifact(ptx="", cubin=path.read_bytes(), signatures=signatures, chip="")
+        return Artifact(ptx=path.read_text(), cubin=None, signatures=signatures, chip="")
+    except OSError as e:
+        raise ArtifactError(f"{path}: cannot read it ({e.strerror or e})") from e

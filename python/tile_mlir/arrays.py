@@ -38,6 +38,15 @@ def dim3(value, what: str) -> tuple[int, int, int]:
     return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
 
 
+def shared_bytes(value) -> int:
+    """A launch's dynamic shared memory size: a non-negative int of bytes."""
+    if type(value) is int and value >= 0:  # the common case, fast
+        return value
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
+        raise LaunchError(f"shared_mem must be a non-negative int (bytes), got {value!r}")
+    return int(value)
+
+
 def stream_handle(stream) -> int:
     """A stream as a raw handle, from None (the default stream), an int, a driver
     ``CUstream``, a cuda.core stream (``__cuda_stream__``), a torch stream
@@ -143,7 +152,10 @@ _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 def _dlpack_view(obj, device: int, stream: int, where: str) -> DeviceView:
     # DLPack spells the legacy default stream 1 (0 is reserved as ambiguous).
-    capsule = obj.__dlpack__(stream=stream or 1)
+    try:
+        capsule = obj.__dlpack__(stream=stream or 1)
+    except Exception as e:  # producers raise various errors for what they cannot export
+        raise LaunchError(f"{where}: its __dlpack__ failed: {e}") from e
     tensor = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
     dt = tensor.dtype
     if dt.lanes != 1 or dt.code not in _DL_TYPE_NAMES:
@@ -219,7 +231,10 @@ class Params:
                 raise LaunchError(f"{where}: {value!r} does not fit a {spec.describe()}")
             view[0] = int(value)
         else:
-            view[0] = value
+            try:
+                view[0] = value
+            except OverflowError:  # an int beyond any float
+                raise LaunchError(f"{where}: {value!r} does not fit a {spec.describe()}") from None
 
 
 def pack(sig: KernelSignature, args: tuple, params: Params, stream: int) -> list[tuple[int, np.ndarray]]:

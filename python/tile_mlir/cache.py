@@ -204,7 +204,7 @@ def source_key(ir_text: str, options: Options) -> str:
 def get(key: str) -> Artifact | None:
     """The entry for ``key``, or None; a corrupt entry is removed and counts as a miss."""
     if not _KEY.fullmatch(key):
-        raise ValueError(f"not a cache key: {key!r}")
+        raise ArtifactError(f"not a cache key: {key!r}")
     path = cache_dir() / key
     if not path.exists():
         return None
@@ -222,7 +222,7 @@ def put(key: str, artifact: Artifact) -> Artifact:
     If another writer stored the key first, its entry wins and is returned.
     """
     if not _KEY.fullmatch(key):
-        raise ValueError(f"not a cache key: {key!r}")
+        raise ArtifactError(f"not a cache key: {key!r}")
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     final = root / key

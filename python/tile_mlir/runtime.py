@@ -33,9 +33,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .arrays import Params, check_unwritten, dim3, pack, stream_handle
+from .arrays import Params, check_unwritten, dim3, pack, shared_bytes, stream_handle
 from .cache import Artifact
-from .errors import CudaError, LaunchError, OptionError
+from .errors import ArtifactError, CudaBindingsMissing, CudaError, KernelNotFound, LaunchError, OptionError
 from .signature import KernelSignature
 from .vocab import Chip
 
@@ -57,7 +57,7 @@ def _driver():
     try:
         from cuda.bindings import driver
     except ImportError as e:
-        raise ImportError(
+        raise CudaBindingsMissing(
             "launching kernels on a GPU needs cuda-python: pip install 'cuda-bindings>=13'"
         ) from e
     return driver
@@ -160,7 +160,7 @@ def _module_image(artifact: Artifact, capability: tuple[int, int]) -> bytes:
         return artifact.cubin
     if artifact.ptx:
         return artifact.ptx.encode() + b"\0"
-    raise RuntimeError(
+    raise ArtifactError(
         f"the artifact's cubin is for {artifact.chip}, this GPU is sm_{capability[0]}{capability[1]},"
         " and it has no PTX for the driver to compile"
     )
@@ -221,7 +221,7 @@ class CudaKernel:
         3), with ``shared_mem`` bytes of dynamic shared memory, on ``stream`` (None: the
         default stream; an int handle, a cuda.core, torch or CuPy stream)."""
         grid, block = dim3(grid, "grid"), dim3(block, "block")
-        stream = stream_handle(stream)
+        shared_mem, stream = shared_bytes(shared_mem), stream_handle(stream)
         with self._lock:
             host = pack(self.signature, args, self._params, stream)
             function = self._cu_function()
@@ -243,7 +243,7 @@ class CudaKernel:
         (a numpy array needs copies around every launch); the callable keeps them alive.
         """
         grid, block = dim3(grid, "grid"), dim3(block, "block")
-        handle = stream_handle(stream)
+        shared_mem, handle = shared_bytes(shared_mem), stream_handle(stream)
         params = Params(self.signature)
         host = pack(self.signature, args, params, handle)
         if host:
@@ -335,7 +335,7 @@ class Kernels(Mapping):
         try:
             return self._kernels[name]
         except KeyError:
-            raise KeyError(f"no kernel named {name!r}; there are {sorted(self._kernels)}") from None
+            raise self._not_found(name) from None
 
     def __iter__(self):
         return iter(self._kernels)
@@ -349,7 +349,10 @@ class Kernels(Mapping):
         try:
             return self._kernels[name]
         except KeyError:
-            raise AttributeError(f"no kernel named {name!r}; there are {sorted(self._kernels)}") from None
+            raise self._not_found(name) from None
+
+    def _not_found(self, name) -> KernelNotFound:
+        return KernelNotFound(f"no kernel named {name!r}; there are {sorted(self._kernels)}")
 
     def __dir__(self):
         return [*super().__dir__(), *self._kernels]

@@ -13,10 +13,18 @@ import numpy as np
 import pytest
 
 import tile_mlir
-from fakecuda import CUBIN, PTX, SIGS, DeviceArray, fake_artifact
-from tile_mlir import api
+from fakecuda import CUBIN, PTX, SIGS, DeviceArray, FakeDriver, fake_artifact, install
+from tile_mlir import api, cache, runtime
 from tile_mlir.cache import Artifact
-from tile_mlir.errors import ArtifactError, OptionError
+from tile_mlir.errors import (
+    ArtifactError,
+    BindingsTooOld,
+    CudaBindingsMissing,
+    CudaError,
+    KernelNotFound,
+    LaunchError,
+    OptionError,
+)
 from tile_mlir.options import Options
 from tile_mlir.runtime import CudaKernel, Kernels
 
@@ -119,7 +127,7 @@ def test_compile_without_cache_always_builds(pipeline, cache_root):
 
 def test_compile_misses_without_mlir_say_so(cache_root, monkeypatch):
     monkeypatch.setitem(sys.modules, "tile_mlir.pipeline", None)
-    with pytest.raises(ImportError, match="no compiled kernel for this module .* needs the MLIR Python bindings"):
+    with pytest.raises(BindingsTooOld, match="no compiled kernel for this module .* needs the MLIR Python bindings"):
         api.compile(IR, backend="cuda")
 
 
@@ -168,14 +176,14 @@ def test_a_gpu_machine_launches_cached_kernels_without_mlir_or_cuda(pipeline, ca
             print("LaunchError:", e)
         try:
             k.add_one.launch(1, 1, np.zeros(4, np.float32), 1)
-        except ImportError as e:
-            print("ImportError:", e)
+        except tile_mlir.CudaBindingsMissing as e:
+            print("CudaBindingsMissing:", e)
         print("modules:", sorted(m for m in sys.modules if m.split(".")[0] in ("mlir", "cuda")))
         """
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert "LaunchError: kernel add_one: argument 0 must be float32[4], got shape (5,)" in out
-    assert "ImportError: launching kernels on a GPU needs cuda-python" in out
+    assert "CudaBindingsMissing: launching kernels on a GPU needs cuda-python" in out
     assert "modules: []" in out
 
 
@@ -205,14 +213,95 @@ def test_load_kernel_from_a_file_with_signatures_beside_it(tmp_path, fake, suffi
 
 def test_load_kernel_errors(tmp_path):
     (tmp_path / "kernel.cubin").write_bytes(CUBIN)
-    with pytest.raises(FileNotFoundError, match="needs its launch signatures"):
+    with pytest.raises(ArtifactError, match="needs its launch signatures in .*signatures.json"):
+        api.load_kernel(tmp_path / "kernel.cubin")
+    (tmp_path / "signatures.json").write_text('[{"name": "k"')
+    with pytest.raises(ArtifactError, match="needs its launch signatures"):
         api.load_kernel(tmp_path / "kernel.cubin")
     (tmp_path / "kernel.txt").write_text("")
-    with pytest.raises(ValueError, match="expected an artifact directory"):
+    with pytest.raises(ArtifactError, match="expected an artifact directory"):
         api.load_kernel(tmp_path / "kernel.txt")
+    with pytest.raises(ArtifactError, match="no such artifact directory or file"):
+        api.load_kernel(tmp_path / "missing.cubin")
     (tmp_path / "broken").mkdir()
-    with pytest.raises(ArtifactError):
+    with pytest.raises(ArtifactError, match="unreadable artifact"):
         api.load_kernel(tmp_path / "broken")
+
+
+# --- one error base ----------------------------------------------------------------------
+
+
+def _launch(kernels, *args, **kw):
+    return lambda: kernels.add_one.launch(1, 1, *args, **kw)
+
+
+def _without_cuda_python(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cuda.bindings", None)
+    runtime._driver.cache_clear()
+    return runtime._driver
+
+
+def _read_only(array):
+    array.flags.writeable = False
+    return array
+
+
+def _cubin_for_another_gpu(monkeypatch):
+    install(monkeypatch, FakeDriver(capability=(10, 0)))
+    return _launch(runtime.cuda_kernels(fake_artifact(ptx="")), DeviceArray(np.zeros(4, np.float32)), 1)
+
+
+def _failing_launch(monkeypatch):
+    driver = FakeDriver()
+    driver.fail["cuLaunchKernel"] = FakeDriver.CUresult.CUDA_ERROR_LAUNCH_FAILED
+    install(monkeypatch, driver)
+    return _launch(runtime.cuda_kernels(fake_artifact()), np.zeros(4, np.float32), 1)
+
+
+# name -> (a function of (kernels, tmp_path, monkeypatch) returning the failing call, the class)
+USER_ERRORS = {
+    "a bad backend": (lambda k, t, m: lambda: api.compile(IR, backend="gpu"), OptionError),
+    "options that are not a mapping": (lambda k, t, m: lambda: api.compile(IR, "sm_80"), OptionError),
+    "an unknown option": (lambda k, t, m: lambda: api.compile(IR, {"arch": "sm_80"}), OptionError),
+    "an unknown kernel, as an item": (lambda k, t, m: lambda: k["nope"], KernelNotFound),
+    "an unknown kernel, as an attribute": (lambda k, t, m: lambda: k.nope, KernelNotFound),
+    "load_kernel of a missing path": (lambda k, t, m: lambda: api.load_kernel(t / "nope"), ArtifactError),
+    "load_kernel by an unknown name": (
+        lambda k, t, m: (fake_artifact().save(t / "a"), lambda: api.load_kernel(t / "a", "nope"))[1], KernelNotFound),
+    "not a cache key": (lambda k, t, m: lambda: cache.get("../etc"), ArtifactError),
+    "a cache miss without MLIR": (
+        lambda k, t, m: (m.setitem(sys.modules, "tile_mlir.pipeline", None), lambda: api.compile(IR, backend="cuda"))[1],
+        BindingsTooOld),
+    "a wrong argument": (lambda k, t, m: _launch(k, np.zeros(3, np.float32), 1), LaunchError),
+    "a bad grid": (lambda k, t, m: lambda: k.add_one.launch(0, 1, np.zeros(4, np.float32), 1), LaunchError),
+    "a bad shared_mem": (lambda k, t, m: _launch(k, np.zeros(4, np.float32), 1, shared_mem=-1), LaunchError),
+    "a bad stream": (lambda k, t, m: _launch(k, np.zeros(4, np.float32), 1, stream="s"), LaunchError),
+    "a read-only output": (
+        lambda k, t, m: (install(m, FakeDriver()), _launch(k, _read_only(np.zeros(4, np.float32)), 1))[1], LaunchError),
+    "no cubin for this GPU and no PTX": (lambda k, t, m: _cubin_for_another_gpu(m), ArtifactError),
+    "a failing driver call": (lambda k, t, m: _failing_launch(m), CudaError),
+    "no cuda-python": (lambda k, t, m: _without_cuda_python(m), CudaBindingsMissing),
+}
+
+
+@pytest.mark.parametrize("make, error", USER_ERRORS.values(), ids=USER_ERRORS.keys())
+def test_every_error_of_the_launch_half_is_a_tile_error(make, error, kernels, tmp_path, monkeypatch, cache_root):
+    call = make(kernels, tmp_path, monkeypatch)
+    try:
+        with pytest.raises(tile_mlir.TileError) as info:
+            call()
+    finally:
+        getattr(runtime._driver, "cache_clear", lambda: None)()  # the real one: forget the failed import
+    assert type(info.value) is error, info.value
+    assert isinstance(info.value, getattr(tile_mlir, error.__name__))  # exported at the top
+
+
+def test_kernel_not_found_is_a_key_error_and_an_attribute_error(kernels):
+    assert "nope" not in kernels and kernels.get("nope") is None
+    assert not hasattr(kernels, "nope") and getattr(kernels, "nope", 7) == 7
+    with pytest.raises(KeyError) as info:
+        kernels["nope"]
+    assert str(info.value) == "no kernel named 'nope'; there are ['add_into', 'add_one', 'fill', 'half']"
 
 
 def test_the_package_exports_the_front_door(pipeline):

@@ -18,7 +18,7 @@ import pytest
 
 from fakecuda import CUBIN, PTX, SIGS, DeviceArray, DLPackArray, FakeDriver, TorchLike, fake_artifact, install, param
 from tile_mlir import arrays, runtime
-from tile_mlir.errors import CudaError, LaunchError
+from tile_mlir.errors import ArtifactError, CudaBindingsMissing, CudaError, LaunchError
 from tile_mlir.runtime import CudaKernel
 
 
@@ -54,6 +54,7 @@ BAD_CALLS = {
     "array for a scalar": ("add_one", (F4, F4), "argument 1 is a scalar int32, got an array"),
     "float for an int": ("add_one", (F4, 1.5), "argument 1 is a scalar int32, got float"),
     "int out of range": ("add_one", (F4, 2**31), "argument 1: 2147483648 does not fit a scalar int32"),
+    "int beyond any float": ("fill", (np.zeros(4, np.float32), 10**400), "argument 1: 1000.* does not fit a scalar float32"),
     "list for an array": ("add_one", ([0.0] * 4, 1), r"argument 0 must be float32\[4\]: a numpy array or a CUDA array .* got list"),
     "object for a scalar": ("add_one", (F4, object()), "argument 1 is a scalar int32, got object"),
     "not contiguous": ("add_one", (np.zeros(8, np.float32)[::2], 1), "argument 0 must be C-contiguous"),
@@ -162,7 +163,7 @@ def test_gpu_available_is_false_without_cuda_python(monkeypatch):
     runtime.gpu_available.cache_clear()
     try:
         assert runtime.gpu_available() is False
-        with pytest.raises(ImportError, match="needs cuda-python"):
+        with pytest.raises(CudaBindingsMissing, match="needs cuda-python"):
             runtime._driver()
     finally:
         runtime._driver.cache_clear()
@@ -395,6 +396,6 @@ def test_a_cubin_for_another_chip_falls_back_to_ptx(monkeypatch):
 
 
 def test_no_fitting_cubin_and_no_ptx():
-    with pytest.raises(RuntimeError, match="cubin is for sm_90a, this GPU is sm_100, and it has no PTX"):
+    with pytest.raises(ArtifactError, match="cubin is for sm_90a, this GPU is sm_100, and it has no PTX"):
         runtime._module_image(fake_artifact(ptx=""), (10, 0))
     assert runtime._module_image(fake_artifact(chip=""), (10, 0)) == CUBIN  # unknown chip: tried as is
