@@ -1,7 +1,7 @@
-"""The seed's demonstration, end to end: ``python -m tile_mlir.demo``.
+"""The demonstration, end to end: ``python -m tile_mlir.demo``.
 
-One thread reduces a 4-element f32 register vector to a scalar (SPEC section 8,
-``examples/demo.mlir``). The demo parses and verifies the program, shows the
+One thread reduces a 4-element f32 register vector to a scalar (docs/spec.md, "The
+demonstration"; ``examples/demo.mlir``). The demo parses and verifies the program, shows the
 IR after ``tile-lower-reduction``, lowers it to PTX and (where ptxas is on
 PATH) a cubin, then runs it: on the GPU when one is present, otherwise in the
 CPU interpreter, and checks ``B == sum(A)``.

@@ -31,7 +31,7 @@ from ..options import Options
 from ..vocab import DEFAULT_CHIP
 from .cases import CASES
 
-# The examples (the seed's demonstration among them), so they launch from the cache too.
+# The examples (the demonstration among them), so they launch from the cache too.
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
 
 def prepare_one(text: str, chip: str) -> bool:
