@@ -57,9 +57,9 @@ def compile(module_or_text, options=None, *, backend: str = "auto", cache: bool 
     text = _text(module_or_text)
 
     if backend == "interpreter":
-        from .interpreter import interpreted_kernels
-
         lowered, signatures = _build(text, options, interpret=True)
+        from .interpreter import interpreted_kernels  # MLIR is there: _build needed it
+
         return Kernels(interpreted_kernels(lowered, signatures))
 
     artifact = _cache.lookup(text, options) if cache else None
@@ -89,10 +89,11 @@ def _build(text: str, options: Options, *, interpret: bool):
     try:
         from .pipeline import build_artifact, lower_tile_ops
     except ImportError as e:
-        raise BindingsTooOld(
+        need = "running it in the interpreter needs" if interpret else (
             f"no compiled kernel for this module ({options.spelled() or 'default options'}) in the"
-            f" compile cache at {_cache.cache_dir()}, and compiling it needs the MLIR Python bindings ({e})"
-        ) from e
+            f" compile cache at {_cache.cache_dir()}, and compiling it needs"
+        )
+        raise BindingsTooOld(f"{need} the MLIR Python bindings ({e})") from e
     if interpret:
         return lower_tile_ops(text, fold=options.fold)
     return build_artifact(text, arch=options.chip or DEFAULT_CHIP, fold=options.fold)

@@ -199,10 +199,11 @@ class _CudaModule:
 class CudaKernel:
     """One kernel of a loaded artifact, launched through cuLaunchKernel.
 
-    Arguments follow ``signature``: a numpy array (copied in and back), a device array
-    (``__cuda_array_interface__`` or DLPack, zero copy) for each memref, a Python or
-    numpy scalar for each scalar. A kernel may be launched from several threads; launches
-    of one kernel are serialized while its parameters are packed.
+    Arguments follow ``signature``: for each memref a numpy array (copied in and back; a
+    read-only one is an input only) or a device array (``__cuda_array_interface__`` or
+    DLPack, zero copy), for each scalar a Python or numpy scalar. A kernel may be
+    launched from several threads; launches of one kernel are serialized while its
+    parameters are packed.
     """
 
     def __init__(self, module: _CudaModule, signature: KernelSignature):

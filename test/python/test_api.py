@@ -269,6 +269,9 @@ USER_ERRORS = {
     "load_kernel by an unknown name": (
         lambda k, t, m: (fake_artifact().save(t / "a"), lambda: api.load_kernel(t / "a", "nope"))[1], KernelNotFound),
     "not a cache key": (lambda k, t, m: lambda: cache.get("../etc"), ArtifactError),
+    "the interpreter without MLIR": (
+        lambda k, t, m: (m.setitem(sys.modules, "tile_mlir.pipeline", None), lambda: api.compile(IR, backend="interpreter"))[1],
+        BindingsTooOld),
     "a cache miss without MLIR": (
         lambda k, t, m: (m.setitem(sys.modules, "tile_mlir.pipeline", None), lambda: api.compile(IR, backend="cuda"))[1],
         BindingsTooOld),
