@@ -10,7 +10,7 @@
   iters (sometimes with a gap, so span > size);
 * the reduced axes, a random non-empty set, each written positive or negative,
   sometimes twice;
-* the dst layout that docs/spec.md ("Exec scopes") asks for: the kept dims with the same thread
+* the dst layout that SPEC section 5 asks for: the kept dims with the same thread
   iters and register extents (its own compact random strides), the reduced dims
   dropped or kept with extent 1, replicated over the src replica bits and the
   reduced lane bits;
@@ -123,7 +123,7 @@ def random_case(rng: random.Random, name: str = "diff") -> ReduceCase:
     dims = _assign_strides(dims, rng, gap=True)
     src = TileLayout(tuple(map(tuple, dims)), tuple(_lane_iters(replica_bits, rng)))
 
-    # The dst layout docs/spec.md asks for ("Exec scopes").
+    # The dst layout SPEC 5 asks for.
     reduced_bits = sorted(int(math.log2(it.stride)) + k for d in axes_set for it in dims[d]
                           if it.axis == "laneid" for k in range(int(math.log2(it.extent))))
     dst_dims = []
