@@ -6,12 +6,12 @@ Run it where MLIR and ptxas are (the development machine). It
 
 0. checks small versions of the row-kernel generator in tile-mlir's CPU interpreter;
 1. compiles every kernel ``benchmarks.run`` launches (all row-reduction candidates, the
-   warp-latency kernels, the launch probe) through ``tile_mlir.runtime.compile`` into
+   warp-latency kernels, the launch probe) through ``tile_mlir.compile`` into
    the cache, as ``tile_mlir.testing.prepare`` does for the tests;
 2. records ``ptxas -v`` (registers, stack, spills) of each kernel;
 3. measures compile cost here (benchmark 4): IR -> cubin for the demonstration and a
    row-reduction kernel (``pipeline.build_artifact``, each sample in a fresh process),
-   a cache hit (``runtime.compile`` on a warm cache), and ``tile-lower-reduction`` on
+   a cache hit (``tile_mlir.compile`` on a warm cache), and ``tile-lower-reduction`` on
    modules of 1, 10, 100 and 1000 reduce ops.
 
 Everything goes to ``<cache>/compile.json``, which ``benchmarks.run`` reads on the GPU.
@@ -38,7 +38,7 @@ from . import kernels as K
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CACHE = ROOT / ".tile-cache" / "bench"
-ARCH = "sm_90a"
+CHIP = "sm_90a"
 DEMO = ROOT / "examples" / "demo.mlir"
 
 
@@ -71,11 +71,11 @@ def check_generators(seed: int = 0) -> None:
     """Run CHECKS in tile-mlir's CPU interpreter on fresh random inputs; raise if one is wrong."""
     import numpy as np
 
-    from tile_mlir import runtime
+    import tile_mlir
 
     rng = np.random.default_rng(seed)
     for cfg in CHECKS:
-        kernel = runtime.compile(K.row_reduce(cfg), backend="interpreter")[cfg.name]
+        kernel = tile_mlir.compile(K.row_reduce(cfg), backend="interpreter")[cfg.name]
         x = rng.standard_normal((cfg.M, cfg.N)).astype(np.float32)
         arg = x
         if cfg.dtype == "bf16":  # round to bf16 (truncating is fine here) and pass the bits
@@ -96,11 +96,13 @@ def _use_cache(path: str) -> None:
 
 def _compile_one(text: str) -> dict:
     """Compile into the cache; return ptxas -v's resource line for the kernel."""
-    from tile_mlir import cache, runtime
+    import tile_mlir
+    from tile_mlir import cache
 
-    hit = cache.lookup(text, ARCH, {}) is not None
-    runtime.compile(text, arch=ARCH, backend="cuda")
-    artifact = cache.lookup(text, ARCH, {})
+    options = tile_mlir.Options(chip=CHIP)
+    hit = cache.lookup(text, options) is not None
+    tile_mlir.compile(text, options, backend="cuda")
+    artifact = cache.lookup(text, options)
     return {"built": not hit, **ptxas_resources(artifact.ptx)}
 
 
@@ -112,7 +114,7 @@ def ptxas_resources(ptx: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "k.ptx"
         src.write_text(ptx)
-        err = subprocess.run([ptxas, "-v", f"-arch={ARCH}", "-o", os.devnull, str(src)],
+        err = subprocess.run([ptxas, "-v", f"-arch={CHIP}", "-o", os.devnull, str(src)],
                              capture_output=True, text=True).stderr
     info = {}
     for key, pattern in (("registers", r"Used (\d+) registers"), ("stack", r"(\d+) bytes stack frame"),
@@ -130,9 +132,9 @@ import json, sys, time
 sys.path.insert(0, {python!r})
 from tile_mlir import pipeline                      # imports MLIR: not timed
 text = open({path!r}).read()
-t0 = time.perf_counter(); lowered = pipeline.lower_to_ptx(text, {arch!r})
-t1 = time.perf_counter(); cubin = pipeline.ptx_to_cubin(lowered.ptx, {arch!r})
-t2 = time.perf_counter(); pipeline.build_artifact(text, {arch!r})
+t0 = time.perf_counter(); lowered = pipeline.lower_to_ptx(text, {chip!r})
+t1 = time.perf_counter(); cubin = pipeline.ptx_to_cubin(lowered.ptx, {chip!r})
+t2 = time.perf_counter(); pipeline.build_artifact(text, {chip!r})
 t3 = time.perf_counter()
 print(json.dumps({{"first": t2 - t0, "to_ptx": t1 - t0, "ptxas": t2 - t1, "warm": t3 - t2}}))
 """
@@ -143,7 +145,7 @@ def fresh_build_times(text: str, repeat: int) -> dict:
     the first compile of the process; then a second compile in the same process (warm)."""
     with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
         f.write(text)
-    code = _FRESH.format(python=str(ROOT / "python"), path=f.name, arch=ARCH)
+    code = _FRESH.format(python=str(ROOT / "python"), path=f.name, chip=CHIP)
     samples = [json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                                          text=True).stdout.strip().splitlines()[-1]) for _ in range(repeat)]
     os.unlink(f.name)
@@ -151,17 +153,18 @@ def fresh_build_times(text: str, repeat: int) -> dict:
 
 
 def cache_hit_times(text: str, repeat: int) -> dict:
-    """runtime.compile on a warm cache: the first hit of a fresh process (which also
+    """tile_mlir.compile on a warm cache: the first hit of a fresh process (which also
     fingerprints the compiler: digest of its source, ptxas --version), then later hits."""
     code = f"""
 import json, sys, time, statistics
 sys.path.insert(0, {str(ROOT / 'python')!r})
-from tile_mlir import runtime
+import tile_mlir
 text = open({str(DEMO)!r}).read()
-t0 = time.perf_counter(); runtime.compile(text, arch={ARCH!r}, backend="cuda"); t1 = time.perf_counter()
+options = tile_mlir.Options(chip={CHIP!r})
+t0 = time.perf_counter(); tile_mlir.compile(text, options, backend="cuda"); t1 = time.perf_counter()
 warm = []
 for _ in range(200):
-    a = time.perf_counter(); runtime.compile(text, arch={ARCH!r}, backend="cuda"); warm.append(time.perf_counter() - a)
+    a = time.perf_counter(); tile_mlir.compile(text, options, backend="cuda"); warm.append(time.perf_counter() - a)
 print(json.dumps({{"first": t1 - t0, "warm": statistics.median(warm)}}))
 """
     runs = [json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,

@@ -244,7 +244,7 @@ def markdown(results: dict) -> str:
                 L.append(f"| {label}: IR -> cubin again in the same process | {c['warm']:.1f} |")
         if "cache_hit" in comp:
             c = comp["cache_hit"]
-            L.append(f"| cache hit (`runtime.compile`, warm cache), later hits in a process | {c['warm']:.3f} |")
+            L.append(f"| cache hit (`tile_mlir.compile`, warm cache), later hits in a process | {c['warm']:.3f} |")
             L.append(f"| cache hit, first in a fresh process (fingerprints the compiler: source digest, `ptxas --version`) | {c['first_in_process']:.1f} |")
         if comp.get("lowering_scaling"):
             L += ["", "`tile-lower-reduction` alone (parse not timed) on a module of n warp-scope reduce ops (4 rows x 32 lanes each):", "",

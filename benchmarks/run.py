@@ -28,7 +28,7 @@ from . import kernels as K
 from . import report
 
 ROOT = Path(__file__).resolve().parent.parent
-ARCH = "sm_90a"
+OPTIONS = {"chip": "sm_90a"}  # what benchmarks.prepare compiled with
 
 
 class Log:
@@ -154,7 +154,7 @@ def _steady(fns, target_ms: float = 30.0, repeat: int = 5) -> float:
 
 def _row_case(M: int, N: int, dtype: str, kind: str, triton_kernel) -> dict:
     import torch
-    from tile_mlir import runtime
+    import tile_mlir
 
     tdt = torch.float32 if dtype == "f32" else torch.bfloat16
     nbytes = M * N * (4 if dtype == "f32" else 2)
@@ -176,8 +176,8 @@ def _row_case(M: int, N: int, dtype: str, kind: str, triton_kernel) -> dict:
     # ours: every candidate configuration, checked, then timed; the fastest is reported
     cands = []
     for cfg in K.row_candidates(M, N, dtype, kind):
-        kern = runtime.compile(K.row_reduce(cfg), arch=ARCH, backend="cuda")[cfg.name]
-        bound = [kern.bind(xs[i], ys[i], grid=cfg.grid, block=cfg.block) for i in range(nbuf)]
+        kern = tile_mlir.compile(K.row_reduce(cfg), OPTIONS, backend="cuda")[cfg.name]
+        bound = [kern.bind(cfg.grid, cfg.block, xs[i], ys[i]) for i in range(nbuf)]
         try:
             checked(f"tile-mlir {cfg.label()}", bound[0])
         except AssertionError as e:
@@ -237,9 +237,9 @@ K1, K2 = 100, 1100
 
 def _latency_ours(cfg: K.LatencyConfig) -> dict:
     import torch
-    from tile_mlir import runtime
+    import tile_mlir
 
-    kern = runtime.compile(K.warp_latency(cfg), arch=ARCH, backend="cuda")[cfg.name]
+    kern = tile_mlir.compile(K.warp_latency(cfg), OPTIONS, backend="cuda")[cfg.name]
     n = 32 * cfg.rows
     if cfg.dtype == "f32":
         a = torch.randn(n, device="cuda")
@@ -309,7 +309,7 @@ def bench_launch(n: int = 20000, repeat: int = 5) -> dict:
     import torch
     import triton
     import triton.language as tl
-    from tile_mlir import runtime
+    import tile_mlir
 
     @triton.jit
     def add_one(A, B, BLOCK: tl.constexpr):
@@ -317,10 +317,10 @@ def bench_launch(n: int = 20000, repeat: int = 5) -> dict:
         tl.store(B + i, tl.load(A + i) + 1.0)
 
     log("\n== 3. launch overhead (host wall time per launch of a 2-array kernel, mean of", n, "launches, median of", repeat, ")")
-    kern = runtime.compile(K.launch_probe(), arch=ARCH, backend="cuda")["add_one"]
+    kern = tile_mlir.compile(K.launch_probe(), OPTIONS, backend="cuda")["add_one"]
     a = torch.randn(K.LAUNCH_N, device="cuda")
     b = torch.full_like(a, float("nan"))
-    bound = kern.bind(a, b, grid=1, block=K.LAUNCH_N)
+    bound = kern.bind(1, K.LAUNCH_N, a, b)
     bound()
     torch.cuda.synchronize()
     assert torch.equal(b, a + 1), "add_one is wrong"
@@ -357,6 +357,7 @@ def bench_launch(n: int = 20000, repeat: int = 5) -> dict:
 
 def sass_summary(rows: list[dict]) -> tuple[dict, str]:
     """cuobjdump --dump-sass of the reported kernels: instruction counts, and the text."""
+    import tile_mlir
     from tile_mlir import cache
 
     tool = shutil.which("cuobjdump")
@@ -371,7 +372,7 @@ def sass_summary(rows: list[dict]) -> tuple[dict, str]:
     summary, dump = {}, []
     with tempfile.TemporaryDirectory() as tmp:
         for label, text in texts.items():
-            art = cache.lookup(text, ARCH, {})
+            art = cache.lookup(text, tile_mlir.Options(**OPTIONS))
             path = Path(tmp) / "k.cubin"
             path.write_bytes(art.cubin)
             sass = subprocess.run([tool, "--dump-sass", str(path)], capture_output=True, text=True).stdout

@@ -5,17 +5,17 @@ Layout, under ``cache_dir()``::
     <key>/kernel.ptx          the PTX (always written, possibly empty)
     <key>/kernel.cubin        the cubin, when ptxas was there to make one
     <key>/signatures.json     a list of KernelSignature objects
-    <key>/meta.json           format, arch, sha256 of each file above, and ``Artifact.meta``
+    <key>/meta.json           format, chip, sha256 of each file above, and ``Artifact.meta``
                               (which ``store`` fills with the compiler's toolchain versions)
     by-source/<source key>    a text file naming the <key> last stored for that source
     .tmp-*, .trash-*          entries being written or removed (a crash may leave them;
                               lookups never read them)
 
-Two keys, and why. The full ``key`` is a sha256 over the IR text, the arch, the sorted
-options and the *compiler's* toolchain versions (tile_mlir, the MLIR bindings, ptxas), so
+Two keys, and why. The full ``key`` is a sha256 over the IR text, the compile options
+(``tile_mlir.options.Options``: the chip, the fold) and the *compiler's* toolchain versions (tile_mlir, the MLIR bindings, ptxas), so
 upgrading any of them rebuilds. But a GPU machine has no MLIR, so it cannot know which
 versions the compiling machine had and cannot recompute that key. It uses the
-``source_key`` instead, a sha256 over IR text, arch and options only, through the
+``source_key`` instead, a sha256 over IR text and options only, through the
 ``by-source/`` index that ``store`` writes next to every entry. So:
 
 * ``lookup`` with the compiler installed (the MLIR bindings' distribution is found) uses the
@@ -49,11 +49,12 @@ from pathlib import Path
 
 from . import __version__
 from .errors import ArtifactError
+from .options import Options
 from .signature import KernelSignature
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2  # 2: meta.json says "chip" (1 said "arch")
 _MLIR_DISTRIBUTION = "xtc-mlir-python-bindings"
 _KEY = re.compile(r"[0-9a-f]{64}")
 
@@ -62,14 +63,14 @@ _KEY = re.compile(r"[0-9a-f]{64}")
 class Artifact:
     """What compiling a module produces, and all a launch needs.
 
-    ``arch`` is the target the cubin was built for (``"sm_90a"``); an empty arch means
+    ``chip`` is the chip the cubin was built for (``"sm_90a"``); an empty chip means
     unknown, for a bare cubin loaded from a file. ``meta`` is free-form JSON data.
     """
 
     ptx: str
     cubin: bytes | None
     signatures: tuple[KernelSignature, ...]
-    arch: str
+    chip: str
     meta: dict = field(default_factory=dict)
 
     @staticmethod
@@ -97,7 +98,7 @@ class Artifact:
             (path / name).write_bytes(data)
         meta = {
             "format": FORMAT,
-            "arch": self.arch,
+            "chip": self.chip,
             "files": {name: hashlib.sha256(data).hexdigest() for name, data in files.items()},
             "meta": self.meta,
         }
@@ -122,7 +123,7 @@ class Artifact:
                 ptx=files["kernel.ptx"].decode(),
                 cubin=files.get("kernel.cubin"),
                 signatures=signatures,
-                arch=meta["arch"],
+                chip=meta["chip"],
                 meta=meta["meta"],
             )
         except ArtifactError:
@@ -188,22 +189,22 @@ def _digest(payload: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def key(ir_text: str, arch: str, options: dict, versions: dict | None = None) -> str:
-    """The full cache key: IR, arch, options and toolchain versions (default: this machine's)."""
+def key(ir_text: str, options: Options, versions: dict | None = None) -> str:
+    """The full cache key: IR, options and toolchain versions (default: this machine's)."""
     if versions is None:
         versions = toolchain_versions()
-    return _digest({"ir": ir_text, "arch": arch, "options": options, "toolchain": versions})
+    return _digest({"ir": ir_text, "options": options.as_dict(), "toolchain": versions})
 
 
-def source_key(ir_text: str, arch: str, options: dict) -> str:
-    """The key of the ``by-source/`` index: IR, arch and options, no versions."""
-    return _digest({"source": ir_text, "arch": arch, "options": options})
+def source_key(ir_text: str, options: Options) -> str:
+    """The key of the ``by-source/`` index: IR and options, no versions."""
+    return _digest({"source": ir_text, "options": options.as_dict()})
 
 
 def get(key: str) -> Artifact | None:
     """The entry for ``key``, or None; a corrupt entry is removed and counts as a miss."""
     if not _KEY.fullmatch(key):
-        raise ValueError(f"not a cache key: {key!r}")
+        raise ArtifactError(f"not a cache key: {key!r}")
     path = cache_dir() / key
     if not path.exists():
         return None
@@ -221,7 +222,7 @@ def put(key: str, artifact: Artifact) -> Artifact:
     If another writer stored the key first, its entry wins and is returned.
     """
     if not _KEY.fullmatch(key):
-        raise ValueError(f"not a cache key: {key!r}")
+        raise ArtifactError(f"not a cache key: {key!r}")
     root = cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     final = root / key
@@ -244,30 +245,30 @@ def put(key: str, artifact: Artifact) -> Artifact:
     raise OSError(f"could not store compile-cache entry {final}")
 
 
-def lookup(ir_text: str, arch: str, options: dict) -> Artifact | None:
+def lookup(ir_text: str, options: Options) -> Artifact | None:
     """The cached artifact for this source, by full key if the compiler is here, else by index."""
     versions = toolchain_versions()
     if versions["mlir"] is not None:
-        return get(key(ir_text, arch, options, versions))
+        return get(key(ir_text, options, versions))
     try:
-        indexed = (cache_dir() / "by-source" / source_key(ir_text, arch, options)).read_text()
+        indexed = (cache_dir() / "by-source" / source_key(ir_text, options)).read_text()
     except OSError:
         return None
     return get(indexed) if _KEY.fullmatch(indexed) else None
 
 
-def store(ir_text: str, arch: str, options: dict, artifact: Artifact) -> Artifact:
+def store(ir_text: str, options: Options, artifact: Artifact) -> Artifact:
     """Record this machine's toolchain in the artifact, ``put`` it, and index it by source."""
     versions = toolchain_versions()
     artifact = replace(artifact, meta={**artifact.meta, "toolchain": versions})
-    full = key(ir_text, arch, options, versions)
+    full = key(ir_text, options, versions)
     stored = put(full, artifact)
     index = cache_dir() / "by-source"
     index.mkdir(exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=index)
     with os.fdopen(fd, "w") as f:
         f.write(full)
-    os.replace(tmp, index / source_key(ir_text, arch, options))
+    os.replace(tmp, index / source_key(ir_text, options))
     return stored
 
 

@@ -1,7 +1,7 @@
-"""The seed's demonstration, end to end: ``python -m tile_mlir.demo``.
+"""The demonstration, end to end: ``python -m tile_mlir.demo``.
 
-One thread reduces a 4-element f32 register vector to a scalar (SPEC section 8,
-``examples/demo.mlir``). The demo parses and verifies the program, shows the
+One thread reduces a 4-element f32 register vector to a scalar (docs/spec.md, "The
+demonstration"; ``examples/demo.mlir``). The demo parses and verifies the program, shows the
 IR after ``tile-lower-reduction``, lowers it to PTX and (where ptxas is on
 PATH) a cubin, then runs it: on the GPU when one is present, otherwise in the
 CPU interpreter, and checks ``B == sum(A)``.
@@ -18,6 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
+from . import api
+from .errors import TileError
+from .options import Options
+from .vocab import DEFAULT_CHIP
+
 DEMO = Path(__file__).resolve().parent / "examples" / "demo.mlir"
 
 
@@ -25,7 +30,7 @@ def _section(title: str) -> None:
     print(f"\n== {title} " + "=" * max(0, 70 - len(title)))
 
 
-def _compile_steps(text: str, arch: str) -> None:
+def _compile_steps(text: str, chip: str) -> None:
     """Show the verified input, the lowered IR and the PTX (needs MLIR)."""
     from mlir.passmanager import PassManager
 
@@ -41,34 +46,30 @@ def _compile_steps(text: str, arch: str) -> None:
         pm.run(module.operation)
         _section("after tile-verify, tile-lower-reduction")
         print(module)
-    lowered = lower_to_ptx(text, arch)
-    _section(f"PTX ({arch})")
+    lowered = lower_to_ptx(text, chip)
+    _section(f"PTX ({chip})")
     print(lowered.ptx)
-    cubin = ptx_to_cubin(lowered.ptx, arch)
+    cubin = ptx_to_cubin(lowered.ptx, chip)
     _section("cubin")
-    print(f"{len(cubin)} bytes from ptxas -arch={arch}" if cubin else "ptxas is not on PATH: no cubin")
+    print(f"{len(cubin)} bytes from ptxas -arch={chip}" if cubin else "ptxas is not on PATH: no cubin")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tile_mlir.demo", description=__doc__.split("\n")[0])
-    ap.add_argument("--arch", default="sm_90a")
-    ap.add_argument("--backend", choices=("auto", "cuda", "interpreter"), default="auto")
+    ap.add_argument("--chip", default=DEFAULT_CHIP, help=f"the chip to compile for (default: {DEFAULT_CHIP})")
+    ap.add_argument("--backend", choices=api.BACKENDS, default="auto")
     ap.add_argument("--seed", type=int, default=None, help="RNG seed (default: fresh)")
     args = ap.parse_args(argv)
-
-    from . import runtime
 
     text = DEMO.read_text()
     _section(f"input: {DEMO.name}")
     print(text)
     try:
-        _compile_steps(text, args.arch)
+        _compile_steps(text, args.chip)
     except ImportError:
         print("(the MLIR bindings are not installed: using the compile cache)")
 
-    backend = args.backend
-    if backend == "auto":
-        backend = "cuda" if runtime.gpu_available() else "interpreter"
+    backend = api.choose_backend(args.backend)
     _section(f"run ({backend})")
     if backend == "interpreter":
         print("no GPU here: running the kernel in the CPU interpreter" if args.backend == "auto"
@@ -77,9 +78,9 @@ def main(argv=None) -> int:
     a = rng.uniform(-1, 1, 4).astype(np.float32)
     b = np.full(1, np.nan, np.float32)  # poisoned: a launch that writes nothing fails
     try:
-        kernels = runtime.compile(text, arch=args.arch, backend=backend)
+        kernels = api.compile(text, Options(chip=args.chip), backend=backend)
         kernels.demo.launch(1, 1, a, b)
-    except (runtime.CudaError, runtime.LaunchError, ImportError) as e:
+    except (TileError, ImportError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     expected = np.float32(np.float32(np.float32(a[0] + a[1]) + a[2]) + a[3])

@@ -16,8 +16,11 @@ __all__ = [
     "Decline",
     "CompileError",
     "UsageError",
+    "BuildError",
     "LaunchError",
+    "KernelNotFound",
     "CudaError",
+    "CudaBindingsMissing",
     "InterpreterError",
     "ArtifactError",
     "BindingsTooOld",
@@ -66,8 +69,21 @@ class UsageError(TileError):
     """A bad command line, pipeline or input file for a tool (``tile-opt``)."""
 
 
+class BuildError(TileError, ValueError):
+    """A kernel the Python builder (``tile_mlir.build``) cannot build as asked: repeated
+    argument names, a type that does not parse, a dimension other than x, y or z."""
+
+
 class LaunchError(TileError, TypeError):
     """A launch whose arguments do not fit the kernel's signature."""
+
+
+class KernelNotFound(TileError, KeyError, AttributeError):
+    """A kernel name that the module or artifact does not define; the message lists the
+    names it does. It is a KeyError for ``kernels["name"]`` and an AttributeError for
+    ``kernels.name`` (so ``hasattr`` and ``getattr(kernels, name, default)`` work)."""
+
+    __str__ = Exception.__str__  # the message, not KeyError's quoted repr of it
 
 
 class CudaError(TileError, RuntimeError):
@@ -82,6 +98,11 @@ class CudaError(TileError, RuntimeError):
         self.code = code
 
 
+class CudaBindingsMissing(TileError, ImportError):
+    """cuda-python (``cuda.bindings``) is not installed, so kernels cannot launch on a GPU
+    here; the interpreter backend still runs them."""
+
+
 class InterpreterError(TileError, RuntimeError):
     """The CPU interpreter cannot run a kernel: an unsupported op, an out-of-bounds
     access, a divergent loop bound or warp op... The message names the op and its
@@ -89,7 +110,8 @@ class InterpreterError(TileError, RuntimeError):
 
 
 class ArtifactError(TileError, ValueError):
-    """A saved artifact directory that is incomplete or corrupt."""
+    """An artifact that cannot be used: a saved directory or file that is missing,
+    incomplete or corrupt, one with nothing this GPU can load, or a malformed cache key."""
 
 
 class BindingsTooOld(TileError, ImportError):

@@ -8,6 +8,7 @@ pipeline, the pass, the dispatch context and the lowering's plan read it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 
 from .errors import OptionError
@@ -35,13 +36,17 @@ class Options:
             raise OptionError(f"fold must be {' or '.join(FOLDS)}, got {self.fold!r}")
 
     @classmethod
-    def from_mapping(cls, options: "Options | dict | None") -> "Options":
+    def from_mapping(cls, options: "Options | Mapping | None") -> "Options":
         """An ``Options`` from itself, None (the defaults), or a dict of option strings;
         an unknown name is an OptionError that lists the known ones."""
         if options is None:
             return cls()
         if isinstance(options, cls):
             return options
+        if not isinstance(options, Mapping):
+            raise OptionError(
+                f"options must be a tile_mlir.Options or a dict, got {type(options).__name__} {options!r}"
+            )
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(options) - known)
         if unknown:

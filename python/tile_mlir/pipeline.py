@@ -193,4 +193,4 @@ def build_artifact(text: str, arch: str = "sm_90a", fold: str = "linear"):
 
     lowered = lower_to_ptx(text, arch, fold)
     cubin = ptx_to_cubin(lowered.ptx, arch)
-    return Artifact(ptx=lowered.ptx, cubin=cubin, signatures=lowered.signatures, arch=arch, meta={})
+    return Artifact(ptx=lowered.ptx, cubin=cubin, signatures=lowered.signatures, chip=arch, meta={})

@@ -1,22 +1,24 @@
-"""Compile modules and launch their kernels through cuda-python (``cuda.bindings.driver``).
+"""Launch compiled kernels through cuda-python (``cuda.bindings.driver``).
 
-This module imports neither MLIR nor CUDA when it is imported. ``compile`` imports the
-compiler (``tile_mlir.pipeline``) only on a cache miss, and the driver bindings are
-imported on the first launch, so a GPU machine without MLIR launches cached kernels and
-a machine without CUDA can still compile, cache and check arguments.
+The launch half of tile-mlir: it imports nothing from the compiler (no MLIR), and the
+driver bindings only on the first launch, so a GPU machine without MLIR launches cached
+kernels and a machine without CUDA can still check arguments. ``tile_mlir.compile`` and
+``tile_mlir.load_kernel`` (``tile_mlir.api``) make the ``Kernels`` this module launches.
 
-A launch, in order:
+A launch, ``kernel.launch(grid, block, *args, shared_mem=0, stream=None)``, in order:
 
-1. ``CudaKernel._pack`` checks every argument against the kernel's signature and writes
-   it into the kernel's pre-allocated ``kernelParams`` buffer. This is pure Python; a bad
+1. ``arrays.pack`` checks every argument against the kernel's signature and writes it
+   into the kernel's pre-allocated ``kernelParams`` buffer. This is pure Python; a bad
    argument raises ``LaunchError`` before any driver call.
 2. The first launch of a kernel of an artifact retains device 0's primary context (the one
    CuPy and torch use too) and loads the artifact's module: the cubin if it was built
-   for this device, else the PTX through the driver's JIT.
-3. numpy arrays are copied to fresh device buffers, the kernel is launched, and writeable
-   arrays are copied back (read-only arrays are inputs only); the call returns after the
-   stream has synchronized. Device arrays (``__cuda_array_interface__`` or DLPack: CuPy,
-   torch) are passed by pointer, with no copy and no synchronization.
+   for this device's chip, else the PTX through the driver's JIT.
+3. numpy arrays are copied to fresh device buffers, the kernel is launched, and the
+   buffers are copied back; the call returns after the stream has synchronized. A
+   writeable array receives the result. A read-only array is an input only: if the kernel
+   wrote to it, the launch raises ``LaunchError`` (``arrays.check_unwritten``) rather than
+   lose the result. Device arrays (``__cuda_array_interface__`` or DLPack: CuPy, torch)
+   are passed by pointer, with no copy and no synchronization.
 
 Every driver call goes through ``_check``, which turns its error code into a ``CudaError``
 naming the call.
@@ -26,29 +28,23 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import re
 import threading
 from collections.abc import Mapping
-from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
-from . import cache as _cache
+from .arrays import Params, check_unwritten, dim3, pack, shared_bytes, stream_handle
 from .cache import Artifact
-from .errors import CudaError, LaunchError
-from .signature import ArgSpec, KernelSignature
+from .errors import ArtifactError, CudaBindingsMissing, CudaError, KernelNotFound, LaunchError, OptionError
+from .signature import KernelSignature
+from .vocab import Chip
 
 __all__ = [
-    "CudaError",
     "CudaKernel",
     "BoundLaunch",
     "Kernels",
-    "LaunchError",
-    "compile",
     "cuda_kernels",
     "gpu_available",
-    "load_kernel",
 ]
 
 
@@ -61,7 +57,7 @@ def _driver():
     try:
         from cuda.bindings import driver
     except ImportError as e:
-        raise ImportError(
+        raise CudaBindingsMissing(
             "launching kernels on a GPU needs cuda-python: pip install 'cuda-bindings>=13'"
         ) from e
     return driver
@@ -149,32 +145,23 @@ def _device() -> _Device:
     return _device_state
 
 
-_ARCH = re.compile(r"sm_(\d+)(\d)([af]?)")
-
-
-def _cubin_fits(arch: str, capability: tuple[int, int]) -> bool:
-    """Whether a cubin built for ``arch`` runs on a device of this compute capability.
-
-    An arch-specific target (``sm_90a``) runs only on exactly that capability; a plain
-    (``sm_86``) or family (``sm_100f``) one on the same major with an equal or higher minor.
-    """
-    m = _ARCH.fullmatch(arch)
-    if m is None:
+def _cubin_fits(chip: str, capability: tuple[int, int]) -> bool:
+    """Whether a cubin built for ``chip`` runs on a device of this compute capability
+    (``vocab.Chip.runs_on``); a chip that is not an ``sm_XX`` name fits nothing."""
+    try:
+        return Chip.parse(chip).runs_on(capability)
+    except OptionError:
         return False
-    major, minor = int(m[1]), int(m[2])
-    if m[3] == "a":
-        return (major, minor) == tuple(capability)
-    return major == capability[0] and minor <= capability[1]
 
 
 def _module_image(artifact: Artifact, capability: tuple[int, int]) -> bytes:
-    """What to load: the cubin if it fits (or its arch is unknown), else the PTX to JIT."""
-    if artifact.cubin is not None and (not artifact.arch or _cubin_fits(artifact.arch, capability)):
+    """What to load: the cubin if it fits (or its chip is unknown), else the PTX to JIT."""
+    if artifact.cubin is not None and (not artifact.chip or _cubin_fits(artifact.chip, capability)):
         return artifact.cubin
     if artifact.ptx:
         return artifact.ptx.encode() + b"\0"
-    raise RuntimeError(
-        f"the artifact's cubin is for {artifact.arch}, this GPU is sm_{capability[0]}{capability[1]},"
+    raise ArtifactError(
+        f"the artifact's cubin is for {artifact.chip}, this GPU is sm_{capability[0]}{capability[1]},"
         " and it has no PTX for the driver to compile"
     )
 
@@ -206,211 +193,17 @@ class _CudaModule:
                 pass
 
 
-# --- arguments -----------------------------------------------------------------------
-
-
-def _dim3(value, what: str) -> tuple[int, int, int]:
-    """A grid or block size: an int, or a tuple of 1 to 3 ints, padded with ones."""
-    if type(value) is int and value >= 1:  # the common case, fast
-        return (value, 1, 1)
-    dims = (value,) if isinstance(value, (int, np.integer)) else value
-    try:
-        dims = tuple(dims)
-    except TypeError:
-        dims = ()
-    if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and d >= 1 for d in dims):
-        raise LaunchError(f"{what} must be a positive int or a tuple of 1 to 3, got {value!r}")
-    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
-
-
-def _stream_handle(stream) -> int:
-    """A stream as a raw handle, from None (the default stream), an int, a driver
-    ``CUstream``, a cuda.core stream (``__cuda_stream__``), a torch stream
-    (``.cuda_stream``) or a CuPy stream (``.ptr``)."""
-    if stream is None:
-        return 0
-    if hasattr(stream, "__cuda_stream__"):
-        return int(stream.__cuda_stream__()[1])
-    for attr in ("cuda_stream", "ptr"):
-        if hasattr(stream, attr):
-            return int(getattr(stream, attr))
-    try:
-        return int(stream)
-    except (TypeError, ValueError):
-        raise LaunchError(f"not a CUDA stream: {stream!r}") from None
-
-
-class _DeviceView(NamedTuple):
-    """What a launch needs to know about a device array."""
-
-    pointer: int
-    dtype: str  # numpy dtype name, or "bfloat16"
-    shape: tuple[int, ...]
-    contiguous: bool
-    device: int | None  # CUDA device ordinal, None when the protocol does not say
-
-
-@functools.lru_cache(maxsize=None)
-def _typestr_dtype(typestr: str) -> tuple[str, int]:
-    """(dtype name, itemsize) of a ``__cuda_array_interface__`` typestr.
-
-    torch and ml_dtypes spell bfloat16 ``<V2``, an opaque 2-byte type.
-    """
-    dtype = np.dtype(typestr)
-    return ("bfloat16" if dtype.kind == "V" and dtype.itemsize == 2 else dtype.name), dtype.itemsize
-
-
-def _c_contiguous(shape, strides, itemsize: int) -> bool:
-    expected = itemsize
-    for n, stride in zip(reversed(shape), reversed(strides)):
-        if n != 1 and stride != expected:
-            return False
-        expected *= n
-    return True
-
-
-def _torch_view(tensor) -> _DeviceView:
-    """A torch CUDA tensor, read through its own accessors (faster than its CAI)."""
-    return _DeviceView(
-        tensor.data_ptr(),
-        str(tensor.dtype).removeprefix("torch."),
-        tuple(tensor.shape),
-        tensor.is_contiguous(),
-        tensor.device.index,
-    )
-
-
-def _cai_view(cai: dict, where: str) -> _DeviceView:
-    try:
-        dtype, itemsize = _typestr_dtype(cai["typestr"])
-    except TypeError:
-        raise LaunchError(f"{where}: unknown __cuda_array_interface__ typestr {cai['typestr']!r}") from None
-    shape = tuple(cai["shape"])
-    strides = cai.get("strides")
-    contiguous = strides is None or _c_contiguous(shape, strides, itemsize)
-    return _DeviceView(cai["data"][0] or 0, dtype, shape, contiguous, None)
-
-
-# DLPack, read in place through ctypes (DLPack 0.x "dltensor" capsules; every producer
-# makes one when asked without max_version). The capsule is not consumed: dropping it
-# runs the producer's deleter, and the array argument keeps the memory alive.
-_DL_CUDA, _DL_CUDA_MANAGED = 2, 13
-_DL_TYPE_NAMES = {0: "int{}", 1: "uint{}", 2: "float{}", 4: "bfloat{}", 6: "bool"}
-
-
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", _DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", _DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_capsule_pointer.restype = ctypes.c_void_p
-_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-
-
-def _dlpack_view(obj, device: int, stream: int, where: str) -> _DeviceView:
-    # DLPack spells the legacy default stream 1 (0 is reserved as ambiguous).
-    capsule = obj.__dlpack__(stream=stream or 1)
-    tensor = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
-    dt = tensor.dtype
-    if dt.lanes != 1 or dt.code not in _DL_TYPE_NAMES:
-        raise LaunchError(f"{where}: unsupported DLPack dtype (code {dt.code}, {dt.bits} bits, {dt.lanes} lanes)")
-    shape = tuple(tensor.shape[d] for d in range(tensor.ndim))
-    contiguous = not tensor.strides or _c_contiguous(
-        shape, [tensor.strides[d] for d in range(tensor.ndim)], 1
-    )
-    return _DeviceView(
-        (tensor.data or 0) + tensor.byte_offset,
-        _DL_TYPE_NAMES[dt.code].format(dt.bits),
-        shape,
-        contiguous,
-        device,
-    )
-
-
-def _device_view(obj, stream: int, where: str) -> _DeviceView | None:
-    """Describe a CUDA array argument; None if ``obj`` is not one.
-
-    Tries a torch CUDA tensor's accessors, then ``__cuda_array_interface__``, then DLPack.
-    """
-    if type(obj).__module__.startswith("torch") and getattr(obj, "is_cuda", False) is True:
-        return _torch_view(obj)
-    try:
-        cai = getattr(obj, "__cuda_array_interface__", None)
-    except Exception as e:  # producers raise various errors for what they cannot export
-        raise LaunchError(f"{where}: its __cuda_array_interface__ failed: {e}") from e
-    if cai is not None:
-        return _cai_view(cai, where)
-    if hasattr(obj, "__dlpack_device__"):
-        device_type, device = obj.__dlpack_device__()
-        if device_type in (_DL_CUDA, _DL_CUDA_MANAGED):
-            return _dlpack_view(obj, device, stream, where)
-    return None
-
-
-def _bf16_bits(value) -> int:
-    """``value`` rounded to bfloat16 (to nearest even), as its 16 bits."""
-    bits = int(np.float32(value).view(np.uint32))
-    if bits & 0x7FFFFFFF > 0x7F800000:
-        return 0x7FC0  # NaN
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
-
-
-class _Params:
-    """A kernel's ``kernelParams``, allocated once: an 8-byte value slot per argument, and
-    the array of slot addresses (the ``void**`` that cuLaunchKernel reads). A launch only
-    writes values into the slots."""
-
-    def __init__(self, signature: KernelSignature):
-        n = len(signature.args)
-        self.slots = np.zeros(max(n, 1), np.uint64)  # device pointers go here as uint64
-        base = self.slots.ctypes.data
-        self.argv = np.array([base + 8 * i for i in range(n)], np.uint64)
-        self.address = int(self.argv.ctypes.data) if n else 0
-        self.scalars = {
-            i: self.slots[i : i + 1].view(np.uint16 if a.dtype == "bfloat16" else a.dtype)
-            for i, a in enumerate(signature.args)
-            if a.kind == "scalar"
-        }
-
-    def set_scalar(self, i: int, spec: ArgSpec, value, where: str) -> None:
-        view = self.scalars[i]
-        if spec.dtype == "bfloat16":
-            view[0] = _bf16_bits(value)
-        elif view.dtype.kind in "iu":
-            info = np.iinfo(view.dtype)
-            if not info.min <= int(value) <= info.max:
-                raise LaunchError(f"{where}: {value!r} does not fit a {spec.describe()}")
-            view[0] = int(value)
-        else:
-            view[0] = value
-
-
 # --- kernels -------------------------------------------------------------------------
 
 
 class CudaKernel:
     """One kernel of a loaded artifact, launched through cuLaunchKernel.
 
-    Arguments follow ``signature``: a numpy array (copied in and back), a device array
-    (``__cuda_array_interface__`` or DLPack, zero copy) for each memref, a Python or
-    numpy scalar for each scalar. A kernel may be launched from several threads; launches
-    of one kernel are serialized while its parameters are packed.
+    Arguments follow ``signature``: for each memref a numpy array (copied in and back; a
+    read-only one is an input only) or a device array (``__cuda_array_interface__`` or
+    DLPack, zero copy), for each scalar a Python or numpy scalar. A kernel may be
+    launched from several threads; launches of one kernel are serialized while its
+    parameters are packed.
     """
 
     def __init__(self, module: _CudaModule, signature: KernelSignature):
@@ -418,21 +211,20 @@ class CudaKernel:
         self.signature = signature
         self._module = module
         self._function = None
-        self._params = _Params(signature)
+        self._params = Params(signature)
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"<CudaKernel {self.signature.describe()}>"
 
-    def __call__(self, *args, grid=(1, 1, 1), block=(1, 1, 1), shared_mem=0, stream=None):
-        self.launch(grid, block, *args, shared_mem=shared_mem, stream=stream)
-
     def launch(self, grid, block, *args, shared_mem: int = 0, stream=None) -> None:
-        """Launch on ``grid`` x ``block`` (ints or tuples of up to 3)."""
-        grid, block = _dim3(grid, "grid"), _dim3(block, "block")
-        stream = _stream_handle(stream)
+        """Launch on ``grid`` blocks of ``block`` threads (each an int or a tuple of up to
+        3), with ``shared_mem`` bytes of dynamic shared memory, on ``stream`` (None: the
+        default stream; an int handle, a cuda.core, torch or CuPy stream)."""
+        grid, block = dim3(grid, "grid"), dim3(block, "block")
+        shared_mem, stream = shared_bytes(shared_mem), stream_handle(stream)
         with self._lock:
-            host = self._pack(args, self._params, stream)
+            host = pack(self.signature, args, self._params, stream)
             function = self._cu_function()
             if host:
                 self._launch_copying(function, grid, block, shared_mem, stream, host)
@@ -444,16 +236,17 @@ class CudaKernel:
                     "cuLaunchKernel",
                 )
 
-    def bind(self, *args, grid, block, shared_mem: int = 0, stream=None) -> "BoundLaunch":
-        """Check and pack ``args`` once; return a zero-argument callable that only launches.
+    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None) -> "BoundLaunch":
+        """Check and pack ``args`` once for a launch on ``grid`` x ``block``; return a
+        zero-argument callable that only launches (the arguments as ``launch`` takes them).
 
         For benchmarks and hot loops. The arguments must be device arrays and scalars
         (a numpy array needs copies around every launch); the callable keeps them alive.
         """
-        grid, block = _dim3(grid, "grid"), _dim3(block, "block")
-        handle = _stream_handle(stream)
-        params = _Params(self.signature)
-        host = self._pack(args, params, handle)
+        grid, block = dim3(grid, "grid"), dim3(block, "block")
+        shared_mem, handle = shared_bytes(shared_mem), stream_handle(stream)
+        params = Params(self.signature)
+        host = pack(self.signature, args, params, handle)
         if host:
             raise LaunchError(
                 f"kernel {self.name}: bind() takes device arrays and scalars;"
@@ -469,51 +262,21 @@ class CudaKernel:
             self._function = self._module.function(self.name)
         return self._function
 
-    def _pack(self, args: tuple, params: _Params, stream: int) -> list[tuple[int, np.ndarray]]:
-        """Check ``args`` and write them into ``params``; return the host arrays to copy.
-
-        Device pointers and scalars are written here; each numpy array comes back as
-        (index, array) for the caller to copy in. No CUDA call happens in here.
-        """
-        sig = self.signature
-        sig.check_count(args)
-        host = []
-        for i, (arg, spec) in enumerate(zip(args, sig.args)):
-            where = f"kernel {sig.name}: argument {i}"
-            if isinstance(arg, np.ndarray):
-                sig.check_array(i, arg.dtype.name, arg.shape)
-                if not arg.flags.c_contiguous:
-                    raise LaunchError(f"{where} must be C-contiguous; pass np.ascontiguousarray(...)")
-                host.append((i, arg))
-                continue
-            view = _device_view(arg, stream, where)
-            if view is not None:
-                sig.check_array(i, view.dtype, view.shape)
-                if not view.contiguous:
-                    raise LaunchError(f"{where} must be a C-contiguous device array")
-                if view.device not in (None, 0):
-                    raise LaunchError(f"{where} is on CUDA device {view.device}; kernels run on device 0")
-                params.slots[i] = view.pointer
-            elif spec.kind == "scalar" or isinstance(arg, (int, float, np.generic)):
-                sig.check_scalar(i, arg)
-                params.set_scalar(i, spec, arg, where)
-            else:
-                raise LaunchError(
-                    f"{where} must be {spec.describe()}: a numpy array or a CUDA array"
-                    f" (__cuda_array_interface__ or DLPack), got {type(arg).__name__}"
-                )
-        return host
-
     def _launch_copying(self, function, grid, block, shared_mem, stream, host) -> None:
-        """Copy the numpy arrays in, launch, copy the writeable ones back, synchronize."""
+        """Copy the numpy arrays in, launch, copy them back, synchronize.
+
+        A writeable array gets the device buffer back in place. A read-only one gets it
+        back into a scratch array, to check that the kernel did not write to it
+        (``arrays.check_unwritten``): its result would otherwise be silently lost.
+        """
         driver = _driver()
-        buffers = []  # (array, device pointer)
+        buffers = []  # (index, array, device pointer)
         try:
             for i, array in host:
                 pointer = 0
                 if array.nbytes:
                     pointer = _check(driver.cuMemAlloc(array.nbytes), "cuMemAlloc")
-                    buffers.append((array, pointer))
+                    buffers.append((i, array, pointer))
                     _check(
                         driver.cuMemcpyHtoDAsync(pointer, array.ctypes.data, array.nbytes, stream),
                         "cuMemcpyHtoDAsync",
@@ -525,16 +288,22 @@ class CudaKernel:
                 ),
                 "cuLaunchKernel",
             )
-            for array, pointer in buffers:
-                if array.flags.writeable:
-                    _check(
-                        driver.cuMemcpyDtoHAsync(array.ctypes.data, pointer, array.nbytes, stream),
-                        "cuMemcpyDtoHAsync",
-                    )
+            read_only = []  # (index, array, its buffer after the launch)
+            for i, array, pointer in buffers:
+                target = array
+                if not array.flags.writeable:
+                    target = np.empty_like(array)
+                    read_only.append((i, array, target))
+                _check(
+                    driver.cuMemcpyDtoHAsync(target.ctypes.data, pointer, array.nbytes, stream),
+                    "cuMemcpyDtoHAsync",
+                )
             _check(driver.cuStreamSynchronize(stream), "cuStreamSynchronize")
         finally:
-            for _, pointer in buffers:
+            for _, _, pointer in buffers:
                 driver.cuMemFree(pointer)  # best effort: an error above is the one to report
+        for i, before, after in read_only:
+            check_unwritten(self.name, i, before, after)
 
 
 class BoundLaunch:
@@ -543,7 +312,7 @@ class BoundLaunch:
 
     __slots__ = ("kernel", "args", "_params", "_call", "_launch")
 
-    def __init__(self, kernel: CudaKernel, args: tuple, params: _Params, call: tuple):
+    def __init__(self, kernel: CudaKernel, args: tuple, params: Params, call: tuple):
         self.kernel = kernel
         self.args = args  # keeps the device arrays alive
         self._params = params
@@ -567,7 +336,7 @@ class Kernels(Mapping):
         try:
             return self._kernels[name]
         except KeyError:
-            raise KeyError(f"no kernel named {name!r}; there are {sorted(self._kernels)}") from None
+            raise self._not_found(name) from None
 
     def __iter__(self):
         return iter(self._kernels)
@@ -581,7 +350,10 @@ class Kernels(Mapping):
         try:
             return self._kernels[name]
         except KeyError:
-            raise AttributeError(f"no kernel named {name!r}; there are {sorted(self._kernels)}") from None
+            raise self._not_found(name) from None
+
+    def _not_found(self, name) -> KernelNotFound:
+        return KernelNotFound(f"no kernel named {name!r}; there are {sorted(self._kernels)}")
 
     def __dir__(self):
         return [*super().__dir__(), *self._kernels]
@@ -594,66 +366,3 @@ def cuda_kernels(artifact: Artifact) -> Kernels:
     """The artifact's kernels, sharing one module that is loaded on the first launch."""
     module = _CudaModule(artifact)
     return Kernels({s.name: CudaKernel(module, s) for s in artifact.signatures})
-
-
-# --- entry points --------------------------------------------------------------------
-
-
-def compile(module_or_text, *, arch="sm_90a", backend="auto", cache=True, options=None):  # noqa: A001
-    """Compile a module (``ir.Module`` or its text) and return its kernels.
-
-    ``backend``: ``"cuda"`` (CudaKernel), ``"interpreter"`` (runs on the CPU), or
-    ``"auto"``: cuda when a GPU is available. With ``cache``, the on-disk compile cache is
-    consulted first; a hit needs no MLIR. ``options`` go to ``pipeline.build_artifact``.
-    Building a CUDA backend makes no CUDA call: modules load on the first launch.
-    """
-    text = module_or_text if isinstance(module_or_text, str) else str(module_or_text)
-    options = dict(options or {})
-    if backend == "auto":
-        backend = "cuda" if gpu_available() else "interpreter"
-    if backend not in ("cuda", "interpreter"):
-        raise ValueError(f"backend must be 'auto', 'cuda' or 'interpreter', got {backend!r}")
-
-    if backend == "interpreter":
-        from .interpreter import interpreted_kernels
-        from .pipeline import lower_tile_ops
-
-        lowered, signatures = lower_tile_ops(text, **options)
-        return Kernels(interpreted_kernels(lowered, signatures))
-
-    artifact = _cache.lookup(text, arch, options) if cache else None
-    if artifact is None:
-        try:
-            from .pipeline import build_artifact
-        except ImportError as e:
-            raise ImportError(
-                f"no compiled kernel for this module ({arch}) in the compile cache at"
-                f" {_cache.cache_dir()}, and compiling it needs the MLIR Python bindings ({e})"
-            ) from e
-        artifact = build_artifact(text, arch=arch, **options)
-        if cache:
-            artifact = _cache.store(text, arch, options, artifact)
-    return cuda_kernels(artifact)
-
-
-def load_kernel(path, name: str | None = None):
-    """Kernels from a saved artifact: a directory (``Artifact.save``), or a ``.cubin`` or
-    ``.ptx`` file with ``signatures.json`` beside it. One CudaKernel if ``name`` is given,
-    else all of them as Kernels. A bare cubin is loaded as is, whatever its arch."""
-    path = Path(path)
-    if path.is_dir():
-        artifact = Artifact.load(path)
-    elif path.suffix in (".cubin", ".ptx"):
-        signatures_path = path.with_name("signatures.json")
-        try:
-            signatures = Artifact.signatures_from_json(signatures_path.read_text())
-        except OSError as e:
-            raise FileNotFoundError(f"{path} needs its launch signatures in {signatures_path}") from e
-        if path.suffix == ".cubin":
-            artifact = Artifact(ptx="", cubin=path.read_bytes(), signatures=signatures, arch="")
-        else:
-            artifact = Artifact(ptx=path.read_text(), cubin=None, signatures=signatures, arch="")
-    else:
-        raise ValueError(f"{path}: expected an artifact directory, a .cubin or a .ptx file")
-    kernels = cuda_kernels(artifact)
-    return kernels if name is None else kernels[name]

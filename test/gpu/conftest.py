@@ -1,6 +1,6 @@
 """The GPU suite: conformance of compiled ``tile.reduce`` kernels on a real GPU.
 
-One documented command, in two halves (GPU.md: compile here, launch there)::
+One documented command, in two halves (compile here, launch there)::
 
     # where MLIR and ptxas are (the development machine):
     python -m tile_mlir.testing.prepare --cache .tile-cache/conformance

@@ -12,18 +12,19 @@ import zlib
 import numpy as np
 import pytest
 
-from tile_mlir import runtime
+import tile_mlir
+from tile_mlir.runtime import gpu_available
 from tile_mlir.testing.cases import CASES, special_inputs
 
-ARCH = "sm_90a"
+CHIP = "sm_90a"  # what tile_mlir.testing.prepare compiles for by default
 BACKEND = os.environ.get("TILE_MLIR_CONFORMANCE_BACKEND", "cuda")
 
-pytestmark = pytest.mark.skipif(BACKEND == "cuda" and not runtime.gpu_available(), reason="no GPU")
+pytestmark = pytest.mark.skipif(BACKEND == "cuda" and not gpu_available(), reason="no GPU")
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
 def test_conformance(case, seed):
-    kernel = runtime.compile(case.kernel_text(ARCH), arch=ARCH, backend=BACKEND)[case.name]
+    kernel = tile_mlir.compile(case.kernel_text(CHIP), {"chip": CHIP}, backend=BACKEND)[case.name]
     # One stream per case, so that any case repeats alone with the run's seed.
     rng = np.random.default_rng([seed, zlib.crc32(case.name.encode())])
     inputs = [("random", *case.random_inputs(rng))]

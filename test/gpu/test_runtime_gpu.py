@@ -15,9 +15,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 
+import tile_mlir  # noqa: E402
 from tile_mlir import runtime  # noqa: E402
 from tile_mlir.cache import Artifact  # noqa: E402
-from tile_mlir.runtime import CudaError, LaunchError, gpu_available  # noqa: E402
+from tile_mlir.errors import CudaError, LaunchError  # noqa: E402
+from tile_mlir.runtime import gpu_available  # noqa: E402
 from tile_mlir.signature import ArgSpec, KernelSignature  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not gpu_available(), reason="no GPU")
@@ -126,11 +128,11 @@ SIGNATURES = (
         "add_value", (ArgSpec("memref", "float32", (N,)), ArgSpec("scalar", "float32"), ArgSpec("scalar", "int32"))
     ),
 )
-LAUNCH = {"grid": 2, "block": 128}
+GRID, BLOCK = 2, 128  # 256 threads: one per element
 
 
 def ptx_artifact():
-    return Artifact(ptx=PTX, cubin=None, signatures=SIGNATURES, arch="sm_90a")
+    return Artifact(ptx=PTX, cubin=None, signatures=SIGNATURES, chip="sm_90a")
 
 
 def cubin_artifact(tmp_path):
@@ -139,7 +141,7 @@ def cubin_artifact(tmp_path):
         pytest.skip("no ptxas to build the cubin")
     (tmp_path / "k.ptx").write_text(PTX)
     subprocess.run([ptxas, "-arch=sm_90a", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")], check=True)
-    return Artifact(ptx=PTX, cubin=(tmp_path / "k.cubin").read_bytes(), signatures=SIGNATURES, arch="sm_90a")
+    return Artifact(ptx=PTX, cubin=(tmp_path / "k.cubin").read_bytes(), signatures=SIGNATURES, chip="sm_90a")
 
 
 @pytest.fixture(scope="module")
@@ -182,7 +184,7 @@ class DeviceBuffer:
 def test_numpy_round_trip_through_the_ptx_jit(kernels):
     x = random_input(np.random.default_rng(1))
     expected = x + np.float32(1)
-    kernels.add_one(x, **LAUNCH)
+    kernels.add_one.launch(GRID, BLOCK, x)
     np.testing.assert_array_equal(x, expected)
 
 
@@ -192,7 +194,7 @@ def test_numpy_round_trip_through_the_cubin(tmp_path):
     k = runtime.cuda_kernels(artifact)
     rng = np.random.default_rng(2)
     x, y = random_input(rng, (16, 16)), np.full(N, np.nan, np.float32)  # poisoned output
-    k.add_into(x, y, **LAUNCH)
+    k.add_into.launch(GRID, BLOCK, x, y)
     np.testing.assert_array_equal(y, x.reshape(-1) + np.float32(1))
 
 
@@ -200,15 +202,30 @@ def test_scalar_arguments(kernels):
     x = random_input(np.random.default_rng(3))
     expected = x.copy()
     expected[:100] += np.float32(2.5)
-    kernels.add_value(x, 2.5, 100, **LAUNCH)
+    kernels.add_value.launch(GRID, BLOCK, x, 2.5, 100)
     np.testing.assert_array_equal(x, expected)
+
+
+def test_read_only_numpy_arrays(kernels):
+    """Read-only arrays are fine as inputs; one the kernel writes is a LaunchError."""
+    rng = np.random.default_rng(10)
+    x, y = random_input(rng, (16, 16)), np.full(N, np.nan, np.float32)
+    x.flags.writeable = False
+    kernels.add_into.launch(GRID, BLOCK, x, y)
+    np.testing.assert_array_equal(y, x.reshape(-1) + np.float32(1))
+    z = random_input(rng)
+    before = z.copy()
+    z.flags.writeable = False
+    with pytest.raises(LaunchError, match="argument 0 is a read-only numpy array, but the kernel wrote to it"):
+        kernels.add_one.launch(GRID, BLOCK, z)
+    np.testing.assert_array_equal(z, before)
 
 
 def test_device_arrays_through_the_cuda_array_interface(kernels):
     rng = np.random.default_rng(4)
     x = random_input(rng, (16, 16))
     dx, dy = DeviceBuffer(x), DeviceBuffer(np.full(N, np.nan, np.float32))
-    kernels.add_into(dx, dy, **LAUNCH)
+    kernels.add_into.launch(GRID, BLOCK, dx, dy)
     np.testing.assert_array_equal(dy.get(), x.reshape(-1) + np.float32(1))
     dx.free()
     dy.free()
@@ -218,10 +235,10 @@ def test_cupy_zero_copy(kernels):
     cp = pytest.importorskip("cupy")
     x = random_input(np.random.default_rng(5), (16, 16))
     dx, dy = cp.asarray(x), cp.full(N, cp.nan, dtype=cp.float32)
-    kernels.add_into(dx, dy, **LAUNCH)
+    kernels.add_into.launch(GRID, BLOCK, dx, dy)
     np.testing.assert_array_equal(cp.asnumpy(dy), x.reshape(-1) + np.float32(1))
     stream = cp.cuda.Stream(non_blocking=True)
-    kernels.add_one(dy, **LAUNCH, stream=stream)
+    kernels.add_one.launch(GRID, BLOCK, dy, stream=stream)
     stream.synchronize()
     np.testing.assert_array_equal(cp.asnumpy(dy), (x.reshape(-1) + np.float32(1)) + np.float32(1))
 
@@ -231,7 +248,7 @@ def test_torch_zero_copy_and_dlpack(kernels):
     x = random_input(np.random.default_rng(6), (16, 16))
     tx = torch.from_numpy(x).cuda()
     ty = torch.full((N,), float("nan"), device="cuda")
-    kernels.add_into(tx, ty, **LAUNCH)
+    kernels.add_into.launch(GRID, BLOCK, tx, ty)
     torch.cuda.synchronize()
     np.testing.assert_array_equal(ty.cpu().numpy(), x.reshape(-1) + np.float32(1))
 
@@ -247,46 +264,46 @@ def test_torch_zero_copy_and_dlpack(kernels):
 
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
-        kernels.add_one(DLPackOnly(ty), **LAUNCH, stream=stream)
+        kernels.add_one.launch(GRID, BLOCK, DLPackOnly(ty), stream=stream)
     stream.synchronize()
     np.testing.assert_array_equal(ty.cpu().numpy(), (x.reshape(-1) + np.float32(1)) + np.float32(1))
 
     with pytest.raises(LaunchError, match="got dtype bfloat16"):
-        kernels.add_one(torch.zeros(N, dtype=torch.bfloat16, device="cuda"), **LAUNCH)
+        kernels.add_one.launch(GRID, BLOCK, torch.zeros(N, dtype=torch.bfloat16, device="cuda"))
     with pytest.raises(LaunchError, match="C-contiguous"):
-        kernels.add_one(torch.zeros(2 * N, device="cuda")[::2], **LAUNCH)
+        kernels.add_one.launch(GRID, BLOCK, torch.zeros(2 * N, device="cuda")[::2])
 
 
 def test_a_bad_launch_raises_and_the_process_survives(kernels):
     with pytest.raises(LaunchError, match=r"got shape \(255,\)"):
-        kernels.add_one(np.zeros(N - 1, np.float32), **LAUNCH)
+        kernels.add_one.launch(GRID, BLOCK, np.zeros(N - 1, np.float32))
     with pytest.raises(LaunchError, match="takes 3 argument"):
-        kernels.add_value(np.zeros(N, np.float32), 1.0, **LAUNCH)
+        kernels.add_value.launch(GRID, BLOCK, np.zeros(N, np.float32), 1.0)
     x = random_input(np.random.default_rng(7))
     expected = x + np.float32(1)
-    kernels.add_one(x, **LAUNCH)
+    kernels.add_one.launch(GRID, BLOCK, x)
     np.testing.assert_array_equal(x, expected)
 
 
 def test_invalid_ptx_is_a_cuda_error_naming_the_call():
-    bad = Artifact(ptx=".version 8.0\n.target sm_90a\nthis is not ptx\n", cubin=None, signatures=SIGNATURES, arch="sm_90a")
+    bad = Artifact(ptx=".version 8.0\n.target sm_90a\nthis is not ptx\n", cubin=None, signatures=SIGNATURES, chip="sm_90a")
     with pytest.raises(CudaError, match=r"^cuModuleLoadData failed: CUDA_ERROR_\w+") as info:
-        runtime.cuda_kernels(bad).add_one(np.zeros(N, np.float32), **LAUNCH)
+        runtime.cuda_kernels(bad).add_one.launch(GRID, BLOCK, np.zeros(N, np.float32))
     print(f"\ninvalid PTX: {info.value}")
 
 
 def test_too_large_a_block_is_a_cuda_error(kernels):
     with pytest.raises(CudaError, match="^cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE"):
-        kernels.add_one(np.zeros(N, np.float32), grid=1, block=4096)
+        kernels.add_one.launch(1, 4096, np.zeros(N, np.float32))
     x = np.zeros(N, np.float32)
-    kernels.add_one(x, **LAUNCH)  # the context is still good
+    kernels.add_one.launch(GRID, BLOCK, x)  # the context is still good
     np.testing.assert_array_equal(x, 1)
 
 
 def test_launch_from_another_thread(kernels):
     x = random_input(np.random.default_rng(8))
     expected = x + np.float32(1)
-    worker = threading.Thread(target=lambda: kernels.add_one(x, **LAUNCH))
+    worker = threading.Thread(target=lambda: kernels.add_one.launch(GRID, BLOCK, x))
     worker.start()
     worker.join()
     np.testing.assert_array_equal(x, expected)
@@ -299,5 +316,5 @@ def test_saved_artifact_and_bare_files_load(tmp_path):
     for path in (tmp_path / "saved", tmp_path / "k.cubin", tmp_path / "k.ptx"):
         x = random_input(np.random.default_rng(9))
         expected = x + np.float32(1)
-        runtime.load_kernel(path, name="add_one")(x, **LAUNCH)
+        tile_mlir.load_kernel(path, name="add_one").launch(GRID, BLOCK, x)
         np.testing.assert_array_equal(x, expected, err_msg=str(path))

@@ -1,9 +1,39 @@
-"""Make ``python/`` importable, so the tests run from a plain checkout."""
+"""Make ``python/`` importable, so the tests run from a plain checkout; the fake-CUDA
+fixtures (``fakecuda.py``) that the launch-half tests share."""
 
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+
+import pytest  # noqa: E402
+
+from fakecuda import FakeDriver, fake_artifact, install  # noqa: E402
+from tile_mlir import runtime  # noqa: E402
+
+
+@pytest.fixture
+def kernels():
+    """The kernels of ``fakecuda.fake_artifact()``: add_one, fill, half."""
+    return runtime.cuda_kernels(fake_artifact())
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """Launch on a ``fakecuda.FakeDriver`` (returned), for this test only."""
+    driver = FakeDriver()
+    install(monkeypatch, driver)
+    return driver
+
+
+@pytest.fixture
+def no_driver(monkeypatch):
+    """Fail the test if anything touches the CUDA driver."""
+
+    def touched():
+        raise AssertionError("the CUDA driver was touched")
+
+    monkeypatch.setattr(runtime, "_driver", touched)
 
 
 def pytest_terminal_summary(terminalreporter):

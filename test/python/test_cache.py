@@ -12,6 +12,7 @@ import pytest
 import tile_mlir
 from tile_mlir import cache
 from tile_mlir.cache import Artifact, ArtifactError
+from tile_mlir.options import Options
 from tile_mlir.signature import ArgSpec, KernelSignature
 
 IR = "module { func.func @demo() { return } }"
@@ -23,7 +24,7 @@ SIGS = (
 
 
 def artifact(cubin=b"\x7fELF fake cubin", **kw):
-    return Artifact(ptx=".version 8.0\n// fake\n", cubin=cubin, signatures=SIGS, arch="sm_90a", **kw)
+    return Artifact(ptx=".version 8.0\n// fake\n", cubin=cubin, signatures=SIGS, chip="sm_90a", **kw)
 
 
 @pytest.fixture(autouse=True)
@@ -47,40 +48,43 @@ def test_cache_dir_from_env_else_home(cache_root, monkeypatch, tmp_path):
     assert cache.cache_dir() == tmp_path / ".cache" / "tile-mlir"
 
 
-def test_key_is_stable_hex_and_ignores_option_order():
-    k = cache.key(IR, "sm_90a", {"fold": "linear", "x": 1}, VERSIONS)
+SM90 = Options(chip="sm_90a")
+
+
+def test_key_is_stable_hex_and_ignores_version_order():
+    k = cache.key(IR, SM90, VERSIONS)
     assert len(k) == 64 and int(k, 16) >= 0
-    assert k == cache.key(IR, "sm_90a", {"x": 1, "fold": "linear"}, dict(reversed(VERSIONS.items())))
+    assert k == cache.key(IR, Options(chip="sm_90a", fold="linear"), dict(reversed(VERSIONS.items())))
 
 
 @pytest.mark.parametrize(
     "change",
     [
         {"ir_text": IR + " "},
-        {"arch": "sm_100a"},
-        {"options": {"fold": "tree"}},
-        {"options": {}},
+        {"options": Options(chip="sm_100a")},
+        {"options": Options(chip="sm_90a", fold="tree")},
+        {"options": Options()},
         {"versions": {**VERSIONS, "mlir": "22.1.9"}},
         {"versions": {**VERSIONS, "ptxas": None}},
         {"versions": {**VERSIONS, "tile_mlir": "0.2.0"}},
     ],
 )
 def test_key_changes_with_each_input(change):
-    base = {"ir_text": IR, "arch": "sm_90a", "options": {"fold": "linear"}, "versions": VERSIONS}
+    base = {"ir_text": IR, "options": SM90, "versions": VERSIONS}
     assert cache.key(**base) != cache.key(**{**base, **change})
 
 
 def test_key_defaults_to_this_machines_toolchain(monkeypatch):
-    assert cache.key(IR, "sm_90a", {}) == cache.key(IR, "sm_90a", {}, cache.toolchain_versions())
+    assert cache.key(IR, SM90) == cache.key(IR, SM90, cache.toolchain_versions())
     monkeypatch.setattr(cache, "toolchain_versions", lambda: {**VERSIONS, "mlir": "other"})
-    assert cache.key(IR, "sm_90a", {}) == cache.key(IR, "sm_90a", {}, {**VERSIONS, "mlir": "other"})
+    assert cache.key(IR, SM90) == cache.key(IR, SM90, {**VERSIONS, "mlir": "other"})
 
 
 def test_source_key_ignores_versions_and_differs_from_the_full_key():
-    s = cache.source_key(IR, "sm_90a", {})
-    assert s == cache.source_key(IR, "sm_90a", {})
-    assert s != cache.source_key(IR, "sm_80", {})
-    assert s != cache.key(IR, "sm_90a", {}, VERSIONS)
+    s = cache.source_key(IR, SM90)
+    assert s == cache.source_key(IR, Options(chip="sm_90a"))
+    assert s != cache.source_key(IR, Options(chip="sm_80"))
+    assert s != cache.key(IR, SM90, VERSIONS)
 
 
 def test_toolchain_versions():
@@ -103,7 +107,7 @@ def test_artifact_save_load_round_trip(tmp_path, cubin):
     a.save(tmp_path / "a")
     assert Artifact.load(tmp_path / "a") == a
     meta = json.loads((tmp_path / "a" / "meta.json").read_text())
-    assert meta["arch"] == "sm_90a"
+    assert meta["chip"] == "sm_90a" and meta["format"] == 2
     ptx_sha = hashlib.sha256(a.ptx.encode()).hexdigest()
     assert meta["files"]["kernel.ptx"] == ptx_sha
     assert ("kernel.cubin" in meta["files"]) == (cubin is not None)
@@ -238,50 +242,51 @@ def test_a_corrupt_entry_is_removed_and_rebuilt(cache_root, corrupt):
 
 def test_store_records_the_toolchain_and_lookup_finds_it(monkeypatch):
     monkeypatch.setattr(cache, "toolchain_versions", lambda: dict(VERSIONS))
-    stored = cache.store(IR, "sm_90a", {"fold": "linear"}, artifact(meta={"note": 1}))
+    stored = cache.store(IR, SM90, artifact(meta={"note": 1}))
     assert stored.meta == {"note": 1, "toolchain": VERSIONS}
-    assert cache.lookup(IR, "sm_90a", {"fold": "linear"}) == stored
-    assert cache.lookup(IR, "sm_90a", {"fold": "tree"}) is None
-    assert cache.lookup(IR, "sm_80", {"fold": "linear"}) is None
+    assert cache.lookup(IR, Options(chip="sm_90a", fold="linear")) == stored
+    assert cache.lookup(IR, Options(chip="sm_90a", fold="tree")) is None
+    assert cache.lookup(IR, Options(chip="sm_80")) is None
+    assert cache.lookup(IR, Options()) is None  # no chip: the module's own, a different key
 
 
 def test_with_a_compiler_a_toolchain_change_is_a_miss(monkeypatch):
     monkeypatch.setattr(cache, "toolchain_versions", lambda: dict(VERSIONS))
-    cache.store(IR, "sm_90a", {}, artifact())
+    cache.store(IR, SM90, artifact())
     monkeypatch.setattr(cache, "toolchain_versions", lambda: {**VERSIONS, "mlir": "23.0"})
-    assert cache.lookup(IR, "sm_90a", {}) is None
+    assert cache.lookup(IR, SM90) is None
 
 
 def test_without_mlir_lookup_follows_the_by_source_index(monkeypatch):
     monkeypatch.setattr(cache, "toolchain_versions", lambda: dict(VERSIONS))
-    stored = cache.store(IR, "sm_90a", {}, artifact())
+    stored = cache.store(IR, SM90, artifact())
     # The GPU machine: no MLIR bindings, another ptxas. It cannot rebuild the full key.
     monkeypatch.setattr(cache, "toolchain_versions", lambda: {**VERSIONS, "mlir": None, "ptxas": None})
-    assert cache.lookup(IR, "sm_90a", {}) == stored
-    assert cache.lookup(IR + "\n", "sm_90a", {}) is None
+    assert cache.lookup(IR, SM90) == stored
+    assert cache.lookup(IR + "\n", SM90) is None
 
 
 def test_the_index_points_at_the_newest_store(monkeypatch):
     monkeypatch.setattr(cache, "toolchain_versions", lambda: dict(VERSIONS))
-    cache.store(IR, "sm_90a", {}, artifact(meta={"build": 1}))
+    cache.store(IR, SM90, artifact(meta={"build": 1}))
     monkeypatch.setattr(cache, "toolchain_versions", lambda: {**VERSIONS, "mlir": "23.0"})
-    cache.store(IR, "sm_90a", {}, artifact(meta={"build": 2}))
+    cache.store(IR, SM90, artifact(meta={"build": 2}))
     monkeypatch.setattr(cache, "toolchain_versions", lambda: {**VERSIONS, "mlir": None})
-    assert cache.lookup(IR, "sm_90a", {}).meta["build"] == 2
+    assert cache.lookup(IR, SM90).meta["build"] == 2
 
 
 @pytest.mark.parametrize("index_text", ["not a key", "cd" * 32])
 def test_a_bad_or_dangling_index_is_a_miss(cache_root, monkeypatch, index_text):
     monkeypatch.setattr(cache, "toolchain_versions", lambda: {**VERSIONS, "mlir": None})
-    cache.store(IR, "sm_90a", {}, artifact())
-    (cache_root / "by-source" / cache.source_key(IR, "sm_90a", {})).write_text(index_text)
-    assert cache.lookup(IR, "sm_90a", {}) is None
+    cache.store(IR, SM90, artifact())
+    (cache_root / "by-source" / cache.source_key(IR, SM90)).write_text(index_text)
+    assert cache.lookup(IR, SM90) is None
 
 
 def test_store_leaves_no_temp_files(cache_root, monkeypatch):
     monkeypatch.setattr(cache, "toolchain_versions", lambda: dict(VERSIONS))
-    cache.store(IR, "sm_90a", {}, artifact())
-    cache.store(IR, "sm_90a", {}, replace(artifact(), ptx="// v2"))
+    cache.store(IR, SM90, artifact())
+    cache.store(IR, SM90, replace(artifact(), ptx="// v2"))
     names = [p.name for p in cache_root.rglob("*")]
     assert not [n for n in names if n.startswith((".tmp-", ".trash-"))]
-    assert os.listdir(cache_root / "by-source") == [cache.source_key(IR, "sm_90a", {})]
+    assert os.listdir(cache_root / "by-source") == [cache.source_key(IR, SM90)]

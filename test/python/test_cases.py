@@ -117,7 +117,7 @@ def ptx_of(lowered, case) -> str:
 
 
 def expected_shuffles(case: ReduceCase) -> int:
-    """SPEC 5: one ``shfl.sync.bfly`` per reduced lane bit and per dst slot of a lane;
+    """One ``shfl.sync.bfly`` per reduced lane bit and per dst slot of a lane;
     a 64-bit value moves as two 32-bit halves, two 16-bit values as one 32-bit pair
     (docs/lowering-local.md). A full-warp i32 reduction on sm_90a is one redux.sync
     per slot, no shuffle (docs/lowering-local-redux.md)."""
@@ -254,7 +254,7 @@ def test_pack_follows_the_layouts():
     x, _ = mma.random_inputs(rng)
     a = mma.pack(x)
     for i in range(32):
-        for j in range(8):  # SPEC 3: lane = 4*(i/4) + j/2, slot = 2*(i%4) + j%2
+        for j in range(8):  # the layout's forward map: lane = 4*(i/4) + j/2, slot = 2*(i%4) + j%2
             assert a[4 * (i // 4) + j // 2, 2 * (i % 4) + j % 2] == x[i, j]
 
     wg = BY_NAME["warpgroup_f32_sum_wg_rows"]

@@ -39,7 +39,7 @@ result. Integers: the ``0x7f7f...`` byte pattern.
 bf16 is ``np.uint16`` holding the bits (converted from float64 with
 round-to-nearest-even).
 
-**Tolerances** (SPEC section 4; ``check``):
+**Tolerances** (docs/spec.md, "Semantics"; ``check``):
 
 * integers: exact (sums wrap to the dtype);
 * max, min: exact; NaN is ignored, an all-NaN reduction is NaN, and -0.0 < +0.0
@@ -276,7 +276,7 @@ class ReduceCase:
         return terms
 
     def reference(self, x: np.ndarray, old: np.ndarray | None) -> np.ndarray:
-        """The logical dst per SPEC section 4, float64 (int64 for integers, wrapped)."""
+        """The logical dst (docs/spec.md, "Semantics"), float64 (int64 for integers, wrapped)."""
         with np.errstate(invalid="ignore"):  # inf - inf is NaN, as on the GPU
             return self._reduce(self._terms(x, old)).reshape(self.dst_tile.shape)
 
@@ -398,7 +398,7 @@ def _negative_zeros(rng, shape):
 
 
 def _one_infinity(rng, shape):
-    """All -inf or all +inf (coin flip), a few NaN: max over all -inf is -inf (SPEC 9.4)."""
+    """All -inf or all +inf (coin flip), a few NaN: max over all -inf is -inf, not a finite identity."""
     v = np.full(shape, rng.choice([-np.inf, np.inf]))
     v[rng.random(shape) < 0.25] = np.nan
     return v
@@ -511,7 +511,7 @@ def _show(value, raw=None) -> str:
 
 # --- the matrix ----------------------------------------------------------------------------
 
-# (tag, src memref shape, axes, dst memref shape): the seed's thread-scope shapes.
+# (tag, src memref shape, axes, dst memref shape): thread-scope shapes of rank 1 to 3.
 THREAD_SHAPES = (
     ("1_to_1", (1,), (0,), (1,)),
     ("4_to_1", (4,), (0,), (1,)),
@@ -550,7 +550,7 @@ PATTERNS = {
         _Pattern("lanes_x4", "warp", (0,), (4,), "S[(32, 4) : (1@laneid, 1)]", (4,), "S[4 : 1] + R[32 : 1@laneid]"),
         # Groups of 8 adjacent lanes (lane bits 0-2).
         _Pattern("groups8", "warp", (1,), (1,), "S[(4, 8) : (8@laneid, 1@laneid)]", (1,), "S[4 : 8@laneid] + R[8 : 1@laneid]"),
-        # Strided groups {i, i+8, i+16, i+24} (lane bits 3-4; the seed's bug 3).
+        # Strided groups {i, i+8, i+16, i+24} (lane bits 3-4: the replica stride decides the group).
         _Pattern("strided8", "warp", (1,), (1,), "S[(8, 4) : (1@laneid, 8@laneid)]", (1,), "S[8 : 1@laneid] + R[4 : 8@laneid]"),
         # Quads of adjacent lanes (lane bits 0-1), one element per lane.
         _Pattern("quads", "warp", (1,), (1,), "S[(8, 4) : (4@laneid, 1@laneid)]", (1,), "S[8 : 4@laneid] + R[4 : 1@laneid]"),
@@ -624,7 +624,7 @@ def _matrix() -> tuple[ReduceCase, ...]:
             raise AssertionError(f"two different cases named {case.name}")
 
     both = (False, True)
-    # The seed's thread-scope matrix.
+    # The thread-scope matrix: every shape, sum/max/min, with and without accum.
     for tag, _, _, _ in THREAD_SHAPES:
         for kind in ("sum", "max", "min"):
             for accum in both:

@@ -22,7 +22,7 @@
 The property test ``test/python/test_differential.py`` feeds it hypothesis's
 ``randoms()`` (so failures shrink) and checks the interpreter against numpy.
 
-The bitwise comparison with the hardware is two commands, as GPU.md prescribes::
+The bitwise comparison with the hardware is two commands (compile here, launch there)::
 
     python -m tile_mlir.testing.differential prepare --count 300 --seed 0 --dir DIR   # here, with MLIR
     python -m tile_mlir.testing.differential compare --dir DIR                        # on the GPU
@@ -197,9 +197,7 @@ def sample(count: int, seed: int) -> list[ReduceCase]:
 
 def prepare(count: int, seed: int, root: Path) -> int:
     """Draw, interpret, compile and save the sample (needs MLIR)."""
-    from .. import runtime
-    from ..interpreter import interpreted_kernels
-    from ..pipeline import lower_tile_ops
+    from .. import api
 
     root.mkdir(parents=True, exist_ok=True)
     os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
@@ -211,12 +209,11 @@ def prepare(count: int, seed: int, root: Path) -> int:
         x, old = case.random_inputs(rng)
         a = case.pack(x)
         b = case.output_buffer(old if case.accum else None)
-        lowered, signatures = lower_tile_ops(text)
-        interpreted_kernels(lowered, signatures)[case.name].launch(1, case.threads(), a, b)
+        api.compile(text, backend="interpreter")[case.name].launch(1, case.threads(), a, b)
         problems = case.check(x, old if case.accum else None, b)
         if problems:
             raise SystemExit(f"{case.name}: the interpreter disagrees with numpy: {problems[:3]}")
-        runtime.compile(text, backend="cuda")  # into DIR/cache; no CUDA call
+        api.compile(text, backend="cuda")  # into DIR/cache; no CUDA call
         arrays[f"a{i}"], arrays[f"b0_{i}"] = a, case.output_buffer(old if case.accum else None)
         arrays[f"b{i}"] = b
     np.savez_compressed(root / "data.npz", **arrays)
@@ -228,7 +225,7 @@ def prepare(count: int, seed: int, root: Path) -> int:
 def compare(root: Path) -> int:
     """Launch the sample on the GPU; compare with the interpreter's outputs bit for bit."""
     os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
-    from .. import runtime
+    from .. import api
 
     cases = [ReduceCase(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
              for d in json.loads((root / "cases.json").read_text())]
@@ -236,7 +233,7 @@ def compare(root: Path) -> int:
     mismatches = 0
     for i, case in enumerate(cases):
         b = data[f"b0_{i}"].copy()
-        runtime.compile(case.kernel_text(), backend="cuda")[case.name].launch(1, case.threads(), data[f"a{i}"], b)
+        api.compile(case.kernel_text(), backend="cuda")[case.name].launch(1, case.threads(), data[f"a{i}"], b)
         got, want = case.owned(b), case.owned(data[f"b{i}"])
         if got.tobytes() != want.tobytes():
             mismatches += 1

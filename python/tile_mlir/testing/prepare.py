@@ -1,16 +1,16 @@
 """Compile every conformance case and every example into the compile cache, for a GPU
 machine without MLIR.
 
-    python -m tile_mlir.testing.prepare [--cache DIR] [--arch sm_90a] [--jobs N]
+    python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_90a] [--jobs N]
 
 Run it where MLIR (and ptxas, for cubins) is installed. Each case's kernel goes through
-``tile_mlir.runtime.compile(text, arch=..., backend="cuda")``, which looks the module up
-in the cache and on a miss builds it (``pipeline.build_artifact``) and stores it. A CUDA
+``tile_mlir.compile(text, Options(chip=...), backend="cuda")``, which looks the module up
+in the cache and on a miss builds it and stores it. A CUDA
 backend makes no CUDA call until a launch, so no GPU is needed here. Then copy DIR to
 the GPU machine and run ``test/gpu`` there with ``TILE_MLIR_CACHE_DIR=DIR``.
 
 The cache directory is ``--cache``, else ``$TILE_MLIR_CACHE_DIR``, else the cache's
-default (``tile_mlir.cache.cache_dir()``). The cache key covers the IR, the arch, the
+default (``tile_mlir.cache.cache_dir()``). The cache key covers the IR, the options (the chip), the
 toolchain versions and a digest of tile_mlir's own source, so a changed lowering is
 rebuilt. The last line printed is the summary::
 
@@ -26,20 +26,19 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from .. import cache, runtime
+from .. import api, cache
+from ..options import Options
+from ..vocab import DEFAULT_CHIP
 from .cases import CASES
 
-# The examples (the seed's demonstration among them), so they launch from the cache too.
+# The examples (the demonstration among them), so they launch from the cache too.
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
 
-# What runtime.compile is called with; lookup() must be asked with the same options.
-OPTIONS: dict = {}
-
-
-def prepare_one(text: str, arch: str) -> bool:
-    """Make sure the cache holds ``text`` for ``arch``; True if it had to be built."""
-    cached = cache.lookup(text, arch, OPTIONS) is not None
-    runtime.compile(text, arch=arch, backend="cuda", options=OPTIONS)
+def prepare_one(text: str, chip: str) -> bool:
+    """Make sure the cache holds ``text`` for ``chip``; True if it had to be built."""
+    options = Options(chip=chip)  # what the GPU side compiles with: the same cache key
+    cached = cache.lookup(text, options) is not None
+    api.compile(text, options, backend="cuda")
     return not cached
 
 
@@ -54,14 +53,14 @@ def main(argv=None) -> int:
         description="Compile every conformance case (tile_mlir.testing.cases.CASES) into the compile cache.",
     )
     parser.add_argument("--cache", help="the cache directory (default: $TILE_MLIR_CACHE_DIR, else the cache's default)")
-    parser.add_argument("--arch", default="sm_90a", help="the target chip (default: sm_90a)")
+    parser.add_argument("--chip", default=DEFAULT_CHIP, help=f"the chip to compile for (default: {DEFAULT_CHIP})")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="compile processes (default: all cores)")
     args = parser.parse_args(argv)
     if args.cache:
         _use_cache_dir(str(Path(args.cache).resolve()))
     root = cache.cache_dir()
 
-    texts = [case.kernel_text(args.arch) for case in CASES] + [p.read_text() for p in EXAMPLES]
+    texts = [case.kernel_text(args.chip) for case in CASES] + [p.read_text() for p in EXAMPLES]
     # Spawned workers, not forked ones: the caller may hold MLIR contexts and their threads.
     with ProcessPoolExecutor(
         max_workers=max(1, args.jobs),
@@ -69,7 +68,7 @@ def main(argv=None) -> int:
         initializer=_use_cache_dir,
         initargs=(str(root),),
     ) as pool:
-        built = sum(pool.map(prepare_one, texts, [args.arch] * len(texts)))
+        built = sum(pool.map(prepare_one, texts, [args.chip] * len(texts)))
     print(f"prepared {len(texts)} kernels into {root} ({built} built, {len(texts) - built} cached)")
     return 0
 

@@ -1,0 +1,194 @@
+"""A CUDA driver without CUDA, for the launch half's tests (no GPU needed).
+
+``FakeDriver`` answers the cuda.bindings.driver calls the runtime makes: its "device
+memory" is host memory and its kernels are Python functions that read the real
+``kernelParams`` array, so packing, copies, frees and module selection are checked as
+the GPU would see them. ``DeviceArray``, ``DLPackArray`` and ``TorchLike`` are device
+arrays over host memory, through each protocol the runtime reads. conftest.py makes
+the ``fake``, ``no_driver`` and ``kernels`` fixtures from these.
+"""
+
+import ctypes
+import enum
+import threading
+import types
+
+import numpy as np
+
+from tile_mlir import runtime
+from tile_mlir.cache import Artifact
+from tile_mlir.signature import ArgSpec, KernelSignature
+
+SIGS = (
+    KernelSignature("add_one", (ArgSpec("memref", "float32", (4,)), ArgSpec("scalar", "int32"))),
+    KernelSignature("fill", (ArgSpec("memref", "float32", (2, 2)), ArgSpec("scalar", "float32"))),
+    KernelSignature("half", (ArgSpec("memref", "bfloat16", (4,)), ArgSpec("scalar", "bfloat16"))),
+    KernelSignature("add_into", (ArgSpec("memref", "float32", (4,)), ArgSpec("memref", "float32", (4,)))),
+)
+CUBIN = b"\x7fELF fake cubin\x00"  # NUL-terminated so the fake driver can read it back
+PTX = ".version 8.0\n.target sm_90a\n// fake\n"
+
+
+def fake_artifact(cubin=CUBIN, chip="sm_90a", ptx=PTX):
+    return Artifact(ptx=ptx, cubin=cubin, signatures=SIGS, chip=chip)
+
+
+def param(params_address, i, ctype):
+    """Read argument ``i`` of a kernelParams array (``void**``) as ``ctype``."""
+    slot = ctypes.c_uint64.from_address(params_address + 8 * i).value
+    return ctype.from_address(slot).value
+
+
+def floats_at(pointer, n):
+    return np.ctypeslib.as_array((ctypes.c_float * n).from_address(pointer))
+
+
+class FakeDriver:
+    """The cuda.bindings.driver calls the runtime makes, on host memory."""
+
+    class CUresult(enum.IntEnum):
+        CUDA_SUCCESS = 0
+        CUDA_ERROR_INVALID_PTX = 218
+        CUDA_ERROR_LAUNCH_FAILED = 719
+
+    CUdevice_attribute = types.SimpleNamespace(
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR="major",
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR="minor",
+    )
+    CUstream = int
+
+    def __init__(self, capability=(9, 0)):
+        self.capability = dict(zip(("major", "minor"), capability))
+        self.calls = []
+        self.fail = {}  # call name -> CUresult to return
+        self.images = []
+        self.launches = []
+        self.memory = {}
+        self.freed = []
+        self.kernels = {"add_one": self.add_one, "fill": self.fill, "half": lambda p: None, "add_into": self.add_into}
+
+    def _result(self, name, *outputs):
+        self.calls.append(name)
+        return (self.CUresult(self.fail.get(name, 0)), *outputs)
+
+    # Kernels: they read their arguments through kernelParams, as the GPU would.
+    def add_one(self, params):
+        n = param(params, 1, ctypes.c_int32)
+        floats_at(param(params, 0, ctypes.c_uint64), 4)[:n] += 1
+
+    def add_into(self, params):  # reads argument 0, writes argument 1
+        x = floats_at(param(params, 0, ctypes.c_uint64), 4)
+        floats_at(param(params, 1, ctypes.c_uint64), 4)[:] = x + 1
+
+    def fill(self, params):
+        floats_at(param(params, 0, ctypes.c_uint64), 4)[:] = param(params, 1, ctypes.c_float)
+
+    def cuInit(self, flags):
+        return self._result("cuInit")
+
+    def cuDeviceGet(self, ordinal):
+        return self._result("cuDeviceGet", "device0")
+
+    def cuDevicePrimaryCtxRetain(self, device):
+        return self._result("cuDevicePrimaryCtxRetain", "context0")
+
+    def cuDeviceGetAttribute(self, attribute, device):
+        return self._result("cuDeviceGetAttribute", self.capability[attribute])
+
+    def cuCtxSetCurrent(self, context):
+        return self._result("cuCtxSetCurrent")
+
+    def cuModuleLoadData(self, address):
+        self.images.append(ctypes.string_at(address) + b"\0")  # up to its terminating NUL
+        return self._result("cuModuleLoadData", "module0")
+
+    def cuModuleGetFunction(self, module, name):
+        return self._result("cuModuleGetFunction", name.decode())
+
+    def cuModuleUnload(self, module):
+        return self._result("cuModuleUnload")
+
+    def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        self.launches.append(((gx, gy, gz), (bx, by, bz), shared, stream, params))
+        result = self._result("cuLaunchKernel")
+        if not result[0]:
+            self.kernels[f](params)
+        return result
+
+    def cuMemAlloc(self, nbytes):
+        buffer = ctypes.create_string_buffer(nbytes)
+        self.memory[ctypes.addressof(buffer)] = buffer
+        return self._result("cuMemAlloc", ctypes.addressof(buffer))
+
+    def cuMemFree(self, pointer):
+        self.freed.append(pointer)
+        del self.memory[pointer]
+        return self._result("cuMemFree")
+
+    def cuMemcpyHtoDAsync(self, dst, src, nbytes, stream):
+        ctypes.memmove(dst, src, nbytes)
+        return self._result("cuMemcpyHtoDAsync")
+
+    def cuMemcpyDtoHAsync(self, dst, src, nbytes, stream):
+        ctypes.memmove(dst, src, nbytes)
+        return self._result("cuMemcpyDtoHAsync")
+
+    def cuStreamSynchronize(self, stream):
+        return self._result("cuStreamSynchronize")
+
+    def cuGetErrorString(self, code):
+        return self._result("cuGetErrorString", b"fake description")
+
+
+def install(monkeypatch, driver):
+    monkeypatch.setattr(runtime, "_driver", lambda: driver)
+    monkeypatch.setattr(runtime, "_device_state", None)
+    monkeypatch.setattr(runtime, "_thread", threading.local())
+
+
+class DeviceArray:
+    """A device array through ``__cuda_array_interface__`` (its memory is host memory)."""
+
+    def __init__(self, host, typestr=None, strides=None):
+        self.host = host
+        self.__cuda_array_interface__ = {
+            "shape": host.shape,
+            "typestr": typestr or host.dtype.str,
+            "data": (host.ctypes.data, False),
+            "strides": strides,
+            "version": 3,
+        }
+
+
+class DLPackArray:
+    """A device array through DLPack only, backed by a numpy array's DLPack capsule."""
+
+    def __init__(self, host, device=(2, 0)):
+        self.host, self.device, self.streams = host, device, []
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, stream=None):
+        self.streams.append(stream)
+        return self.host.__dlpack__()
+
+
+class TorchLike:
+    """What runtime reads from a torch CUDA tensor (recognized by its type's module)."""
+
+    is_cuda = True
+
+    def __init__(self, host, dtype="torch.float32", contiguous=True, index=0):
+        self.host, self.dtype, self.shape = host, dtype, host.shape
+        self.device = types.SimpleNamespace(index=index)
+        self._contiguous = contiguous
+
+    def data_ptr(self):
+        return self.host.ctypes.data
+
+    def is_contiguous(self):
+        return self._contiguous
+
+
+TorchLike.__module__ = "torch"
