@@ -55,6 +55,9 @@ class DispatchCase:
     priority: int
     when: tuple[Predicate, ...]
     impl: Callable[..., Any]
+    # Whether the lowering of one op may be copied for an identical op. Not when it
+    # makes something per op: scratch memory, a counter at the function's entry.
+    copyable: bool = True
 
     @property
     def title(self) -> str:
@@ -64,11 +67,11 @@ class DispatchCase:
 _CASES: dict[tuple[str, str], list[DispatchCase]] = {}
 
 
-def register_dispatch(op_name: str, target: str, *, variant: str, priority: int = 0, when=()):
+def register_dispatch(op_name: str, target: str, *, variant: str, priority: int = 0, when=(), copyable=True):
     """Decorator: register ``impl(op, ctx, rewriter)`` as a lowering variant."""
 
     def deco(impl):
-        case = DispatchCase(op_name, target, variant, priority, tuple(when), impl)
+        case = DispatchCase(op_name, target, variant, priority, tuple(when), impl, copyable)
         cases = [c for c in _CASES.get((op_name, target), []) if c.variant != variant]
         cases.append(case)
         cases.sort(key=lambda c: (-c.priority, c.variant))
@@ -101,6 +104,14 @@ class DispatchContext:
 
     def describe(self) -> str:
         return f"target {self.target}" + (f", {self.chip}" if self.chip else "")
+
+
+def applicable(op_name: str, op, ctx: DispatchContext, forced: str | None = None) -> DispatchCase | None:
+    """The first case whose predicates all pass (its implementation may still decline)."""
+    for case in cases(op_name, ctx.target):
+        if forced in (None, case.variant) and all(p.evaluate(op, ctx)[0] for p in case.when):
+            return case
+    return None
 
 
 def dispatch(op_name: str, op, ctx: DispatchContext, rewriter, forced: str | None = None) -> str:

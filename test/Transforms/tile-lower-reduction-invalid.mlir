@@ -10,6 +10,7 @@
 // CHECK: error: 'tile.reduce' op no variant of tile.reduce applies (target cuda):
 // CHECK-NEXT: sm100_packed (prio=20): rejected: storage_scope — src is global (no memory space); expected local on both sides; sm100_applies — 4 elements < 8; no chip (no #nvvm.target on a gpu.module, no chip option)
 // CHECK-NEXT: local_redux (prio=15): rejected: storage_scope — src is global (no memory space); expected local on both sides; redux_applies — dtype f32: redux.sync has no float add; exec_scope thread: redux.sync is a warp-scope instruction; no chip (no #nvvm.target on a gpu.module, no chip option)
+// CHECK-NEXT: cross_warp (prio=10): rejected: storage_scope — src is global (no memory space); expected local on both sides; cross_warp_applies — exec_scope thread: the variant exchanges warps at warpgroup or cta scope; no reduced warp bits: the reduction stays inside warps (see local)
 // CHECK-NEXT: local (prio=10): rejected: storage_scope — src is global (no memory space); expected local on both sides
 func.func @global_src(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<4xf32>) {
   // expected-error @+1 {{local (prio=10): rejected: storage_scope — src is global (no memory space); expected local on both sides}}
@@ -43,10 +44,10 @@ func.func @two_reasons(%dst: memref<1xf16, #gpu.address_space<workgroup>>, %src:
 // -----
 
 // A forced unknown variant lists the registered ones.
-// CHECK: error: 'tile.reduce' op dispatch = "shared" names no variant of tile.reduce for target cuda; registered: sm100_packed (prio=20), local_redux (prio=15), local (prio=10)
+// CHECK: error: 'tile.reduce' op dispatch = "locl" names no variant of tile.reduce for target cuda; registered: sm100_packed (prio=20), local_redux (prio=15), cross_warp (prio=10), local (prio=10)
 func.func @forced_unknown(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{dispatch = "shared" names no variant of tile.reduce for target cuda; registered: sm100_packed (prio=20), local_redux (prio=15), local (prio=10)}}
-  "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "thread", dispatch = "shared"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  // expected-error @+1 {{dispatch = "locl" names no variant of tile.reduce for target cuda; registered: sm100_packed (prio=20), local_redux (prio=15), cross_warp (prio=10), local (prio=10)}}
+  "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "thread", dispatch = "locl"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }
 

@@ -5,4 +5,4 @@ plan, the in-thread folds, accum and the store); each variant module holds its
 predicates and the one step that makes it different.
 """
 
-from . import local, local_redux, sm100_packed  # noqa: F401
+from . import cross_warp, local, local_redux, sm100_packed  # noqa: F401

@@ -183,7 +183,7 @@ def shuffle_xor(v: ir.Value, offset: int) -> ir.Value:
 
 def _shuffle_xor(v: ir.Value, offset: ir.Value, width: ir.Value) -> ir.Value:
     t = v.type
-    bits = _bit_width(t)
+    bits = bit_width(t)
     i32t = ir.IntegerType.get_signless(32)
     if bits == 32:
         return _shfl(v, offset, width)
@@ -208,7 +208,7 @@ def shuffle_xor_all(values: list[ir.Value], offset: int) -> list[ir.Value]:
     value shuffles alone, widened. Other types shuffle one by one.
     """
     off, width = i32(offset), i32(32)
-    if len(values) < 2 or _bit_width(values[0].type) != 16:
+    if len(values) < 2 or bit_width(values[0].type) != 16:
         return [_shuffle_xor(v, off, width) for v in values]
     out = []
     for a, b in zip(values[0::2], values[1::2]):
@@ -234,7 +234,7 @@ def _as_int(v: ir.Value) -> ir.Value:
     """The bits of ``v`` as a signless integer of its width (floats are bitcast)."""
     if not is_float(v.type):
         return v
-    return arith.bitcast(ir.IntegerType.get_signless(_bit_width(v.type)), v)
+    return arith.bitcast(ir.IntegerType.get_signless(bit_width(v.type)), v)
 
 
 def _from_int(x: ir.Value, t: ir.Type) -> ir.Value:
@@ -256,5 +256,5 @@ def _xor_mode() -> ir.Attribute:
     return cache["xor_mode"]
 
 
-def _bit_width(t: ir.Type) -> int:
+def bit_width(t: ir.Type) -> int:
     return t.width  # FloatType and IntegerType both have it

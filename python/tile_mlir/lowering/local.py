@@ -73,12 +73,20 @@ def verdict(problems: list[str], ctx, min_sm: int) -> tuple[bool, str]:
     return not problems, "; ".join(problems)
 
 
-def validate_reduction_local(op, ctx):
-    """The op is valid (docs/spec.md) and reduces within warps: no reduced warp bits."""
+def validate_op(op, ctx):
+    """The op is valid (docs/spec.md); the reasons are tile-verify's errors."""
     analysis = ctx.analysis if ctx.analysis is not None else analyze(op)
     if analysis.errors:
         return False, "; ".join(analysis.errors)
-    warp_bits = analysis.info.reduced_warp_bits
+    return True, ""
+
+
+def validate_reduction_local(op, ctx):
+    """The op is valid (docs/spec.md) and reduces within warps: no reduced warp bits."""
+    ok, why = validate_op(op, ctx)
+    if not ok:
+        return ok, why
+    warp_bits = reduce_info(op, ctx).reduced_warp_bits
     if warp_bits:
         return False, (
             f"reduced thread bits {{{', '.join(map(str, warp_bits))}}} are warp bits: the local "

@@ -7,12 +7,14 @@ and ``tile_mlir.dispatch`` picks the first applicable variant. Afterwards no
 listing every variant with its reasons.
 
 **Each distinct op is lowered once.** What an op lowers to depends only on its operand
-types, its attributes, the chip and the options. So the first op of each kind is lowered
+types, its attributes, its function's block size, the chip and the options. So the first op of each kind is lowered
 into a *template*: a detached ``func.func`` whose two arguments stand for dst and src,
 with the op's location left unknown. Every op of that kind, the first included, then
 gets a clone of the template's body in its place: the arguments replaced by the op's
 operands, and every location set to the op's own (``name("tile.reduce.fold")`` under it,
 and so on). A module of many identical reduces so costs one lowering and a copy per op.
+A variant that makes something per op (``cross_warp``'s scratch memory) registers as
+not copyable, and each of its ops is lowered in place.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from mlir.dialects import func
 
 from .. import lowering  # noqa: F401  (registers the variants)
 from ..analysis import analyze, memo_key
-from ..dispatch import DispatchContext, DispatchError, dispatch
+from ..dispatch import DispatchContext, DispatchError, applicable, dispatch
 from ..ir import ir
 from ..options import HELP, Options
 from . import PassInfo, register
@@ -148,8 +150,15 @@ def _make(**options):
             key = (memo_key(op), target, chip)
             if key not in templates:
                 ctx = DispatchContext(target, chip, analyze(op), opts)
-                templates[key] = _Template.build(op, ctx)
-            templates[key].instantiate(op)
+                forced = ctx.analysis.info.dispatch if ctx.analysis.info else None
+                case = applicable("tile.reduce", op, ctx, forced)
+                copyable = case is None or case.copyable  # None: build() reports why
+                templates[key] = (ctx, _Template.build(op, ctx) if copyable else None)
+            ctx, template = templates[key]
+            if template is None:  # a variant that makes something per op: lower in place
+                dispatch("tile.reduce", op, ctx, rewriter, forced=ctx.analysis.info.dispatch)
+                return None
+            template.instantiate(op)
         except DispatchError as e:
             emit_errors(op, [str(e)])
         except Exception as e:  # a bug in a variant: a diagnostic, never a traceback
