@@ -31,7 +31,8 @@ def _compile_steps(text: str, arch: str) -> None:
 
     from .ir import ir, make_context
     from .passes import add_pass
-    from .pipeline import lower_to_ptx, ptx_to_cubin
+    from .compiler import lower_to_ptx, ptx_to_cubin
+    from .options import Options
 
     with make_context(), ir.Location.unknown():
         module = ir.Module.parse(text)
@@ -41,10 +42,10 @@ def _compile_steps(text: str, arch: str) -> None:
         pm.run(module.operation)
         _section("after tile-verify, tile-lower-reduction")
         print(module)
-    lowered = lower_to_ptx(text, arch)
+    lowered = lower_to_ptx(text, Options(chip=arch))
     _section(f"PTX ({arch})")
     print(lowered.ptx)
-    cubin = ptx_to_cubin(lowered.ptx, arch)
+    cubin = ptx_to_cubin(lowered.ptx, Options(chip=arch))
     _section("cubin")
     print(f"{len(cubin)} bytes from ptxas -arch={arch}" if cubin else "ptxas is not on PATH: no cubin")
 

@@ -616,21 +616,23 @@ def compile(module_or_text, *, arch="sm_90a", backend="auto", cache=True, option
 
     if backend == "interpreter":
         from .interpreter import interpreted_kernels
-        from .pipeline import lower_tile_ops
+        from .compiler import lower_tile_ops
+        from .options import Options
 
-        lowered, signatures = lower_tile_ops(text, **options)
+        lowered, signatures = lower_tile_ops(text, Options.from_mapping(options))
         return Kernels(interpreted_kernels(lowered, signatures))
 
     artifact = _cache.lookup(text, arch, options) if cache else None
     if artifact is None:
         try:
-            from .pipeline import build_artifact
+            from .compiler import build_artifact
+            from .options import Options
         except ImportError as e:
             raise ImportError(
                 f"no compiled kernel for this module ({arch}) in the compile cache at"
                 f" {_cache.cache_dir()}, and compiling it needs the MLIR Python bindings ({e})"
             ) from e
-        artifact = build_artifact(text, arch=arch, **options)
+        artifact = build_artifact(text, Options.from_mapping({**options, "chip": arch}))
         if cache:
             artifact = _cache.store(text, arch, options, artifact)
     return cuda_kernels(artifact)

@@ -564,20 +564,20 @@ def cache_root(tmp_path, monkeypatch):
 
 @pytest.fixture
 def pipeline(monkeypatch, cache_root):
-    """A fake ``tile_mlir.pipeline``: counts builds, needs no MLIR."""
-    module = types.ModuleType("tile_mlir.pipeline")
+    """A fake ``tile_mlir.compiler``: counts builds, needs no MLIR."""
+    module = types.ModuleType("tile_mlir.compiler")
     module.builds = []
 
-    def build_artifact(text, arch="sm_90a", **options):
-        module.builds.append((text, arch, options))
-        return fake_artifact(arch=arch)
+    def build_artifact(text, options):
+        module.builds.append((text, options.chip, {"fold": options.fold}))
+        return fake_artifact(arch=options.chip)
 
-    def lower_tile_ops(text, **options):
+    def lower_tile_ops(text, options):
         return "lowered " + text, SIGS
 
     module.build_artifact = build_artifact
     module.lower_tile_ops = lower_tile_ops
-    monkeypatch.setitem(sys.modules, "tile_mlir.pipeline", module)
+    monkeypatch.setitem(sys.modules, "tile_mlir.compiler", module)
     return module
 
 
@@ -585,7 +585,7 @@ def test_compile_builds_on_a_miss_and_reads_the_cache_on_a_hit(pipeline, monkeyp
     k = runtime.compile(IR, backend="cuda", options={"fold": "tree"})
     assert isinstance(k, Kernels) and list(k) == ["add_one", "fill", "half"]
     assert pipeline.builds == [(IR, "sm_90a", {"fold": "tree"})]
-    monkeypatch.setitem(sys.modules, "tile_mlir.pipeline", None)  # a hit must not need the compiler
+    monkeypatch.setitem(sys.modules, "tile_mlir.compiler", None)  # a hit must not need the compiler
     k = runtime.compile(IR, backend="cuda", options={"fold": "tree"})
     assert k.add_one.signature == SIGS[0]
 
@@ -616,7 +616,7 @@ def test_compile_without_cache_always_builds(pipeline, cache_root):
 
 
 def test_compile_misses_without_mlir_say_so(cache_root, monkeypatch):
-    monkeypatch.setitem(sys.modules, "tile_mlir.pipeline", None)
+    monkeypatch.setitem(sys.modules, "tile_mlir.compiler", None)
     with pytest.raises(ImportError, match="no compiled kernel for this module .* needs the MLIR Python bindings"):
         runtime.compile(IR, backend="cuda")
 

@@ -153,7 +153,7 @@ def prepare(count: int, seed: int, root: Path) -> int:
     """Draw, interpret, compile and save the sample (needs MLIR)."""
     from .. import runtime
     from ..interpreter import interpreted_kernels
-    from ..pipeline import lower_tile_ops
+    from ..compiler import lower_tile_ops
 
     root.mkdir(parents=True, exist_ok=True)
     os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")

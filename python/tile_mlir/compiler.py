@@ -1,0 +1,148 @@
+"""The compile entry points: from IR text to lowered IR, PTX, a cubin and an artifact.
+
+Each entry point takes the IR text and an ``Options`` (``tile_mlir.options``):
+
+* ``parse`` reads the text in the current context;
+* ``lower_tile_ops`` runs only ``tile-lower-reduction``: the scf/arith/memref/gpu level
+  that the CPU interpreter executes;
+* ``lower_to_ptx`` runs the whole pipeline (``tile_mlir.pipeline.STAGES``) and returns
+  the PTX; the chip is ``options.chip``, else ``vocab.DEFAULT_CHIP``;
+* ``ptx_to_cubin`` assembles the PTX with ptxas, where ptxas is on PATH;
+* ``build_artifact`` does both and returns a cache ``Artifact``;
+* ``kernel_signatures`` reads the launch signature of every ``gpu.func ... kernel``.
+
+A failure is a ``CompileError`` that names its stage (``parse``, a pass, ``ptxas``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlir.dialects import gpu
+
+from .errors import CompileError
+from .ir import ir, make_context
+from .options import Options
+from .pipeline import STAGES, run_stages, save_repro
+from .signature import MLIR_TO_NUMPY, ArgSpec, KernelSignature
+from .vocab import DEFAULT_CHIP
+
+
+@dataclass
+class Lowered:
+    ptx: str
+    signatures: tuple[KernelSignature, ...]
+    chip: str
+
+
+def kernel_signatures(module: ir.Module) -> tuple[KernelSignature, ...]:
+    """The launch signature of every ``gpu.func ... kernel`` in the module."""
+    sigs = []
+
+    def visit(op):
+        if op.name == "gpu.func" and "gpu.kernel" in op.attributes:
+            fn_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            sigs.append(KernelSignature(name, tuple(_arg_spec(name, i, t) for i, t in enumerate(fn_type.inputs))))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return tuple(sigs)
+
+
+def _arg_spec(kernel: str, i: int, t: ir.Type) -> ArgSpec:
+    if isinstance(t, ir.MemRefType):
+        elem = str(t.element_type)
+        if elem not in MLIR_TO_NUMPY or not t.has_static_shape:
+            raise CompileError("signature", f"kernel {kernel}: argument {i} has unsupported type {t}", "")
+        return ArgSpec("memref", MLIR_TO_NUMPY[elem], tuple(t.shape))
+    if str(t) not in MLIR_TO_NUMPY:
+        raise CompileError("signature", f"kernel {kernel}: argument {i} has unsupported type {t}", "")
+    return ArgSpec("scalar", MLIR_TO_NUMPY[str(t)])
+
+
+def _module_chip(module: ir.Module) -> str | None:
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "gpu.module" and "targets" in op.attributes:
+            text = str(op.attributes["targets"])
+            if 'chip = "' in text:
+                return text.split('chip = "', 1)[1].split('"', 1)[0]
+    return None
+
+
+def parse(text: str) -> ir.Module:
+    """Parse in the current context; a syntax or verifier error is a CompileError."""
+    try:
+        return ir.Module.parse(text)
+    except ir.MLIRError as e:
+        msg = "\n".join(f"{d.location}: {d.message}" for d in e.error_diagnostics) or str(e)
+        raise CompileError("parse", msg, f"tile-opt {save_repro(text)}") from None
+
+
+def lower_tile_ops(text: str, options: Options | None = None) -> tuple[str, tuple[KernelSignature, ...]]:
+    """Run only ``tile-lower-reduction``: the scf/arith/memref/gpu level the
+    CPU interpreter executes. Returns the lowered text and the kernel signatures."""
+    options = Options.from_mapping(options)
+    with make_context(), ir.Location.unknown():
+        module = parse(text)
+        signatures = kernel_signatures(module)
+        run_stages(module, STAGES[:1], options, source=text)
+        return str(module), signatures
+
+
+def lower_to_ptx(text: str, options: Options | None = None) -> Lowered:
+    """Parse, lower and translate a module to PTX. Needs only MLIR (no ptxas)."""
+    options = Options.from_mapping(options)
+    chip = options.chip or DEFAULT_CHIP
+    with make_context(), ir.Location.unknown():
+        module = parse(text)
+        declared = _module_chip(module)
+        if declared is None:
+            run_stages(module, [("nvvm-attach-target", f"nvvm-attach-target{{chip={chip}}}")])
+        elif declared != chip:
+            raise CompileError(
+                "target", f"the gpu.module targets {declared}, but {chip} was asked for", ""
+            )
+        signatures = kernel_signatures(module)
+        run_stages(module, STAGES, options, source=text)
+        ptx = []
+        for op in module.body.operations:
+            if op.operation.name == "gpu.binary":
+                for obj in op.operation.attributes["objects"]:
+                    ptx.append(gpu.ObjectAttr(obj).object.decode())
+        if len(ptx) != 1:
+            raise CompileError(
+                "gpu-module-to-binary", f"expected exactly one gpu.module to compile, found {len(ptx)}", ""
+            )
+        return Lowered(ptx[0], signatures, chip)
+
+
+def ptx_to_cubin(ptx: str, options: Options | None = None) -> bytes | None:
+    """Assemble PTX with ptxas for ``options.chip`` (else ``DEFAULT_CHIP``); None when
+    ptxas is not on PATH."""
+    chip = Options.from_mapping(options).chip or DEFAULT_CHIP
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "kernel.ptx", Path(tmp) / "kernel.cubin"
+        src.write_text(ptx)
+        r = subprocess.run([ptxas, f"-arch={chip}", "-o", str(out), str(src)], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise CompileError("ptxas", r.stderr.strip(), f"ptxas -arch={chip} {src}")
+        return out.read_bytes()
+
+
+def build_artifact(text: str, options: Options | None = None):
+    """IR text -> a cache ``Artifact`` (PTX, cubin where ptxas exists, signatures)."""
+    from .cache import Artifact
+
+    options = Options.from_mapping(options)
+    lowered = lower_to_ptx(text, options)
+    cubin = ptx_to_cubin(lowered.ptx, options)
+    return Artifact(ptx=lowered.ptx, cubin=cubin, signatures=lowered.signatures, arch=lowered.chip, meta={})

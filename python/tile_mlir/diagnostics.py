@@ -1,0 +1,255 @@
+"""Diagnostics: copying them out of MLIR, printing them as mlir-opt does, and checking
+them against ``// expected-*`` comments (``--verify-diagnostics``).
+
+MLIR hands a diagnostic to a handler only while the diagnostic is alive, so
+``DiagnosticSink`` copies each one into a plain ``Diag`` (severity, place, message,
+notes). ``format_diag`` prints a ``Diag`` as ``file:line:col: error: message``, then the
+source line and a caret under the column. ``parse_expectations`` and
+``check_expectations`` implement upstream's ``SourceMgrDiagnosticVerifierHandler``:
+the comments say which diagnostics a file must produce, and where.
+
+A string parsed with ``ir.Module.parse`` has the file name ``-`` in its locations; the
+sink and ``to_diag`` give it the name of the text's source (a file name, ``<stdin>``,
+``<source>``).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from typing import Iterable
+
+from .ir import ir
+
+_SEVERITY = {
+    ir.DiagnosticSeverity.ERROR: "error",
+    ir.DiagnosticSeverity.WARNING: "warning",
+    ir.DiagnosticSeverity.NOTE: "note",
+    ir.DiagnosticSeverity.REMARK: "remark",
+}
+
+
+# The note the verifier adds to its errors. The bindings cannot turn it off, as
+# mlir-opt does (MLIRContext::printOpOnDiagnostic) while it verifies diagnostics.
+CURRENT_OP_NOTE = "see current operation: "
+
+
+@dataclass(frozen=True)
+class Place:
+    """A position in a file, 1-based, as MLIR's file locations give it."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True)
+class Diag:
+    """A diagnostic, copied out of MLIR while it was still alive."""
+
+    severity: str  # "error", "warning", "note" or "remark"
+    where: Place | str  # a file position, or the text of a location that has none
+    message: str
+    notes: tuple[Diag, ...] = ()
+
+
+def format_diag(diag: Diag, files: dict[str, list[str]]) -> str:
+    """Format a diagnostic as mlir-opt does: ``file:line:col: error: message``, then the
+    source line and a caret under the column. Notes follow in the same form."""
+    lines = [f"{diag.where}: {diag.severity}: {diag.message}"]
+    if isinstance(diag.where, Place):
+        source = files.get(diag.where.file, [])
+        if 1 <= diag.where.line <= len(source):
+            line = source[diag.where.line - 1]
+            indent = "".join(c if c == "\t" else " " for c in line[:diag.where.col - 1])
+            lines += [line, indent + "^"]
+    return "\n".join(lines) + "\n" + "".join(format_diag(n, files) for n in diag.notes)
+
+
+def file_location(loc: ir.Location) -> ir.Location | None:
+    """The first file:line:col location inside `loc`, looking through names, call sites
+    (the callee) and fused locations."""
+    if loc.is_a_file():
+        return loc
+    if loc.is_a_name():
+        return file_location(loc.child_loc)
+    if loc.is_a_callsite():
+        return file_location(loc.callee)
+    if loc.is_a_fused():
+        return next(filter(None, map(file_location, loc.locations)), None)
+    return None
+
+
+def to_diag(diagnostic, buffer: str, *, op_notes: bool = True) -> Diag:
+    """Copy an ``ir.Diagnostic`` (or the ``ir.DiagnosticInfo`` of an ``MLIRError``) into
+    a ``Diag``. Locations in the file ``-`` are placed in ``buffer``. Without
+    ``op_notes``, the verifier's "see current operation" notes are left out."""
+    notes = tuple(to_diag(n, buffer, op_notes=op_notes) for n in diagnostic.notes)
+    if not op_notes:
+        notes = tuple(n for n in notes if not n.message.startswith(CURRENT_OP_NOTE))
+    return Diag(_SEVERITY[diagnostic.severity], _where(diagnostic.location, buffer),
+                diagnostic.message, notes)
+
+
+def _where(loc: ir.Location, buffer: str) -> Place | str:
+    file_loc = file_location(loc)
+    if file_loc is None:
+        return "<unknown>:0" if str(loc) == "loc(unknown)" else str(loc)
+    name = buffer if file_loc.filename == "-" else file_loc.filename
+    return Place(name, file_loc.start_line, file_loc.start_col)
+
+
+class DiagnosticSink:
+    """The diagnostic handler of one context.
+
+    It copies each diagnostic while the diagnostic is alive. The file that MLIR calls
+    ``-`` (its name for a parsed string) gets the name of the file being read. The
+    sink then prints the diagnostic as mlir-opt does. When ``keep`` is set (for
+    ``--verify-diagnostics``), it keeps the diagnostic in ``kept`` instead.
+    """
+
+    def __init__(self, ctx: ir.Context, files: dict[str, list[str]], buffer: str):
+        self.files = files
+        self.buffer = buffer  # what "-" stands for
+        self.keep = False
+        self.kept: list[Diag] = []
+        self._failure: BaseException | None = None
+        ctx.attach_diagnostic_handler(self._handle)
+
+    def check(self) -> None:
+        """Raise the exception that the handler caught, if any.
+
+        An exception that escapes a handler is printed by the bindings and then lost.
+        """
+        if self._failure is not None:
+            raise self._failure
+
+    def _handle(self, diagnostic: ir.Diagnostic) -> bool:
+        try:
+            # mlir-opt does not print the op on diagnostics it verifies
+            diag = to_diag(diagnostic, self.buffer, op_notes=not self.keep)
+            if self.keep:
+                self.kept.append(diag)
+            else:
+                sys.stderr.write(format_diag(diag, self.files))
+                sys.stderr.flush()  # the pass manager writes IR dumps straight to fd 2
+        except BaseException as e:  # noqa: BLE001 - re-raised by check()
+            self._failure = self._failure or e
+        return True
+
+
+# ----------------------------------------------------------------------------------
+# --verify-diagnostics, as upstream's SourceMgrDiagnosticVerifierHandler
+# ----------------------------------------------------------------------------------
+
+_EXPECTED = re.compile(r"expected-(error|note|remark|warning)(-re)? *"
+                       r"(@([+-][0-9]+|above|below|unknown))? *\{\{(.*)\}\}$")
+
+
+@dataclass
+class Expectation:
+    """One ``// expected-<severity>[-re][@designator] {{text}}`` comment."""
+
+    severity: str
+    line: int | None  # the line it expects the diagnostic on; None for @unknown
+    pattern: str | re.Pattern  # a substring, or (for -re) a regex searched for
+    text: str  # the text between the outer braces, as written
+    where: Place  # the comment itself
+    matched: bool = False
+
+    def matches(self, message: str) -> bool:
+        if isinstance(self.pattern, str):
+            return self.pattern in message
+        return self.pattern.search(message) is not None
+
+
+def parse_expectations(text: str, file: str) -> tuple[list[Expectation], list[Diag]]:
+    """Find the expectations in `text`. Also returns errors for malformed ones.
+
+    Designators work as upstream: ``@+N`` and ``@-N`` are relative to the comment's line.
+    ``@above`` means the last line above with no expectation. ``@below`` means the next
+    line below with no expectation.
+    """
+    expectations: list[Expectation] = []
+    errors: list[Diag] = []
+    below: list[Expectation] = []
+    last_plain_line = 0
+    for number, line in enumerate(text.split("\n"), start=1):
+        m = _EXPECTED.search(line.rstrip())
+        if m is None:
+            for expectation in below:
+                expectation.line = number
+            below.clear()
+            last_plain_line = number
+            continue
+        severity, is_regex, _, designator, body = m.groups()
+        where = Place(file, number, m.start() + 1)
+        try:
+            pattern = _expectation_regex(body) if is_regex else body
+        except re.error as e:
+            errors.append(Diag("error", where, f"invalid regex: {e}"))
+            continue
+        expectation = Expectation(severity, number, pattern, body, where)
+        if designator == "unknown":
+            expectation.line = None
+        elif designator == "above":
+            expectation.line = last_plain_line
+        elif designator == "below":
+            below.append(expectation)
+        elif designator:
+            expectation.line = number + int(designator)
+        expectations.append(expectation)
+    return expectations, errors
+
+
+def _expectation_regex(body: str) -> re.Pattern:
+    """The regex of an ``expected-*-re`` body: literal text with ``{{regex}}`` blocks."""
+    parts, rest = [], body
+    while "{{" in rest:
+        literal, rest = rest.split("{{", 1)
+        if "}}" not in rest:
+            raise re.error("found start of regex with no end '}}'")
+        regex, rest = rest.split("}}", 1)
+        parts += [re.escape(literal), f"({regex})"]
+    return re.compile("".join(parts) + re.escape(rest))
+
+
+def check_expectations(diags: list[Diag], expectations: list[Expectation],
+                       file: str) -> list[Diag]:
+    """Match the emitted diagnostics (notes included) against the expectations.
+
+    Returns the errors to report: unexpected diagnostics, diagnostics with the wrong
+    severity, and expectations that were not produced.
+    """
+    problems = []
+    for diag in _with_notes(diags):
+        if isinstance(diag.where, Place) and diag.where.file != file:
+            problems.append(Diag("error", diag.where,
+                                 f"unexpected {diag.severity}: {diag.message}"))
+            continue
+        line = diag.where.line if isinstance(diag.where, Place) else None
+        here = [e for e in expectations if e.line == line and e.matches(diag.message)]
+        hit = next((e for e in here if e.severity == diag.severity), None)
+        if hit is not None:
+            hit.matched = True
+        elif here:
+            problems.append(Diag("error", here[0].where,
+                                 f"'{diag.severity}' diagnostic emitted when expecting "
+                                 f"a '{here[0].severity}'"))
+        else:
+            problems.append(Diag("error", diag.where,
+                                 f"unexpected {diag.severity}: {diag.message}"))
+    problems += [Diag("error", e.where, f'expected {e.severity} "{e.text}" was not produced')
+                 for e in expectations if not e.matched]
+    return problems
+
+
+def _with_notes(diags: Iterable[Diag]) -> Iterable[Diag]:
+    for diag in diags:
+        yield diag
+        yield from _with_notes(diag.notes)
+
