@@ -2,7 +2,9 @@
 
 Each entry point takes the IR text and an ``Options`` (``tile_mlir.options``):
 
-* ``parse`` reads the text in the current context;
+* ``parse`` reads the text in the current context and runs ``tile-verify`` on it, as
+  tile-opt does, so that a broken rule is reported once, at its op, and not as a
+  lowering failure;
 * ``lower_tile_ops`` runs only ``tile-lower-reduction``: the scf/arith/memref/gpu level
   that the CPU interpreter executes;
 * ``lower_to_ptx`` runs the whole pipeline (``tile_mlir.pipeline.STAGES``) and returns
@@ -23,13 +25,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlir.dialects import gpu
+from mlir.passmanager import PassManager
 
+from .diagnostics import format_errors
 from .errors import CompileError
 from .ir import ir, make_context
 from .options import Options
+from .passes import add_pass
 from .pipeline import STAGES, run_stages, save_repro
 from .signature import MLIR_TO_NUMPY, ArgSpec, KernelSignature
 from .vocab import DEFAULT_CHIP
+
+# The name of the text in diagnostics, where it has no file name.
+SOURCE = "<source>"
 
 
 @dataclass
@@ -75,13 +83,34 @@ def _module_chip(module: ir.Module) -> str | None:
     return None
 
 
-def parse(text: str) -> ir.Module:
-    """Parse in the current context; a syntax or verifier error is a CompileError."""
+def verify_tile_ops(module: ir.Module) -> None:
+    """Run ``tile-verify`` on ``module``, as tile-opt does right after parsing; raises
+    ``ir.MLIRError`` (with one diagnostic per broken rule, at its op) on failure."""
+    pm = PassManager("any", module.context)
+    add_pass(pm, "tile-verify")
+    pm.run(module.operation)
+
+
+def _failure(stage: str, error: ir.MLIRError, text: str, source_name: str) -> CompileError:
+    return CompileError(stage, format_errors(error, source_name, text), f"tile-opt {save_repro(text)}")
+
+
+def parse(text: str, *, source_name: str = SOURCE) -> ir.Module:
+    """Parse ``text`` in the current context and verify its tile ops.
+
+    A syntax error is a ``CompileError`` of stage ``parse``, a broken tile rule one of
+    stage ``tile-verify``: the message has each diagnostic at its place in ``text``
+    (``<source>:3:5: error: ...``, the line and a caret), called ``source_name``.
+    """
     try:
-        return ir.Module.parse(text)
+        module = ir.Module.parse(text)
     except ir.MLIRError as e:
-        msg = "\n".join(f"{d.location}: {d.message}" for d in e.error_diagnostics) or str(e)
-        raise CompileError("parse", msg, f"tile-opt {save_repro(text)}") from None
+        raise _failure("parse", e, text, source_name) from None
+    try:
+        verify_tile_ops(module)
+    except ir.MLIRError as e:
+        raise _failure("tile-verify", e, text, source_name) from None
+    return module
 
 
 def lower_tile_ops(text: str, options: Options | None = None) -> tuple[str, tuple[KernelSignature, ...]]:

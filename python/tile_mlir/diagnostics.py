@@ -103,6 +103,16 @@ def _where(loc: ir.Location, buffer: str) -> Place | str:
     return Place(name, file_loc.start_line, file_loc.start_col)
 
 
+def format_errors(error: ir.MLIRError, source_name: str, text: str | None,
+                  diagnostics: Iterable = ()) -> str:
+    """The text of a failure in the library: ``diagnostics`` (copied earlier) and then
+    the error's own diagnostics, each as ``format_diag`` prints it, placed in ``text``
+    (called ``source_name``), without the verifier's "see current operation" notes."""
+    files = {source_name: text.split("\n")} if text is not None else {}
+    diags = [*diagnostics, *(to_diag(d, source_name, op_notes=False) for d in error.error_diagnostics)]
+    return "".join(format_diag(d, files) for d in diags).rstrip("\n") or str(error)
+
+
 class DiagnosticSink:
     """The diagnostic handler of one context.
 

@@ -29,6 +29,7 @@ from typing import Callable, NoReturn
 
 from mlir.passmanager import PassManager
 
+from .diagnostics import Diag, format_errors, to_diag
 from .errors import CompileError, UsageError
 from .ir import ir
 from .options import Options
@@ -363,10 +364,11 @@ def spell(element: str, options: Options) -> str:
 
 
 def run_stages(module: ir.Module, stages, options: Options | None = None,
-               source: str | None = None) -> None:
+               source: str | None = None, source_name: str = "<source>") -> None:
     """Run ``stages`` ((name, pipeline element) pairs) on ``module``, one at a time.
 
-    A failing stage raises ``CompileError`` with its diagnostics and a repro line that
+    A failing stage raises ``CompileError`` with its diagnostics, placed in ``source``
+    (the text the module was parsed from, called ``source_name``), and a repro line that
     runs every stage so far on the saved ``source`` (default: the module's text).
     """
     options = Options.from_mapping(options)
@@ -375,20 +377,19 @@ def run_stages(module: ir.Module, stages, options: Options | None = None,
     for name, element in stages:
         spelled = spell(element, options)
         pm = build_pass_manager(parse_pipeline(f"{ROOT_OP}({spelled})"), ctx)
-        messages: list[str] = []
+        emitted: list[Diag] = []  # warnings and remarks; MLIRError carries the errors
 
-        def collect(d):
-            messages.append(f"{d.location}: {d.message}")
+        def collect(d, emitted=emitted):
+            emitted.append(to_diag(d, source_name, op_notes=False))
             return True
 
         handle = ctx.attach_diagnostic_handler(collect)
         try:
             pm.run(module.operation)
         except ir.MLIRError as e:
-            messages.extend(f"{d.location}: {d.message}" for d in e.error_diagnostics)
             path = save_repro(source if source is not None else str(module))
             repro = f"tile-opt {path} --pass-pipeline='{ROOT_OP}({','.join(done + [spelled])})'"
-            raise CompileError(name, "\n".join(messages) or str(e), repro) from None
+            raise CompileError(name, format_errors(e, source_name, source, emitted), repro) from None
         finally:
             handle.detach()
         done.append(spelled)

@@ -1,0 +1,72 @@
+"""The compile entry points (tile_mlir.compiler): verification before lowering, located
+errors, the lowering options."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import tile_mlir
+from tile_mlir.compiler import lower_tile_ops, parse
+from tile_mlir.errors import CompileError
+from tile_mlir.ir import ir, make_context
+from tile_mlir.options import Options
+
+PRIVATE = "#gpu.address_space<private>"
+
+
+def kernel(attrs: str, src: str = "4") -> str:
+    """A launchable module whose kernel reduces a private buffer with ``attrs``."""
+    return f"""module attributes {{gpu.container_module}} {{
+  gpu.module @kernels {{
+    gpu.func @k(%out: memref<1xf32>) kernel {{
+      %src = memref.alloca() : memref<{src}xf32, {PRIVATE}>
+      %dst = memref.alloca() : memref<1xf32, {PRIVATE}>
+      "tile.reduce"(%dst, %src) {{{attrs}}} : (memref<1xf32, {PRIVATE}>, memref<{src}xf32, {PRIVATE}>) -> ()
+      gpu.return
+    }}
+  }}
+}}
+"""
+
+
+BAD_AXES = kernel('kind = "sum", exec_scope = "thread", axes = array<i64: 3>')
+OP_LINE, OP_COL = 6, 7  # where "tile.reduce" starts in BAD_AXES
+
+
+def test_the_op_position_is_where_the_test_says():
+    assert BAD_AXES.split("\n")[OP_LINE - 1][OP_COL - 1:].startswith('"tile.reduce"')
+
+
+@pytest.mark.parametrize("compile_", [
+    lambda text: lower_tile_ops(text),
+    lambda text: tile_mlir.compile(text, backend="interpreter", cache=False),
+], ids=["lower_tile_ops", "tile_mlir.compile"])
+def test_an_invalid_op_is_one_tile_verify_error_at_the_op(compile_):
+    with pytest.raises(CompileError) as info:
+        compile_(BAD_AXES)
+    e = info.value
+    assert e.stage == "tile-verify"
+    assert e.message.startswith(
+        f"<source>:{OP_LINE}:{OP_COL}: error: 'tile.reduce' op axes: 3 is out of range for a rank-1 source")
+    assert e.message.count("error:") == 1
+    assert "no variant" not in str(e)
+    # the user's line and a caret under the op
+    assert e.message.split("\n")[1:] == [BAD_AXES.split("\n")[OP_LINE - 1], " " * (OP_COL - 1) + "^"]
+
+
+def test_a_syntax_error_is_a_located_parse_error():
+    text = BAD_AXES.replace("gpu.return", "gpu.return %")
+    with make_context(), ir.Location.unknown(), pytest.raises(CompileError) as info:
+        parse(text, source_name="kernel.mlir")
+    assert info.value.stage == "parse"
+    assert re.match(r"kernel\.mlir:7:\d+: error: ", info.value.message)
+
+
+def test_a_valid_module_parses_and_lowers_with_the_options():
+    text = kernel('kind = "sum", exec_scope = "thread"', src="8")
+    linear, signatures = lower_tile_ops(text, Options(fold="linear"))
+    tree, _ = lower_tile_ops(text, Options(fold="tree"))
+    assert [s.name for s in signatures] == ["k"]
+    assert "tile.reduce" not in linear and linear != tree
