@@ -161,9 +161,11 @@ def ptx_to_cubin(ptx: str, options: Options | None = None) -> bytes | None:
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp) / "kernel.ptx", Path(tmp) / "kernel.cubin"
         src.write_text(ptx)
-        r = subprocess.run([ptxas, f"-arch={chip}", "-o", str(out), str(src)], capture_output=True, text=True)
+        r = subprocess.run([ptxas, f"-arch={chip}", "-o", str(out), str(src)],
+                           capture_output=True, text=True, check=False)
         if r.returncode != 0:
-            raise CompileError("ptxas", r.stderr.strip(), f"ptxas -arch={chip} {src}")
+            repro = f"ptxas -arch={chip} {save_repro(ptx, '.ptx')}"
+            raise CompileError("ptxas", r.stderr.strip(), repro)
         return out.read_bytes()
 
 

@@ -15,20 +15,24 @@ library alike:
   level, wrapped so that it runs on every op that the anchor path selects.
 * ``run_stages`` runs the library's pipeline to binary (``STAGES``), each stage its own
   pass manager, so that a failure names its stage; it raises ``CompileError`` with the
-  diagnostics and a one-line ``tile-opt`` repro. The lowering options reach the tile
-  passes spelled as pass options (``Options.spelled()``), the same text a user would
-  type.
+  diagnostics and a one-line ``tile-opt`` repro, whose input is saved under the compile
+  cache (``save_repro``: the newest ``REPRO_KEEP`` files are kept). The lowering options
+  reach the tile passes spelled as pass options (``Options.spelled()``), the same text a
+  user would type.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, NoReturn
 
 from mlir.passmanager import PassManager
 
+from .cache import cache_dir
 from .diagnostics import Diag, format_errors, to_diag
 from .errors import CompileError, UsageError
 from .ir import ir
@@ -345,12 +349,45 @@ STAGES = (
 )
 
 
-def save_repro(text: str) -> str:
-    """Save ``text`` for a repro line; returns its path."""
-    fd, path = tempfile.mkstemp(prefix="tile-mlir-repro-", suffix=".mlir")
-    with open(fd, "w") as f:
-        f.write(text)
-    return path
+# How many repro files the compile cache keeps (the newest; older ones are deleted).
+REPRO_KEEP = 20
+
+
+def save_repro(text: str, suffix: str = ".mlir") -> str:
+    """Save ``text`` for a repro line and return its path.
+
+    The files live in the compile cache, ``cache_dir() / "repro"``
+    (``$TILE_MLIR_CACHE_DIR/repro``), named by a digest of their text, so the same
+    failure saves one file. Only the newest ``REPRO_KEEP`` are kept. Where the cache
+    cannot be written, the file goes to the system's temporary directory instead.
+    """
+    folder = cache_dir() / "repro"
+    name = hashlib.sha256(text.encode()).hexdigest()[:16] + suffix
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)  # a rewrite also makes it the newest
+    except OSError:
+        fd, path = tempfile.mkstemp(prefix="tile-mlir-repro-", suffix=suffix)
+        with open(fd, "w") as f:
+            f.write(text)
+        return path
+    _prune(folder, REPRO_KEEP)
+    return str(folder / name)
+
+
+def _prune(folder: Path, keep: int) -> None:
+    """Delete all but the ``keep`` newest files of ``folder``."""
+    def age(path: Path) -> int:
+        try:
+            return path.stat().st_mtime_ns
+        except OSError:  # deleted meanwhile, by another process
+            return 0
+
+    for old in sorted(folder.iterdir(), key=age, reverse=True)[keep:]:
+        try:
+            old.unlink()
+        except OSError:
+            pass
 
 
 def spell(element: str, options: Options) -> str:

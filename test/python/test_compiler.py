@@ -4,6 +4,9 @@ errors, the lowering options."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +15,9 @@ from tile_mlir.compiler import lower_tile_ops, parse
 from tile_mlir.errors import CompileError
 from tile_mlir.ir import ir, make_context
 from tile_mlir.options import Options
+from tile_mlir.pipeline import REPRO_KEEP
+
+TILE_OPT = Path(__file__).resolve().parents[2] / "tools" / "tile-opt"
 
 PRIVATE = "#gpu.address_space<private>"
 
@@ -70,3 +76,43 @@ def test_a_valid_module_parses_and_lowers_with_the_options():
     tree, _ = lower_tile_ops(text, Options(fold="tree"))
     assert [s.name for s in signatures] == ["k"]
     assert "tile.reduce" not in linear and linear != tree
+
+
+# --- repro files -------------------------------------------------------------------
+
+
+@pytest.fixture
+def cache_root(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def repro_path(error: CompileError) -> Path:
+    return Path(re.search(r"tile-opt (\S+)", error.repro).group(1))
+
+
+def test_repro_files_go_under_the_cache_and_reproduce(cache_root):
+    with pytest.raises(CompileError) as info:
+        lower_tile_ops(BAD_AXES)
+    path = repro_path(info.value)
+    assert path.parent == cache_root / "repro"
+    assert path.read_text() == BAD_AXES
+    run = subprocess.run([sys.executable, str(TILE_OPT), str(path)], capture_output=True, text=True)
+    assert run.returncode == 1 and "axes: 3 is out of range" in run.stderr
+
+
+def test_the_same_failure_saves_one_file(cache_root):
+    for _ in range(3):
+        with pytest.raises(CompileError):
+            lower_tile_ops(BAD_AXES)
+    assert len(list((cache_root / "repro").iterdir())) == 1
+
+
+def test_repro_files_are_pruned_to_the_newest(cache_root):
+    paths = []
+    for i in range(REPRO_KEEP + 5):
+        with pytest.raises(CompileError) as info:
+            lower_tile_ops(BAD_AXES.replace("@k(", f"@k{i}("))
+        paths.append(repro_path(info.value))
+    kept = sorted((cache_root / "repro").iterdir())
+    assert kept == sorted(paths[-REPRO_KEEP:])
