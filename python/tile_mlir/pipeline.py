@@ -410,6 +410,7 @@ def run_stages(module: ir.Module, stages, options: Options | None = None,
     """
     options = Options.from_mapping(options)
     ctx = module.context
+    files = {source_name: source.split("\n")} if source is not None else {}
     done: list[str] = []
     for name, element in stages:
         spelled = spell(element, options)
@@ -417,7 +418,7 @@ def run_stages(module: ir.Module, stages, options: Options | None = None,
         emitted: list[Diag] = []  # warnings and remarks; MLIRError carries the errors
 
         def collect(d, emitted=emitted):
-            emitted.append(to_diag(d, source_name, op_notes=False))
+            emitted.append(to_diag(d, source_name, op_notes=False, files=files))
             return True
 
         handle = ctx.attach_diagnostic_handler(collect)

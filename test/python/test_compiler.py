@@ -11,13 +11,16 @@ from pathlib import Path
 import pytest
 
 import tile_mlir
+from tile_mlir import vocab
 from tile_mlir.compiler import lower_tile_ops, parse
+from tile_mlir.diagnostics import irdl_dialects
 from tile_mlir.errors import CompileError
-from tile_mlir.ir import ir, make_context
+from tile_mlir.ir import DIALECT_FILE, ir, make_context
 from tile_mlir.options import Options
 from tile_mlir.pipeline import REPRO_KEEP
 
-TILE_OPT = Path(__file__).resolve().parents[2] / "tools" / "tile-opt"
+REPO = Path(__file__).resolve().parents[2]
+TILE_OPT = REPO / "tools" / "tile-opt"
 
 PRIVATE = "#gpu.address_space<private>"
 
@@ -116,3 +119,26 @@ def test_repro_files_are_pruned_to_the_newest(cache_root):
         paths.append(repro_path(info.value))
     kept = sorted((cache_root / "repro").iterdir())
     assert kept == sorted(paths[-REPRO_KEEP:])
+
+
+# --- IRDL's messages -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", [REPO / "dialect" / "tile.irdl.mlir", DIALECT_FILE],
+                         ids=["dialect/", "package"])
+def test_the_vocabulary_is_the_dialects(path):
+    """vocab.KINDS/SCOPES and the IRDL constraints that the verifier enforces cannot drift."""
+    allowed = irdl_dialects(path.read_text())["tile"].allowed("tile.reduce")
+    assert allowed == {"kind": tuple(f'"{k}"' for k in vocab.KINDS),
+                       "exec_scope": tuple(f'"{s}"' for s in vocab.SCOPES)}
+
+
+def test_the_library_rephrases_irdl_errors_too():
+    text = kernel('kind = "prod", exec_scope = "thread"')
+    with pytest.raises(CompileError) as info:
+        lower_tile_ops(text)
+    assert info.value.stage == "parse"
+    assert info.value.message.split("\n")[0] == (
+        f"<source>:{OP_LINE}:{OP_COL}: error: 'tile.reduce' op kind must be one of "
+        '"sum", "max", "min", "maximum", "minimum"; got "prod"')
+    assert "see current operation" not in info.value.message

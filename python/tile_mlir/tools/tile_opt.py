@@ -46,7 +46,14 @@ from mlir import ir
 from mlir.dialects import irdl
 from mlir.passmanager import PassManager
 
-from ..diagnostics import DiagnosticSink, check_expectations, format_diag, parse_expectations
+from ..diagnostics import (
+    DiagnosticSink,
+    check_expectations,
+    format_diag,
+    irdl_dialects,
+    parse_expectations,
+    tile_dialects,
+)
 from ..passes import REGISTRY, add_pass
 from ..pipeline import Anchor, build_pass_manager, parse_pipeline, pipeline_from_flags
 
@@ -110,6 +117,8 @@ class Driver:
         self.irdl_files = [(path, _read(path, "IRDL file")) for path in opts.irdl_file]
         self.files = {name: text.split("\n")
                       for name, text in [(self.input_name, self.text), *self.irdl_files]}
+        self.dialects = {**tile_dialects(),
+                         **{k: v for _, text in self.irdl_files for k, v in irdl_dialects(text).items()}}
 
     def run(self) -> int:
         chunks = split_input(self.text) if self.opts.split_input_file else [self.text]
@@ -134,7 +143,7 @@ class Driver:
         failed). With --verify-diagnostics, success means the expectations were met.
         """
         ctx = new_context()
-        sink = DiagnosticSink(ctx, self.files, buffer=self.input_name)
+        sink = DiagnosticSink(ctx, self.files, buffer=self.input_name, dialects=self.dialects)
         with ctx:  # the current context, for passes that build IR without naming one
             self._load_irdl_files(ctx, sink)
             sink.keep = self.opts.verify_diagnostics
