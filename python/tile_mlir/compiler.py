@@ -113,23 +113,26 @@ def parse(text: str, *, source_name: str = SOURCE) -> ir.Module:
     return module
 
 
-def lower_tile_ops(text: str, options: Options | None = None) -> tuple[str, tuple[KernelSignature, ...]]:
+def lower_tile_ops(text: str, options: Options | None = None, *,
+                   source_name: str = SOURCE) -> tuple[str, tuple[KernelSignature, ...]]:
     """Run only ``tile-lower-reduction``: the scf/arith/memref/gpu level the
-    CPU interpreter executes. Returns the lowered text and the kernel signatures."""
+    CPU interpreter executes. Returns the lowered text and the kernel signatures.
+    Diagnostics call the text ``source_name``."""
     options = Options.from_mapping(options)
     with make_context(), ir.Location.unknown():
-        module = parse(text)
+        module = parse(text, source_name=source_name)
         signatures = kernel_signatures(module)
-        run_stages(module, STAGES[:1], options, source=text)
+        run_stages(module, STAGES[:1], options, source=text, source_name=source_name)
         return str(module), signatures
 
 
-def lower_to_ptx(text: str, options: Options | None = None) -> Lowered:
-    """Parse, lower and translate a module to PTX. Needs only MLIR (no ptxas)."""
+def lower_to_ptx(text: str, options: Options | None = None, *, source_name: str = SOURCE) -> Lowered:
+    """Parse, lower and translate a module to PTX. Needs only MLIR (no ptxas).
+    Diagnostics call the text ``source_name``."""
     options = Options.from_mapping(options)
     chip = options.chip or DEFAULT_CHIP
     with make_context(), ir.Location.unknown():
-        module = parse(text)
+        module = parse(text, source_name=source_name)
         declared = _module_chip(module)
         if declared is None:
             run_stages(module, [("nvvm-attach-target", f"nvvm-attach-target{{chip={chip}}}")])
@@ -138,7 +141,7 @@ def lower_to_ptx(text: str, options: Options | None = None) -> Lowered:
                 "target", f"the gpu.module targets {declared}, but {chip} was asked for", ""
             )
         signatures = kernel_signatures(module)
-        run_stages(module, STAGES, options, source=text)
+        run_stages(module, STAGES, options, source=text, source_name=source_name)
         ptx = []
         for op in module.body.operations:
             if op.operation.name == "gpu.binary":

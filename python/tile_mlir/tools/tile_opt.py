@@ -1,24 +1,19 @@
-"""tile-opt: an mlir-opt-style driver for tile-mlir (SPEC section 7).
+"""tile-opt: an mlir-opt-style driver for tile-mlir.
 
     tile-opt [input|-] [-o out]
-             [--pass-pipeline='builtin.module(...)' | --<pass>[=<options>] ...]
-             [--split-input-file] [--verify-diagnostics] [--mlir-print-ir-after-all]
-             [--mlir-timing] [--mlir-very-unsafe-disable-verifier-on-parsing]
-             [--irdl-file=FILE] [--list-passes] [--version]
+             [--pass-pipeline='builtin.module(...)' | --<pass>[=<options>] ...] [options]
 
 tile-opt parses the input with the `tile` dialect loaded and runs `tile-verify` right
 after parsing, as mlir-opt verifies. Then it runs the requested passes and prints the
-module.
+module. The command line reads like mlir-opt's: every flag also has its single-dash
+form (``-canonicalize``, ``-pass-pipeline=...``), a boolean flag takes ``=true`` or
+``=false``, and ``--help`` lists the mlir-opt flags it honours and the few that the
+Python bindings cannot.
 
-Passes come from two places. You can mix them freely, and their order is kept:
-
-* tile-mlir's Python passes, named in ``tile_mlir.passes.REGISTRY``. Each one is added
-  to the pass manager as a Python pass (``PassManager.add(fn, ...)``).
-* upstream MLIR passes. These go verbatim to ``PassManager.add("...")``.
-
-The bindings cannot put a Python pass inside an op-anchored nested pass manager. So a
-tile pass under an anchor, as in ``gpu.module(tile-lower-reduction)``, is added at the
-top level. It is wrapped so that it runs on every op that the anchor path selects.
+The passes, tile-mlir's and upstream's mixed in one pipeline, are built by
+``tile_mlir.pipeline``; diagnostics are printed and verified by
+``tile_mlir.diagnostics``. This module is the command line and the ``Driver`` that
+runs each input chunk in a fresh context.
 
 Bad input prints mlir-opt-style diagnostics and exits with status 1. A bug in
 tile-mlir prints ``tile-opt: internal error: ...`` and exits with status 2. Set
@@ -28,6 +23,7 @@ tile-mlir prints ``tile-opt: internal error: ...`` and exits with status 2. Set
 from __future__ import annotations
 
 import argparse
+import difflib
 import shlex
 import sys
 import traceback
@@ -44,8 +40,9 @@ except ImportError as e:  # no bindings, or too old: say which are needed, no tr
 # After tile_mlir.ir, which checks the bindings' version on import.
 from mlir import ir
 from mlir.dialects import irdl
-from mlir.passmanager import PassManager
+from mlir.passmanager import PassDisplayMode, PassManager
 
+from ..compiler import verify_tile_ops
 from ..diagnostics import (
     DiagnosticSink,
     check_expectations,
@@ -54,8 +51,20 @@ from ..diagnostics import (
     parse_expectations,
     tile_dialects,
 )
-from ..passes import REGISTRY, add_pass
-from ..pipeline import Anchor, build_pass_manager, parse_pipeline, pipeline_from_flags
+from ..ir import available_dialects, name_source
+from ..passes import REGISTRY
+from ..pipeline import (
+    ROOT_OP,
+    Anchor,
+    IRPrinting,
+    build_pass_manager,
+    enable_ir_printing,
+    known_pass,
+    parse_pipeline,
+    pipeline_from_flags,
+    selected_dumps,
+)
+from ..vocab import DEFAULT_CHIP
 
 # The pass that checks tile ops right after parsing, as mlir-opt's verifier does.
 POST_PARSE_VERIFIER = "tile-verify"
@@ -84,22 +93,33 @@ def split_input(text: str) -> list[str]:
     return chunks
 
 
-def new_context() -> ir.Context:
+def new_context(allow_unregistered: bool = False) -> ir.Context:
     """A context with the tile dialect, set up for a command-line tool."""
     ctx = make_context()
     ctx.emit_error_diagnostics = True  # errors reach our handler, not only MLIRError
     ctx.enable_multithreading(False)  # diagnostics in a stable order
+    ctx.allow_unregistered_dialects = allow_unregistered
     return ctx
 
 
-def _read(path: str, what: str) -> str:
+BYTECODE_MAGIC = b"ML\xefR"
+
+
+def _read(path: str, what: str, bytecode: bool = False) -> str | bytes:
+    """The text of a file (``-``: stdin), with its newlines as ``\n``; or, where
+    ``bytecode`` is allowed and the file is MLIR bytecode, its bytes."""
     try:
         if path == "-":
-            return sys.stdin.read()
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
     except OSError as e:
         raise UsageError(f"cannot open {what} '{path}': {e.strerror}") from None
+    if bytecode and data.startswith(BYTECODE_MAGIC):
+        return data
+    try:
+        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     except UnicodeDecodeError:
         raise UsageError(f"cannot read {what} '{path}': it is not UTF-8 text") from None
 
@@ -113,46 +133,61 @@ class Driver:
         self.input_path = input_path
         self.input_name = "<stdin>" if input_path == "-" else input_path
         self.pipeline = pipeline
-        self.text = _read(input_path, "input file")
+        self.input = _read(input_path, "input file", bytecode=True)
+        self.text = self.input if isinstance(self.input, str) else ""  # for diagnostics
         self.irdl_files = [(path, _read(path, "IRDL file")) for path in opts.irdl_file]
         self.files = {name: text.split("\n")
                       for name, text in [(self.input_name, self.text), *self.irdl_files]}
         self.dialects = {**tile_dialects(),
                          **{k: v for _, text in self.irdl_files for k, v in irdl_dialects(text).items()}}
+        self.printing = IRPrinting(
+            before_all=opts.mlir_print_ir_before_all, after_all=opts.mlir_print_ir_after_all,
+            before=tuple(opts.mlir_print_ir_before), after=tuple(opts.mlir_print_ir_after),
+            after_change=opts.mlir_print_ir_after_change,
+            after_failure=opts.mlir_print_ir_after_failure,
+            module_scope=opts.mlir_print_ir_module_scope, debug_info=opts.mlir_print_debuginfo,
+            generic=opts.mlir_print_op_generic)
 
     def run(self) -> int:
-        chunks = split_input(self.text) if self.opts.split_input_file else [self.text]
+        split = self.opts.split_input_file and isinstance(self.input, str)
+        chunks = split_input(self.input) if split else [self.input]
         results = [self.process(chunk) for chunk in chunks]
-        output = (SPLIT_MARKER + "\n").join(text or "" for _, text in results)
         ok = all(chunk_ok for chunk_ok, _ in results)
+        if self.opts.emit_bytecode:
+            output = b"".join(data or b"" for _, data in results)
+        else:
+            output = (SPLIT_MARKER + "\n").join(text or "" for _, text in results).encode()
         if self.opts.output == "-":
-            sys.stdout.write(output)
+            sys.stdout.flush()
+            sys.stdout.buffer.write(output)
         elif ok:  # as mlir-opt, keep no output file after a failure
             try:
-                with open(self.opts.output, "w", encoding="utf-8") as f:
+                with open(self.opts.output, "wb") as f:
                     f.write(output)
             except OSError as e:
                 raise UsageError(
                     f"cannot write output file '{self.opts.output}': {e.strerror}") from None
         return 0 if ok else 1
 
-    def process(self, chunk: str) -> tuple[bool, str | None]:
+    def process(self, chunk: str | bytes) -> tuple[bool, str | bytes | None]:
         """Process one chunk in a fresh context, as mlir-opt does.
 
         Returns whether it succeeded and the printed module (None if the actions
         failed). With --verify-diagnostics, success means the expectations were met.
         """
-        ctx = new_context()
+        ctx = new_context(self.opts.allow_unregistered_dialect)
         sink = DiagnosticSink(ctx, self.files, buffer=self.input_name, dialects=self.dialects)
         with ctx:  # the current context, for passes that build IR without naming one
             self._load_irdl_files(ctx, sink)
-            sink.keep = self.opts.verify_diagnostics
+            sink.keep = bool(self.opts.verify_diagnostics)
             output = self._actions(chunk, ctx)
         sink.check()
         if not self.opts.verify_diagnostics:
             return output is not None, output
-        expectations, problems = parse_expectations(chunk, self.input_name)
-        problems += check_expectations(sink.kept, expectations, self.input_name)
+        expectations, problems = parse_expectations(chunk if isinstance(chunk, str) else "",
+                                                    self.input_name)
+        problems += check_expectations(sink.kept, expectations, self.input_name,
+                                       only_expected=self.opts.verify_diagnostics == "only-expected")
         for problem in problems:
             sys.stderr.write(format_diag(problem, self.files))
         return not problems, output
@@ -167,39 +202,51 @@ class Driver:
             finally:
                 sink.buffer = self.input_name
 
-    def _actions(self, chunk: str, ctx: ir.Context) -> str | None:
+    def _actions(self, chunk: str | bytes, ctx: ir.Context) -> str | bytes | None:
         """Parse, verify, run the pipeline. Returns the printed module, or None."""
+        opts = self.opts
         try:
             module = ir.Module.parse(chunk, ctx)
         except ir.MLIRError:  # the diagnostics went to the sink
             return None
-        if not (self.opts.mlir_very_unsafe_disable_verifier_on_parsing
-                or self._verify_after_parse(module, ctx)):
+        if opts.mlir_print_debuginfo or opts.emit_bytecode:
+            name_source(module.operation, self.input_name)
+        if not opts.mlir_very_unsafe_disable_verifier_on_parsing:
+            try:
+                verify_tile_ops(module)
+            except ir.MLIRError:
+                return None
+        if not self._run_pipeline(module, ctx):
             return None
-        if self.pipeline is not None and not self._run_pipeline(module, ctx):
-            return None
-        return f"{module}\n"
-
-    @staticmethod
-    def _verify_after_parse(module: ir.Module, ctx: ir.Context) -> bool:
-        pm = PassManager("any", ctx)
-        add_pass(pm, POST_PARSE_VERIFIER)
-        try:
-            pm.run(module.operation)
-        except ir.MLIRError:
-            return False
-        return True
+        if opts.emit_bytecode:
+            buffer = _Bytes()
+            module.operation.write_bytecode(buffer)
+            return buffer.data
+        return module.operation.get_asm(
+            enable_debug_info=opts.mlir_print_debuginfo, pretty_debug_info=opts.mlir_pretty_debuginfo,
+            print_generic_op_form=opts.mlir_print_op_generic, use_local_scope=opts.mlir_print_local_scope,
+            large_elements_limit=opts.mlir_elide_elementsattrs_if_larger) + "\n"
 
     def _run_pipeline(self, module: ir.Module, ctx: ir.Context) -> bool:
-        pm = build_pass_manager(self.pipeline, ctx)
-        if self.opts.mlir_print_ir_after_all:
-            pm.enable_ir_printing()
-        if self.opts.mlir_timing:
+        opts = self.opts
+        pm = (build_pass_manager(self.pipeline, ctx) if self.pipeline is not None
+              else PassManager(ROOT_OP, ctx))
+        if opts.dump_pass_pipeline:
+            sys.stderr.write(f"Pass Manager with {_count_passes(pm)} passes:\n{pm}\n\n")
+        if self.pipeline is None:
+            return True
+        pm.enable_verifier(opts.verify_each)
+        enable_ir_printing(pm, self.printing)
+        if opts.mlir_timing:
             pm.enable_timing()  # reported when pm is destroyed, on return
+        if opts.mlir_pass_statistics:  # the same
+            pm.enable_statistics(PassDisplayMode.LIST if opts.mlir_pass_statistics_display == "list"
+                                 else PassDisplayMode.PIPELINE)
         sys.stdout.flush()
         sys.stderr.flush()  # the pass manager writes to fd 2 directly
         try:
-            pm.run(module.operation)
+            with selected_dumps(self.printing):
+                pm.run(module.operation)
         except ir.MLIRError:
             self._print_repro()
             return False
@@ -216,14 +263,172 @@ class Driver:
             args.append("--split-input-file")
         if self.opts.mlir_very_unsafe_disable_verifier_on_parsing:
             args.append("--mlir-very-unsafe-disable-verifier-on-parsing")
+        if self.opts.allow_unregistered_dialect:
+            args.append("--allow-unregistered-dialect")
         args += [f"--irdl-file={shlex.quote(path)}" for path in self.opts.irdl_file]
         args.append(f"--pass-pipeline={shlex.quote(str(self.pipeline))}")
         sys.stderr.write(f"note: reproduce with: tile-opt {' '.join(args)}\n")
 
 
+class _Bytes:
+    """A binary file-like object that keeps what is written to it."""
+
+    def __init__(self):
+        self.data = b""
+
+    def write(self, data) -> int:
+        self.data += bytes(data)
+        return len(data)
+
+
+def _count_passes(pm: PassManager) -> int | str:
+    """How many passes ``pm`` has at its top level (mlir-opt's --dump-pass-pipeline)."""
+    try:
+        return len(parse_pipeline(str(pm)).elements)
+    except UsageError:  # option text the grammar does not follow
+        return "?"
+
+
 # ----------------------------------------------------------------------------------
 # Command line
 # ----------------------------------------------------------------------------------
+
+# Flags that take no value; each also takes "=true" or "=false", as in mlir-opt.
+BOOLEAN_FLAGS = {
+    "split-input-file": f"process each '{SPLIT_MARKER}'-separated chunk on its own",
+    "verify-each": "run the verifier after each pass (default: true; --verify-each=false "
+                   "turns it off)",
+    "allow-unregistered-dialect": "accept ops of dialects that are not registered",
+    "dump-pass-pipeline": "print the pass manager's pipeline to stderr before running it",
+    "show-dialects": "list the dialects tile-opt knows, and exit",
+    "emit-bytecode": "write the module as MLIR bytecode",
+    "mlir-print-ir-before-all": "print the IR before each pass, to stderr",
+    "mlir-print-ir-after-all": "print the IR after each pass, to stderr",
+    "mlir-print-ir-after-change": "print the IR after a pass only if the pass changed it",
+    "mlir-print-ir-after-failure": "print the IR after a pass only if the pass failed",
+    "mlir-print-ir-module-scope": "print the top-level op in IR dumps, not the op the pass "
+                                  "ran on",
+    "mlir-print-debuginfo": "print locations (loc(...)) in the output and in IR dumps",
+    "mlir-pretty-debuginfo": "print locations in a readable form that does not parse",
+    "mlir-print-op-generic": "print every op in its generic form (output and IR dumps)",
+    "mlir-print-local-scope": "print the output without attribute and type aliases",
+    "mlir-disable-threading": "run single-threaded (tile-opt always does, so that "
+                              "diagnostics come in a stable order)",
+    "mlir-pass-statistics": "report each pass's statistics, to stderr",
+    "mlir-timing": "report the time each pass takes, to stderr",
+    "mlir-very-unsafe-disable-verifier-on-parsing": f"skip {POST_PARSE_VERIFIER} after parsing",
+    "list-passes": "list the tile-mlir passes and their options, and exit",
+    "tile-to-ptx": "run the whole pipeline to binary (tile_mlir.compiler) and write the PTX",
+    "tile-to-cubin": "the same, then ptxas: write the cubin (needs -o)",
+}
+
+# mlir-opt flags that the Python bindings give no way to honour, and why.
+UNSUPPORTED = {
+    "mlir-pass-pipeline-crash-reproducer": "the bindings' PassManager cannot make crash "
+                                           "reproducers (a failing pipeline prints a repro line)",
+    "mlir-pass-pipeline-local-reproducer": "the same",
+    "mlir-print-value-users": "Operation.print has no such flag",
+    "mlir-print-unique-ssa-ids": "Operation.print has no such flag",
+    "no-implicit-module": "ir.Module.parse always wraps the input in a module",
+    "load-pass-plugin": "the bindings cannot load C++ pass plugins",
+    "load-dialect-plugin": "the bindings cannot load C++ dialect plugins",
+}
+
+
+def _bool(text: str) -> bool:
+    value = {"true": True, "1": True, "false": False, "0": False}.get(text.lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected true or false, got '{text}'")
+    return value
+
+
+def normalize(argv: list[str]) -> list[str]:
+    """mlir-opt's spellings, in the one form the argument parser reads: ``--flag``.
+
+    A single dash works like two (``-canonicalize``, ``-pass-pipeline=...``), ``-o=F``
+    is ``-o F``, ``-p`` is ``--pass-pipeline``, a bare boolean flag is ``=true`` and a
+    bare ``--verify-diagnostics`` is ``=all``.
+    """
+    out = []
+    for arg in argv:
+        if arg == "-" or not arg.startswith("-") or arg in ("-h", "--help"):
+            out.append(arg)
+            continue
+        name, eq, value = arg.lstrip("-").partition("=")
+        if name in ("o", "p"):
+            out += ["-o" if name == "o" else "--pass-pipeline"] + ([value] if eq else [])
+        elif name in BOOLEAN_FLAGS:
+            out.append(f"--{name}={value if eq else 'true'}")
+        elif name == "verify-diagnostics":
+            out.append(f"--{name}={value or 'all'}")
+        else:
+            out.append(f"--{name}{eq}{value}")
+    return out
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+    def option_names(self) -> list[str]:
+        return [name for name in self._option_string_actions if name.startswith("--")]
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Boolean flags show as ``--flag``, without a metavar."""
+
+    def _format_action_invocation(self, action):
+        if action.option_strings and action.type is _bool:
+            return ", ".join(action.option_strings)
+        return super()._format_action_invocation(action)
+
+
+def _epilog() -> str:
+    width = max(map(len, UNSUPPORTED)) + 4
+    return (pass_list() + "\nmlir-opt flags tile-opt does not support (using one is an error):\n"
+            + "".join(f"  --{name:<{width - 2}}{why}\n" for name, why in UNSUPPORTED.items()))
+
+
+def argument_parser() -> _ArgumentParser:
+    """The options (``normalize`` the arguments first). The pass flags,
+    ``--<pass>[=<options>]``, are not options of the parser: they are read from the
+    leftover arguments, in order, so that registered and upstream passes mix."""
+    p = _ArgumentParser(
+        prog="tile-opt", allow_abbrev=False, formatter_class=_HelpFormatter,
+        usage="tile-opt [input|-] [-o out] [--pass-pipeline=PIPELINE | --<pass>[=<options>] "
+              "...] [options]",
+        description="Parse MLIR with the tile dialect, verify it, run passes, print it. "
+                    "Every flag also has its single-dash form, as in mlir-opt.",
+        epilog=_epilog())
+    p.add_argument("-o", dest="output", default="-", metavar="FILE",
+                   help="write the output here (default: stdout)")
+    p.add_argument("--pass-pipeline", "-p", metavar="PIPELINE",
+                   help="a textual pipeline, e.g. "
+                        "'builtin.module(tile-lower-reduction,canonicalize)'")
+    p.add_argument("--verify-diagnostics", choices=("all", "only-expected"), metavar="[=only-expected]",
+                   help="check the diagnostics against the '// expected-*' comments; "
+                        "=only-expected lets diagnostics that no comment names through")
+    for name, help_text in BOOLEAN_FLAGS.items():
+        p.add_argument(f"--{name}", type=_bool, nargs="?", const=True,
+                       default=name == "verify-each", help=help_text)
+    p.add_argument("--mlir-print-ir-before", action="extend", default=[], metavar="PASS[,PASS]",
+                   type=lambda text: [n for n in text.split(",") if n],
+                   help="print the IR before these passes, to stderr (repeatable)")
+    p.add_argument("--mlir-print-ir-after", action="extend", default=[], metavar="PASS[,PASS]",
+                   type=lambda text: [n for n in text.split(",") if n],
+                   help="print the IR after these passes, to stderr (repeatable)")
+    p.add_argument("--mlir-pass-statistics-display", choices=("list", "pipeline"),
+                   default="pipeline", help="how --mlir-pass-statistics shows them")
+    p.add_argument("--mlir-elide-elementsattrs-if-larger", type=int, metavar="N",
+                   help="elide elements attributes with more than N elements in the output")
+    p.add_argument("--irdl-file", action="append", default=[], metavar="FILE",
+                   help="load the IRDL dialects of FILE before parsing (repeatable)")
+    p.add_argument("--chip", help="the target for --tile-to-ptx/--tile-to-cubin "
+                                  f"(default: {DEFAULT_CHIP})")
+    p.add_argument("--fold", default="linear", choices=("linear", "tree"),
+                   help="tile-lower-reduction's fold for --tile-to-ptx/--tile-to-cubin")
+    p.add_argument("--version", action="version", version=f"tile-opt (tile-mlir) {__version__}")
+    return p
 
 
 def pass_list() -> str:
@@ -240,50 +445,6 @@ def pass_list() -> str:
             + "Any other --<pass>[=<options>] names an upstream MLIR pass.\n")
 
 
-class _ArgumentParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
-
-
-def _argument_parser() -> argparse.ArgumentParser:
-    # The pass flags (--<pass>[=<options>]) are not argparse options. They are read from
-    # the leftover arguments, in order, so that registered and upstream passes mix.
-    p = _ArgumentParser(
-        prog="tile-opt", allow_abbrev=False,
-        usage="tile-opt [input|-] [-o out] [--pass-pipeline=PIPELINE | --<pass>[=<options>] "
-              "...] [options]",
-        description="Parse MLIR with the tile dialect, verify it, run passes, print it.",
-        epilog=pass_list(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("-o", dest="output", default="-", metavar="FILE",
-                   help="write the output here (default: stdout)")
-    p.add_argument("--pass-pipeline", metavar="PIPELINE",
-                   help="a textual pipeline, e.g. "
-                        "'builtin.module(tile-lower-reduction,canonicalize)'")
-    p.add_argument("--split-input-file", action="store_true",
-                   help=f"process each '{SPLIT_MARKER}'-separated chunk on its own")
-    p.add_argument("--verify-diagnostics", action="store_true",
-                   help="check the diagnostics against the '// expected-*' comments")
-    p.add_argument("--mlir-print-ir-after-all", action="store_true",
-                   help="print the IR after each pass, to stderr")
-    p.add_argument("--mlir-timing", action="store_true",
-                   help="report the time each pass takes, to stderr")
-    p.add_argument("--mlir-very-unsafe-disable-verifier-on-parsing", action="store_true",
-                   help=f"skip {POST_PARSE_VERIFIER} after parsing")
-    p.add_argument("--irdl-file", action="append", default=[], metavar="FILE",
-                   help="load the IRDL dialects of FILE before parsing (repeatable)")
-    p.add_argument("--tile-to-ptx", action="store_true",
-                   help="run the whole pipeline to binary (tile_mlir.pipeline) and write the PTX")
-    p.add_argument("--tile-to-cubin", action="store_true",
-                   help="the same, then ptxas: write the cubin (needs -o)")
-    p.add_argument("--chip", default="sm_90a", help="the target for --tile-to-ptx/--tile-to-cubin")
-    p.add_argument("--fold", default="linear", choices=("linear", "tree"),
-                   help="tile-lower-reduction's fold for --tile-to-ptx/--tile-to-cubin")
-    p.add_argument("--list-passes", action="store_true",
-                   help="list the tile-mlir passes and their options")
-    p.add_argument("--version", action="version", version=f"tile-opt (tile-mlir) {__version__}")
-    return p
-
-
 def _to_binary(opts, inputs: list[str], pass_flags: list[str]) -> int:
     """--tile-to-ptx / --tile-to-cubin: the pipeline to binary, on one input."""
     from ..compiler import lower_to_ptx, ptx_to_cubin
@@ -295,16 +456,15 @@ def _to_binary(opts, inputs: list[str], pass_flags: list[str]) -> int:
     if opts.tile_to_cubin and opts.output == "-":
         raise UsageError("--tile-to-cubin writes a binary: give it -o FILE")
     path = inputs[0] if inputs else "-"
-    try:
-        text = sys.stdin.read() if path == "-" else open(path).read()
-    except OSError as e:
-        raise UsageError(f"cannot read {path}: {e.strerror}") from None
+    text = _read(path, "input file")
     try:
         options = Options(chip=opts.chip, fold=opts.fold)
-        ptx = lower_to_ptx(text, options).ptx
+        ptx = lower_to_ptx(text, options, source_name="<stdin>" if path == "-" else path).ptx
         data = ptx_to_cubin(ptx, options) if opts.tile_to_cubin else ptx.encode()
     except CompileError as e:
-        sys.stderr.write(f"{path}: error: {e}\n")
+        sys.stderr.write(f"{e.message}\n")
+        if e.repro:
+            sys.stderr.write(f"note: {e.stage} failed; reproduce with: {e.repro}\n")
         return 1
     if data is None:
         raise UsageError("--tile-to-cubin needs ptxas on PATH")
@@ -316,29 +476,51 @@ def _to_binary(opts, inputs: list[str], pass_flags: list[str]) -> int:
     return 0
 
 
+def _unknown_option(flag: str) -> NoReturn:
+    name = flag.lstrip("-").partition("=")[0]
+    reason = UNSUPPORTED.get(name)
+    if reason:
+        raise UsageError(f"--{name} is not supported: {reason}")
+    known = [*argument_parser().option_names(), *(f"--{p}" for p in REGISTRY)]
+    close = difflib.get_close_matches(f"--{name}", known, n=1, cutoff=0.75)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    raise UsageError(f"unknown command-line option '{flag.partition('=')[0]}'{hint}")
+
+
 def _main(argv: list[str]) -> int:
-    opts, rest = _argument_parser().parse_known_args(argv)
+    opts, rest = argument_parser().parse_known_args(normalize(argv))
     if opts.list_passes:
         sys.stdout.write(pass_list())
         return 0
+    if opts.show_dialects:
+        extra = [irdl_dialects(_read(path, "IRDL file")) for path in opts.irdl_file]
+        names = available_dialects([*tile_dialects(), *(name for d in extra for name in d)])
+        sys.stdout.write(f"Available Dialects: {','.join(names)}\n")
+        return 0
+    ctx = new_context()  # a scratch context, to check the pipeline before reading input
     inputs = [a for a in rest if a == "-" or not a.startswith("-")]
-    pass_flags = [a for a in rest if a.startswith("--")]
+    flags = [a for a in rest if a not in inputs]
+    for flag in flags:
+        if not known_pass(flag.lstrip("-").partition("=")[0], ctx):
+            _unknown_option(flag)
     if opts.tile_to_ptx or opts.tile_to_cubin:
-        return _to_binary(opts, inputs, pass_flags)
-    stray = [a for a in rest if a not in inputs and a not in pass_flags]
-    if stray:
-        raise UsageError(f"unknown option '{stray[0]}'")
+        return _to_binary(opts, inputs, flags)
     if len(inputs) > 1:
         raise UsageError(f"more than one input file: {' '.join(inputs)}")
-    if opts.pass_pipeline is not None and pass_flags:
+    if opts.pass_pipeline is not None and flags:
         raise UsageError("--pass-pipeline cannot be used with individual pass flags "
-                         f"({' '.join(pass_flags)})")
-    # Check the whole pipeline, with a scratch context, before reading any input.
-    ctx = new_context()
+                         f"({' '.join(flags)})")
+    if opts.emit_bytecode and opts.split_input_file:
+        raise UsageError("--emit-bytecode writes one module: it cannot be used with "
+                         "--split-input-file")
+    for flag in ("before", "after"):
+        for name in getattr(opts, f"mlir_print_ir_{flag}"):
+            if not known_pass(name, ctx):
+                raise UsageError(f"--mlir-print-ir-{flag}: unknown pass '{name}'")
     if opts.pass_pipeline is not None:
         pipeline = parse_pipeline(opts.pass_pipeline)
     else:
-        pipeline = pipeline_from_flags(pass_flags, ctx)
+        pipeline = pipeline_from_flags(flags, ctx)
     if pipeline is not None:
         build_pass_manager(pipeline, ctx)
     return Driver(opts, inputs[0] if inputs else "-", pipeline).run()
