@@ -8,6 +8,13 @@ source line and a caret under the column. ``parse_expectations`` and
 ``check_expectations`` implement upstream's ``SourceMgrDiagnosticVerifierHandler``:
 the comments say which diagnostics a file must produce, and where.
 
+Where MLIR's words are IRDL's (``'"prod"' does not satisfy the constraint``,
+``expected dynamic attribute``), ``rephrase`` says what to change instead: which
+attribute, which values it may take, the closest known name. It reads the allowed
+values and names from the dialects' IRDL (``irdl_dialects``), so it cannot drift from
+what the verifier checks. tile-opt's sink and the library's ``CompileError`` messages
+(``format_errors``) both go through it.
+
 A string parsed with ``ir.Module.parse`` has the file name ``-`` in its locations; the
 sink and ``to_diag`` give it the name of the text's source (a file name, ``<stdin>``,
 ``<source>``).

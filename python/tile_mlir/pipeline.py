@@ -13,6 +13,9 @@ library alike:
   cannot put a Python pass inside an op-anchored nested pass manager, so a tile pass
   under an anchor, as in ``gpu.module(tile-lower-reduction)``, is added at the top
   level, wrapped so that it runs on every op that the anchor path selects.
+* ``IRPrinting``, ``enable_ir_printing`` and ``selected_dumps`` carry mlir-opt's
+  ``--mlir-print-ir-*`` flags to the bindings' IR printing, and keep only the dumps of
+  the passes named in ``--mlir-print-ir-before=``/``-after=``.
 * ``run_stages`` runs the library's pipeline to binary (``STAGES``), each stage its own
   pass manager, so that a failure names its stage; it raises ``CompileError`` with the
   diagnostics and a one-line ``tile-opt`` repro, whose input is saved under the compile
@@ -418,7 +421,7 @@ def selected_dumps(printing: IRPrinting):
     saved_stderr = sys.stderr
     with tempfile.TemporaryFile() as captured:
         os.dup2(captured.fileno(), 2)
-        sys.stderr = open(os.dup(terminal), "w", encoding="utf-8", errors="replace")
+        sys.stderr = open(os.dup(terminal), "w", encoding="utf-8", errors="replace")  # noqa: SIM115
         try:
             yield
         finally:
