@@ -10,7 +10,7 @@ Run it where MLIR and ptxas are (the development machine). It
    the cache, as ``tile_mlir.testing.prepare`` does for the tests;
 2. records ``ptxas -v`` (registers, stack, spills) of each kernel;
 3. measures compile cost here (benchmark 4): IR -> cubin for the demonstration and a
-   row-reduction kernel (``pipeline.build_artifact``, each sample in a fresh process),
+   row-reduction kernel (``compiler.build_artifact``, each sample in a fresh process),
    a cache hit (``tile_mlir.compile`` on a warm cache), and ``tile-lower-reduction`` on
    modules of 1, 10, 100 and 1000 reduce ops.
 
@@ -130,18 +130,19 @@ def ptxas_resources(ptx: str) -> dict:
 _FRESH = r"""
 import json, sys, time
 sys.path.insert(0, {python!r})
-from tile_mlir import pipeline                      # imports MLIR: not timed
-text = open({path!r}).read()
-t0 = time.perf_counter(); lowered = pipeline.lower_to_ptx(text, {chip!r})
-t1 = time.perf_counter(); cubin = pipeline.ptx_to_cubin(lowered.ptx, {chip!r})
-t2 = time.perf_counter(); pipeline.build_artifact(text, {chip!r})
+from tile_mlir import compiler                      # imports MLIR: not timed
+from tile_mlir.options import Options
+text, options = open({path!r}).read(), Options(chip={chip!r})
+t0 = time.perf_counter(); lowered = compiler.lower_to_ptx(text, options)
+t1 = time.perf_counter(); cubin = compiler.ptx_to_cubin(lowered.ptx, options)
+t2 = time.perf_counter(); compiler.build_artifact(text, options)
 t3 = time.perf_counter()
 print(json.dumps({{"first": t2 - t0, "to_ptx": t1 - t0, "ptxas": t2 - t1, "warm": t3 - t2}}))
 """
 
 
 def fresh_build_times(text: str, repeat: int) -> dict:
-    """IR -> cubin (pipeline.build_artifact's two steps) in a fresh process per sample:
+    """IR -> cubin (compiler.build_artifact's two steps) in a fresh process per sample:
     the first compile of the process; then a second compile in the same process (warm)."""
     with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
         f.write(text)

@@ -7,7 +7,8 @@ place that decides how a module runs:
   ``"interpreter"`` (``interpreter.InterpretedKernel``, on the CPU), or ``"auto"``:
   cuda when a GPU is available here, else the interpreter;
 * the options: a ``tile_mlir.Options`` or a dict of option strings (``{"chip": "sm_80",
-  "fold": "tree"}``); a chip left unset is ``vocab.DEFAULT_CHIP``;
+  "fold": "tree"}``); a chip left unset is the one the module's gpu.module names
+  in its ``#nvvm.target``, else ``vocab.DEFAULT_CHIP``;
 * for cuda, the on-disk compile cache (``tile_mlir.cache``): a hit needs no MLIR, and
   only a miss imports the compiler (``_build``, the one call into the compile half).
 
@@ -26,7 +27,6 @@ from .cache import Artifact
 from .errors import ArtifactError, BindingsTooOld, OptionError
 from .options import Options
 from .runtime import Kernels, cuda_kernels, gpu_available
-from .vocab import DEFAULT_CHIP
 
 __all__ = ["BACKENDS", "choose_backend", "compile", "load_kernel"]
 
@@ -43,7 +43,7 @@ def choose_backend(backend: str = "auto") -> str:
     return backend
 
 
-def compile(module_or_text, options=None, *, backend: str = "auto", cache: bool = True) -> Kernels:  # noqa: A001
+def compile(module_or_text, options=None, *, backend: str = "auto", cache: bool = True) -> Kernels:
     """Compile a module (an ``ir.Module`` or its text) and return its kernels.
 
     ``options``: a ``tile_mlir.Options``, a dict of option names to strings, or None (the
@@ -87,7 +87,7 @@ def _build(text: str, options: Options, *, interpret: bool):
     interpreter the module after ``tile-lower-reduction`` and its kernel signatures,
     else a cache ``Artifact`` (PTX, a cubin where ptxas is, signatures)."""
     try:
-        from .pipeline import build_artifact, lower_tile_ops
+        from .compiler import build_artifact, lower_tile_ops
     except ImportError as e:
         need = "running it in the interpreter needs" if interpret else (
             f"no compiled kernel for this module ({options.spelled() or 'default options'}) in the"
@@ -95,8 +95,8 @@ def _build(text: str, options: Options, *, interpret: bool):
         )
         raise BindingsTooOld(f"{need} the MLIR Python bindings ({e})") from e
     if interpret:
-        return lower_tile_ops(text, fold=options.fold)
-    return build_artifact(text, arch=options.chip or DEFAULT_CHIP, fold=options.fold)
+        return lower_tile_ops(text, options)
+    return build_artifact(text, options)
 
 
 def load_kernel(path, name: str | None = None):

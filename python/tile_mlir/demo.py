@@ -36,7 +36,8 @@ def _compile_steps(text: str, chip: str) -> None:
 
     from .ir import ir, make_context
     from .passes import add_pass
-    from .pipeline import lower_to_ptx, ptx_to_cubin
+    from .compiler import lower_to_ptx, ptx_to_cubin
+    from .options import Options
 
     with make_context(), ir.Location.unknown():
         module = ir.Module.parse(text)
@@ -46,10 +47,10 @@ def _compile_steps(text: str, chip: str) -> None:
         pm.run(module.operation)
         _section("after tile-verify, tile-lower-reduction")
         print(module)
-    lowered = lower_to_ptx(text, chip)
+    lowered = lower_to_ptx(text, Options(chip=chip))
     _section(f"PTX ({chip})")
     print(lowered.ptx)
-    cubin = ptx_to_cubin(lowered.ptx, chip)
+    cubin = ptx_to_cubin(lowered.ptx, Options(chip=chip))
     _section("cubin")
     print(f"{len(cubin)} bytes from ptxas -arch={chip}" if cubin else "ptxas is not on PATH: no cubin")
 

@@ -103,6 +103,32 @@ def find_ops(root, name: str) -> list:
     return found
 
 
+def name_source(root, name: str) -> None:
+    """Give the text that ``root`` (an ir.Operation) was parsed from the file name
+    ``name`` in its locations: ``ir.Module.parse`` calls every string ``-``. Op and
+    block-argument locations change, through name and call-site locations; fused
+    locations (whose metadata the bindings cannot read) stay as they are."""
+
+    def renamed(loc):
+        if loc.is_a_file() and loc.filename == "-":
+            return ir.Location.file(name, loc.start_line, loc.start_col, loc.end_line, loc.end_col)
+        if loc.is_a_name():
+            return ir.Location.name(loc.name_str, renamed(loc.child_loc))
+        if loc.is_a_callsite():
+            return ir.Location.callsite(renamed(loc.callee), [renamed(loc.caller)])
+        return loc
+
+    def visit(op):
+        op.location = renamed(op.location)
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.arguments:
+                    arg.set_location(renamed(arg.location))
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+
+
 def tool_path(package: str, name: str) -> str:
     """Path of a binary shipped in an installed wheel (``llvm`` or ``mlir`` package)."""
     import importlib.util
@@ -115,6 +141,39 @@ def tool_path(package: str, name: str) -> str:
         if p.exists():
             return str(p)
     raise FileNotFoundError(f"{name} not found in the installed {package!r} package")
+
+
+def available_dialects(extra: list[str]) -> list[str]:
+    """The dialects registered in the bindings' context that tile-opt can name, and
+    ``extra`` (tile, and those of --irdl-file). The bindings cannot list their registry:
+    the candidates are the dialects with Python op classes, and those that the
+    ``mlir-opt`` of the MLIR tools wheel lists, where it is installed."""
+    import importlib
+    import pkgutil
+    import subprocess
+
+    import mlir.dialects
+
+    candidates = set(extra)
+    for module in pkgutil.iter_modules(mlir.dialects.__path__):
+        if module.name.startswith("_") and module.name.endswith("_ops_gen"):
+            dialect = getattr(importlib.import_module(f"mlir.dialects.{module.name}"), "_Dialect", None)
+            candidates.add(getattr(dialect, "DIALECT_NAMESPACE", ""))
+    try:
+        listed = subprocess.run([tool_path("mlir", "mlir-opt"), "--show-dialects"],
+                                capture_output=True, text=True, timeout=60, check=False).stdout
+        candidates.update(listed.partition(":")[2].strip().split(","))
+    except (OSError, FileNotFoundError, subprocess.SubprocessError):
+        pass
+    ctx = ir.Context()
+    known = set(extra)
+    for name in candidates - known - {""}:
+        try:
+            ctx.get_dialect_descriptor(name)
+            known.add(name)
+        except (ValueError, RuntimeError):
+            pass
+    return sorted(known)
 
 
 def env_flag(name: str) -> bool:

@@ -5,7 +5,7 @@
 
 // IRDL: kind must be one of sum/max/min/maximum/minimum.
 func.func @kind_value(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{does not satisfy the constraint}}
+  // expected-error @+1 {{'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum"; got "avg"}}
   "tile.reduce"(%d, %s) {kind = "avg", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }
@@ -14,7 +14,7 @@ func.func @kind_value(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 
 // IRDL: cluster is not an exec scope of tile.reduce.
 func.func @scope_value(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{does not satisfy the constraint}}
+  // expected-error @+1 {{'tile.reduce' op exec_scope must be one of "thread", "warp", "warpgroup", "cta"; got "cluster"}}
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "cluster"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }

@@ -1,5 +1,5 @@
 """Tests for the front door (tile_mlir.api: compile, load_kernel, the backend choice) that
-need no GPU and no MLIR: the compiler is replaced by a fake ``tile_mlir.pipeline`` that
+need no GPU and no MLIR: the compiler is replaced by a fake ``tile_mlir.compiler`` that
 counts its builds, and launches go to ``fakecuda.FakeDriver``.
 """
 
@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import tile_mlir
 from fakecuda import CUBIN, PTX, SIGS, DeviceArray, FakeDriver, fake_artifact, install
 from tile_mlir import api, cache, runtime
@@ -27,6 +26,7 @@ from tile_mlir.errors import (
 )
 from tile_mlir.options import Options
 from tile_mlir.runtime import CudaKernel, Kernels
+from tile_mlir.vocab import DEFAULT_CHIP
 
 PYTHON_DIR = Path(__file__).resolve().parents[2] / "python"
 
@@ -41,20 +41,22 @@ def cache_root(tmp_path, monkeypatch):
 
 @pytest.fixture
 def pipeline(monkeypatch, cache_root):
-    """A fake ``tile_mlir.pipeline``: counts builds, needs no MLIR."""
-    module = types.ModuleType("tile_mlir.pipeline")
+    """A fake ``tile_mlir.compiler``: counts builds, needs no MLIR. As the real one, an
+    unset chip builds for the default (the module here names none)."""
+    module = types.ModuleType("tile_mlir.compiler")
     module.builds = []
 
-    def build_artifact(text, arch, fold):
-        module.builds.append((text, arch, fold))
-        return fake_artifact(chip=arch)
+    def build_artifact(text, options):
+        chip = options.chip or DEFAULT_CHIP
+        module.builds.append((text, chip, options.fold))
+        return fake_artifact(chip=chip)
 
-    def lower_tile_ops(text, fold):
-        return f"lowered ({fold}) " + text, SIGS
+    def lower_tile_ops(text, options):
+        return f"lowered ({options.fold}) " + text, SIGS
 
     module.build_artifact = build_artifact
     module.lower_tile_ops = lower_tile_ops
-    monkeypatch.setitem(sys.modules, "tile_mlir.pipeline", module)
+    monkeypatch.setitem(sys.modules, "tile_mlir.compiler", module)
     return module
 
 
@@ -62,7 +64,7 @@ def test_compile_builds_on_a_miss_and_reads_the_cache_on_a_hit(pipeline, monkeyp
     k = api.compile(IR, {"fold": "tree"}, backend="cuda")
     assert isinstance(k, Kernels) and list(k) == ["add_one", "fill", "half", "add_into"]
     assert pipeline.builds == [(IR, "sm_90a", "tree")]
-    monkeypatch.setitem(sys.modules, "tile_mlir.pipeline", None)  # a hit must not need the compiler
+    monkeypatch.setitem(sys.modules, "tile_mlir.compiler", None)  # a hit must not need the compiler
     k = api.compile(IR, Options(fold="tree"), backend="cuda")
     assert k.add_one.signature == SIGS[0]
 
@@ -126,7 +128,7 @@ def test_compile_without_cache_always_builds(pipeline, cache_root):
 
 
 def test_compile_misses_without_mlir_say_so(cache_root, monkeypatch):
-    monkeypatch.setitem(sys.modules, "tile_mlir.pipeline", None)
+    monkeypatch.setitem(sys.modules, "tile_mlir.compiler", None)
     with pytest.raises(BindingsTooOld, match="no compiled kernel for this module .* needs the MLIR Python bindings"):
         api.compile(IR, backend="cuda")
 
@@ -270,10 +272,10 @@ USER_ERRORS = {
         lambda k, t, m: (fake_artifact().save(t / "a"), lambda: api.load_kernel(t / "a", "nope"))[1], KernelNotFound),
     "not a cache key": (lambda k, t, m: lambda: cache.get("../etc"), ArtifactError),
     "the interpreter without MLIR": (
-        lambda k, t, m: (m.setitem(sys.modules, "tile_mlir.pipeline", None), lambda: api.compile(IR, backend="interpreter"))[1],
+        lambda k, t, m: (m.setitem(sys.modules, "tile_mlir.compiler", None), lambda: api.compile(IR, backend="interpreter"))[1],
         BindingsTooOld),
     "a cache miss without MLIR": (
-        lambda k, t, m: (m.setitem(sys.modules, "tile_mlir.pipeline", None), lambda: api.compile(IR, backend="cuda"))[1],
+        lambda k, t, m: (m.setitem(sys.modules, "tile_mlir.compiler", None), lambda: api.compile(IR, backend="cuda"))[1],
         BindingsTooOld),
     "a wrong argument": (lambda k, t, m: _launch(k, np.zeros(3, np.float32), 1), LaunchError),
     "a bad grid": (lambda k, t, m: lambda: k.add_one.launch(0, 1, np.zeros(4, np.float32), 1), LaunchError),

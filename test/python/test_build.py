@@ -81,7 +81,8 @@ def test_a_compile_error_names_the_python_line():
         ops.reduce(dst, src, kind="sum", exec_scope="thread", axes=[3])
     with pytest.raises(CompileError, match=r"axes: 3 is out of range") as info:
         tile_mlir.compile(k.module, backend="interpreter")
-    assert f"{__file__}\":{line}:" in str(info.value)
+    assert f"{__file__}:{line}:8: error: 'tile.reduce' op axes: 3 is out of range" in str(info.value)
+    assert info.value.stage == "tile-verify"
 
 
 def test_an_error_in_the_body_propagates_and_leaves_nothing_current():

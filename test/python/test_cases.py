@@ -18,7 +18,8 @@ import pytest
 
 from tile_mlir.analysis import analyze
 from tile_mlir.ir import find_ops, ir, make_context
-from tile_mlir.pipeline import CompileError, lower_to_ptx
+from tile_mlir.errors import CompileError
+from tile_mlir.compiler import lower_to_ptx
 from tile_mlir.testing import prepare
 from tile_mlir.testing.cases import (
     CASES,

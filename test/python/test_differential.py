@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tile_mlir.interpreter import interpreted_kernels
-from tile_mlir.pipeline import lower_tile_ops
+from tile_mlir.compiler import lower_tile_ops
+from tile_mlir.options import Options
 from tile_mlir.testing.differential import random_case
 
 EXAMPLES = 2000
@@ -32,7 +33,7 @@ RUN = {"cases": 0}  # read by conftest's terminal summary
 def test_interpreter_matches_numpy(rng, seed):
     case = random_case(rng, "diff")
     fold = "tree" if rng.random() < 0.25 else "linear"
-    lowered, signatures = lower_tile_ops(case.kernel_text(), fold=fold)
+    lowered, signatures = lower_tile_ops(case.kernel_text(), Options(fold=fold))
     x, old = case.random_inputs(np.random.default_rng(seed))
     old = old if case.accum else None
     a, b = case.pack(x), case.output_buffer(old)

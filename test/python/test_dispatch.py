@@ -18,7 +18,7 @@ from tile_mlir.ir import find_ops, ir, make_context
 from tile_mlir.lowering import emit
 from tile_mlir.options import Options
 from tile_mlir.passes.tile_lower_reduction import target_of
-from tile_mlir.pipeline import kernel_signatures, lower_tile_ops
+from tile_mlir.compiler import kernel_signatures, lower_tile_ops
 from tile_mlir.testing.cases import ReduceCase, bits
 
 FULL = ("S[32 : 1@laneid]", "S[1 : 1] + R[32 : 1@laneid]")  # src, dst layouts of a full warp

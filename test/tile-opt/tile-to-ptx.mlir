@@ -8,7 +8,7 @@
 // convert-gpu-to-nvvm, tile-forward-loop-annotations, reconcile-unrealized-casts,
 // gpu-module-to-binary. The private buffers must end up in registers.
 
-// The seed's demonstration: 4 loads, 3 adds in the documented order, no local memory.
+// The demonstration kernel (examples/demo.mlir): 4 loads, 3 adds in the documented order, no local memory.
 // DEMO:      .target sm_90a
 // DEMO-NOT:  .local
 // DEMO-COUNT-4: ld.global.b32

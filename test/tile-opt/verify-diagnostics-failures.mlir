@@ -4,7 +4,7 @@
 // file, and the chunks are checked independently.
 
 // The wrong text: the real error is unexpected, and the expectation is not produced.
-// CHECK:      verify-diagnostics-failures.mlir:[[@LINE+7]]:3: error: unexpected error: '"avg"' does not satisfy the constraint
+// CHECK:      verify-diagnostics-failures.mlir:[[@LINE+7]]:3: error: unexpected error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum"; got "avg"
 // CHECK-NEXT: "tile.reduce"(%d, %s) {kind = "avg"
 // CHECK-NEXT: ^
 // CHECK:      verify-diagnostics-failures.mlir:[[@LINE+3]]:6: error: expected error "kind must be sum" was not produced
@@ -18,7 +18,7 @@ func.func @wrong_text(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 // -----
 
 // No expectation at all.
-// CHECK: verify-diagnostics-failures.mlir:[[@LINE+2]]:3: error: unexpected error: '"cluster"' does not satisfy the constraint
+// CHECK: verify-diagnostics-failures.mlir:[[@LINE+2]]:3: error: unexpected error: 'tile.reduce' op exec_scope must be one of "thread", "warp", "warpgroup", "cta"; got "cluster"
 func.func @unexpected(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "cluster"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -27,9 +27,9 @@ func.func @unexpected(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 // -----
 
 // An expectation on a valid op.
-// CHECK: verify-diagnostics-failures.mlir:[[@LINE+2]]:6: error: expected error "does not satisfy the constraint" was not produced
+// CHECK: verify-diagnostics-failures.mlir:[[@LINE+2]]:6: error: expected error "must be one of" was not produced
 func.func @not_produced(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error@+1 {{does not satisfy the constraint}}
+  // expected-error@+1 {{must be one of}}
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }

@@ -6,7 +6,7 @@
 
 // On the same line.
 func.func @same_line(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  "tile.reduce"(%d, %s) {kind = "avg", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> () // expected-error {{'"avg"' does not satisfy the constraint}}
+  "tile.reduce"(%d, %s) {kind = "avg", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> () // expected-error {{kind must be one of "sum", "max", "min", "maximum", "minimum"; got "avg"}}
   return
 }
 
@@ -14,7 +14,7 @@ func.func @same_line(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<
 
 // @+1: the line below.
 func.func @plus_one(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error@+1 {{'"cluster"' does not satisfy the constraint}}
+  // expected-error@+1 {{exec_scope must be one of "thread", "warp", "warpgroup", "cta"; got "cluster"}}
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "cluster"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }

@@ -1,6 +1,6 @@
 """Command-line tools of tile-mlir.
 
-* ``tile_opt``: ``tile-opt``, the mlir-opt-style driver (SPEC section 7). The
-  ``tile-opt`` console script and the checkout shim ``tools/tile-opt`` both call
+* ``tile_opt``: ``tile-opt``, the mlir-opt-style driver. The ``tile-opt`` console
+  script and the checkout shim ``tools/tile-opt`` both call
   ``tile_mlir.tools.tile_opt:main``.
 """

@@ -1,0 +1,184 @@
+"""The compile entry points: from IR text to lowered IR, PTX, a cubin and an artifact.
+
+Each entry point takes the IR text and an ``Options`` (``tile_mlir.options``):
+
+* ``parse`` reads the text in the current context and runs ``tile-verify`` on it, as
+  tile-opt does, so that a broken rule is reported once, at its op, and not as a
+  lowering failure;
+* ``lower_tile_ops`` runs only ``tile-lower-reduction``: the scf/arith/memref/gpu level
+  that the CPU interpreter executes;
+* ``lower_to_ptx`` runs the whole pipeline (``tile_mlir.pipeline.STAGES``) and returns
+  the PTX; the chip is ``options.chip``, else ``vocab.DEFAULT_CHIP``;
+* ``ptx_to_cubin`` assembles the PTX with ptxas, where ptxas is on PATH;
+* ``build_artifact`` does both and returns a cache ``Artifact``;
+* ``kernel_signatures`` reads the launch signature of every ``gpu.func ... kernel``.
+
+A failure is a ``CompileError`` that names its stage (``parse``, a pass, ``ptxas``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlir.dialects import gpu
+from mlir.passmanager import PassManager
+
+from .diagnostics import format_errors
+from .errors import CompileError
+from .ir import ir, make_context
+from .options import Options
+from .passes import add_pass
+from .pipeline import STAGES, run_stages, save_repro
+from .signature import MLIR_TO_NUMPY, ArgSpec, KernelSignature
+from .vocab import DEFAULT_CHIP
+
+# The name of the text in diagnostics, where it has no file name.
+SOURCE = "<source>"
+
+
+@dataclass
+class Lowered:
+    ptx: str
+    signatures: tuple[KernelSignature, ...]
+    chip: str
+
+
+def kernel_signatures(module: ir.Module) -> tuple[KernelSignature, ...]:
+    """The launch signature of every ``gpu.func ... kernel`` in the module."""
+    sigs = []
+
+    def visit(op):
+        if op.name == "gpu.func" and "gpu.kernel" in op.attributes:
+            fn_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            sigs.append(KernelSignature(name, tuple(_arg_spec(name, i, t) for i, t in enumerate(fn_type.inputs))))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return tuple(sigs)
+
+
+def _arg_spec(kernel: str, i: int, t: ir.Type) -> ArgSpec:
+    if isinstance(t, ir.MemRefType):
+        elem = str(t.element_type)
+        if elem not in MLIR_TO_NUMPY or not t.has_static_shape:
+            raise CompileError("signature", f"kernel {kernel}: argument {i} has unsupported type {t}", "")
+        return ArgSpec("memref", MLIR_TO_NUMPY[elem], tuple(t.shape))
+    if str(t) not in MLIR_TO_NUMPY:
+        raise CompileError("signature", f"kernel {kernel}: argument {i} has unsupported type {t}", "")
+    return ArgSpec("scalar", MLIR_TO_NUMPY[str(t)])
+
+
+def _module_chip(module: ir.Module) -> str | None:
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "gpu.module" and "targets" in op.attributes:
+            text = str(op.attributes["targets"])
+            if 'chip = "' in text:
+                return text.split('chip = "', 1)[1].split('"', 1)[0]
+    return None
+
+
+def verify_tile_ops(module: ir.Module) -> None:
+    """Run ``tile-verify`` on ``module``, as tile-opt does right after parsing; raises
+    ``ir.MLIRError`` (with one diagnostic per broken rule, at its op) on failure."""
+    pm = PassManager("any", module.context)
+    add_pass(pm, "tile-verify")
+    pm.run(module.operation)
+
+
+def _failure(stage: str, error: ir.MLIRError, text: str, source_name: str) -> CompileError:
+    return CompileError(stage, format_errors(error, source_name, text), f"tile-opt {save_repro(text)}")
+
+
+def parse(text: str, *, source_name: str = SOURCE) -> ir.Module:
+    """Parse ``text`` in the current context and verify its tile ops.
+
+    A syntax error is a ``CompileError`` of stage ``parse``, a broken tile rule one of
+    stage ``tile-verify``: the message has each diagnostic at its place in ``text``
+    (``<source>:3:5: error: ...``, the line and a caret), called ``source_name``.
+    """
+    try:
+        module = ir.Module.parse(text)
+    except ir.MLIRError as e:
+        raise _failure("parse", e, text, source_name) from None
+    try:
+        verify_tile_ops(module)
+    except ir.MLIRError as e:
+        raise _failure("tile-verify", e, text, source_name) from None
+    return module
+
+
+def lower_tile_ops(text: str, options: Options | None = None, *,
+                   source_name: str = SOURCE) -> tuple[str, tuple[KernelSignature, ...]]:
+    """Run only ``tile-lower-reduction``: the scf/arith/memref/gpu level the
+    CPU interpreter executes. Returns the lowered text and the kernel signatures.
+    Diagnostics call the text ``source_name``."""
+    options = Options.from_mapping(options)
+    with make_context(), ir.Location.unknown():
+        module = parse(text, source_name=source_name)
+        signatures = kernel_signatures(module)
+        run_stages(module, STAGES[:1], options, source=text, source_name=source_name)
+        return str(module), signatures
+
+
+def lower_to_ptx(text: str, options: Options | None = None, *, source_name: str = SOURCE) -> Lowered:
+    """Parse, lower and translate a module to PTX. Needs only MLIR (no ptxas).
+    Diagnostics call the text ``source_name``."""
+    options = Options.from_mapping(options)
+    with make_context(), ir.Location.unknown():
+        module = parse(text, source_name=source_name)
+        declared = _module_chip(module)
+        # An unset chip is the one the gpu.module's #nvvm.target names, else the default.
+        chip = options.chip or declared or DEFAULT_CHIP
+        if declared is None:
+            run_stages(module, [("nvvm-attach-target", f"nvvm-attach-target{{chip={chip}}}")])
+        elif declared != chip:
+            raise CompileError(
+                "target", f"the gpu.module targets {declared}, but {chip} was asked for", ""
+            )
+        options = options.replace(chip=chip)
+        signatures = kernel_signatures(module)
+        run_stages(module, STAGES, options, source=text, source_name=source_name)
+        ptx = []
+        for op in module.body.operations:
+            if op.operation.name == "gpu.binary":
+                for obj in op.operation.attributes["objects"]:
+                    ptx.append(gpu.ObjectAttr(obj).object.decode())
+        if len(ptx) != 1:
+            raise CompileError(
+                "gpu-module-to-binary", f"expected exactly one gpu.module to compile, found {len(ptx)}", ""
+            )
+        return Lowered(ptx[0], signatures, chip)
+
+
+def ptx_to_cubin(ptx: str, options: Options | None = None) -> bytes | None:
+    """Assemble PTX with ptxas for ``options.chip`` (else ``DEFAULT_CHIP``); None when
+    ptxas is not on PATH."""
+    chip = Options.from_mapping(options).chip or DEFAULT_CHIP
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "kernel.ptx", Path(tmp) / "kernel.cubin"
+        src.write_text(ptx)
+        r = subprocess.run([ptxas, f"-arch={chip}", "-o", str(out), str(src)],
+                           capture_output=True, text=True, check=False)
+        if r.returncode != 0:
+            repro = f"ptxas -arch={chip} {save_repro(ptx, '.ptx')}"
+            raise CompileError("ptxas", r.stderr.strip(), repro)
+        return out.read_bytes()
+
+
+def build_artifact(text: str, options: Options | None = None):
+    """IR text -> a cache ``Artifact`` (PTX, cubin where ptxas exists, signatures)."""
+    from .cache import Artifact
+
+    options = Options.from_mapping(options)
+    lowered = lower_to_ptx(text, options)
+    cubin = ptx_to_cubin(lowered.ptx, options.replace(chip=lowered.chip))
+    return Artifact(ptx=lowered.ptx, cubin=cubin, signatures=lowered.signatures, chip=lowered.chip, meta={})
