@@ -102,6 +102,13 @@ LOCAL_PREDICATES = (
 )
 
 
+def register_sibling(variant: str, priority: int, applies):
+    """Register a sibling of ``local``: its predicates, then ``applies`` (named after the
+    function), all evaluated for every op."""
+    when = [*LOCAL_PREDICATES, predicate(applies.__name__, applies)]
+    return register_dispatch("tile.reduce", "cuda", variant=variant, priority=priority, when=when)
+
+
 # --- the lowering ------------------------------------------------------------------------
 
 

@@ -29,10 +29,9 @@ from __future__ import annotations
 
 from mlir.dialects import nvvm
 
-from ..dispatch import predicate, register_dispatch
 from ..ir import ir
 from . import emit
-from .local import LOCAL_PREDICATES, reduce_info, verdict
+from .local import reduce_info, register_sibling, verdict
 from .registers import emit_across_lanes, lower_with, name
 
 FULL_WARP = (0, 1, 2, 3, 4)
@@ -75,13 +74,7 @@ def redux_applies(op, ctx):
     return verdict(problems, ctx, MIN_SM)
 
 
-@register_dispatch(
-    "tile.reduce",
-    "cuda",
-    variant="local_redux",
-    priority=15,
-    when=[*LOCAL_PREDICATES, predicate("redux_applies", redux_applies)],
-)
+@register_sibling("local_redux", 15, redux_applies)
 def lower_local_redux(op, ctx, rewriter):
     lower_with(op, ctx, rewriter, _emit_redux)
 

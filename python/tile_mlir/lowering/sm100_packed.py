@@ -38,11 +38,10 @@ import math
 
 from mlir.dialects import arith, scf, vector
 
-from ..dispatch import predicate, register_dispatch
 from ..ir import ir
 from ..vocab import DEFAULT_FOLD
 from . import emit
-from .local import LOCAL_PREDICATES, reduce_info, verdict
+from .local import reduce_info, register_sibling, verdict
 from .registers import Plan, emit_thread_wise, fold_one_registers, lower_with, name
 
 MIN_SM = 100
@@ -69,13 +68,7 @@ def sm100_applies(op, ctx):
     return verdict(problems, ctx, MIN_SM)
 
 
-@register_dispatch(
-    "tile.reduce",
-    "cuda",
-    variant="sm100_packed",
-    priority=20,
-    when=[*LOCAL_PREDICATES, predicate("sm100_applies", sm100_applies)],
-)
+@register_sibling("sm100_packed", 20, sm100_applies)
 def lower_sm100_packed(op, ctx, rewriter):
     fold_one = _packed_sum if ctx.analysis.info.kind == "sum" else fold_one_registers
     lower_with(op, ctx, rewriter, lambda plan, dst, src: emit_thread_wise(plan, dst, src, fold_one))
