@@ -15,11 +15,10 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pytest
-
-from tile_mlir.analysis import analyze
-from tile_mlir.ir import find_ops, ir, make_context
-from tile_mlir.errors import CompileError
+from tile_mlir.analysis import analyze, thread_bits
 from tile_mlir.compiler import lower_to_ptx
+from tile_mlir.errors import CompileError
+from tile_mlir.ir import find_ops, ir, make_context
 from tile_mlir.testing import prepare
 from tile_mlir.testing.cases import (
     CASES,
@@ -36,6 +35,7 @@ from tile_mlir.testing.cases import (
     thread_case,
     widen,
 )
+from tile_mlir.vocab import LANE_BITS
 
 BY_NAME = {case.name: case for case in CASES}
 
@@ -67,7 +67,7 @@ def test_matrix_coverage():
     for tag in ("fulllane", "lanes_x4", "strided8", "quads", "mma"):
         assert f"warp_f32_sum_{tag}_accum" in names
     assert all(case.dtype in FLOAT_DTYPES for case in CASES if case.special)
-    assert {c.exec_scope for c in CASES} == {"thread", "warp", "warpgroup"}
+    assert {c.exec_scope for c in CASES} == {"thread", "warp", "warpgroup", "cta"}
 
 
 def _tile_reduce(module: ir.Module):
@@ -118,12 +118,13 @@ def ptx_of(lowered, case) -> str:
 
 
 def expected_shuffles(case: ReduceCase) -> int:
-    """One ``shfl.sync.bfly`` per reduced lane bit and per dst slot of a lane;
+    """One ``shfl.sync.bfly`` per reduced lane bit (``laneid``, or ``tid_in_wg`` bits 0-4)
+    and per dst slot of a lane;
     a 64-bit value moves as two 32-bit halves, two 16-bit values as one 32-bit pair
     (docs/lowering-local.md). A full-warp i32 reduction on sm_90a is one redux.sync
     per slot, no shuffle (docs/lowering-local-redux.md)."""
     src = case.src_tile
-    lane_bits = [b for d in case.reduced_dims for b in src.lane_bits(d)]
+    lane_bits = [b for d in case.reduced_dims for b in thread_bits(src.shard[d]) if b < LANE_BITS]
     slots = math.prod(src.local_extent(d) for d in range(src.rank) if d not in case.reduced_dims)
     if case.dtype == "i32" and case.exec_scope == "warp" and sorted(lane_bits) == [0, 1, 2, 3, 4]:
         return 0
@@ -149,6 +150,9 @@ def test_expected_shuffle_counts():
         "warp_f32_sum_fold_and_lanes": 4 * 3,
         "warp_f32_sum_rowperlane": 0,
         "warpgroup_f32_sum_wg_rows": 0,
+        "warpgroup_f32_sum_wg_all": 2 * 5,
+        "warpgroup_f32_sum_wg_over_warps": 0,
+        "cta_f32_sum_cta8_rows": 5,
         "thread_f32_sum_32_to_1": 0,
     }
     assert {name: expected_shuffles(BY_NAME[name]) for name in counts} == counts

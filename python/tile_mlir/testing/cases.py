@@ -146,7 +146,10 @@ class ReduceCase:
     special: bool = False  # run with special_inputs (NaN, infinities, signed zeros)
 
     def threads(self) -> int:
-        """The block size: one instance of the exec scope."""
+        """The block size: one instance of the exec scope (for a cta, the src layout's
+        warps)."""
+        if self.exec_scope == "cta":
+            return WARP_SIZE * (TileLayout.parse(self.src_layout).reach("warpid") + 1)
         return SCOPE_THREADS[self.exec_scope]
 
     # -- layouts and places --------------------------------------------------------------
@@ -579,6 +582,24 @@ PATTERNS = {
         _Pattern(
             "reg_replica_lanes", "warp", (0,), (4,), "S[(32, 4) : (1@laneid, 1)]",
             (8,), "S[4 : 1] + R[(32, 2) : (1@laneid, 4)]",
+        ),
+        # Across warps (cross_warp): a warpgroup over its 4 warps, and ctas of 2 and 8
+        # warps, whole or in two rows.
+        _Pattern(
+            "wg_all", "warpgroup", (0,), (2,), "S[(128, 2) : (1@tid_in_wg, 1)]",
+            (2,), "S[2 : 1] + R[128 : 1@tid_in_wg]",
+        ),
+        _Pattern(
+            "wg_over_warps", "warpgroup", (0,), (4,), "S[(4, 32, 4) : (1@wid_in_wg, 1@laneid, 1)]",
+            (4,), "S[(32, 4) : (1@laneid, 1)] + R[4 : 1@wid_in_wg]",
+        ),
+        _Pattern(
+            "cta2_all", "cta", (0, 1, 2), (4,), "S[(2, 32, 4) : (1@warpid, 1@laneid, 1)]",
+            (1,), "S[1 : 1] + R[(32, 2) : (1@laneid, 1@warpid)]",
+        ),
+        _Pattern(
+            "cta8_rows", "cta", (1,), (2,), "S[(2, (4, 32, 2)) : (4@warpid, (1@warpid, 1@laneid, 1))]",
+            (1,), "S[2 : 4@warpid] + R[(32, 4) : (1@laneid, 1@warpid)]",
         ),
         # One reduced dim kept with extent 1, the other dropped.
         _Pattern("keep_mixed", "thread", (0, 2), (24,), "S[(2, 3, 4)]", (3,), "S[(1, 3)]"),
