@@ -18,7 +18,7 @@ import pytest
 
 from tile_mlir.analysis import analyze
 from tile_mlir.ir import find_ops, ir, make_context
-from tile_mlir.pipeline import PipelineError, lower_to_ptx
+from tile_mlir.pipeline import CompileError, lower_to_ptx
 from tile_mlir.testing import prepare
 from tile_mlir.testing.cases import (
     CASES,
@@ -95,7 +95,7 @@ def _lower(text: str):
     """``lower_to_ptx``, or the error it raised (so that one failure fails one case)."""
     try:
         return lower_to_ptx(text)
-    except PipelineError as e:
+    except CompileError as e:
         return e
 
 
@@ -111,7 +111,7 @@ def lowered():
 
 def ptx_of(lowered, case) -> str:
     result = lowered[case.name]
-    if isinstance(result, PipelineError):
+    if isinstance(result, CompileError):
         pytest.fail(str(result))
     return result.ptx
 
