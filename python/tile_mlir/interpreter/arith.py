@@ -1,0 +1,393 @@
+"""The ``arith`` dialect: constants, select, and elementwise arithmetic, compares and casts.
+
+An elementwise op is described by a "maker": ``make(op, operand elem, result elem)``
+runs at compile time and returns the numpy function that computes the result from the
+operand values (scalars or per-thread arrays; 1-D vectors apply it per element).
+
+Numbers: integers wrap; i1 computes as sign-extended int8 (true = -1). As NVIDIA GPUs
+do for f32, f16 and bf16, a NaN result of float arithmetic is the canonical NaN
+(positive, all payload bits set), and max/min order -0 below +0 (measured on the H200:
+``max.f32(+0, -0) = +0`` in either order), so results never depend on the operand
+order. Not modelled: an f64 NaN result on the H200 keeps one operand's payload
+(measured), where this gives the canonical NaN; so f64 NaN payloads may differ from the
+hardware's, NaN-ness never. ``fptosi``/``fptoui`` saturate, and map NaN to 0, as PTX
+``cvt`` does.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ..errors import InterpreterError
+from ..ir import ir
+from .core import Unsupported, register
+from .elements import ELEMS, round_bf16, sext_i1, to_bf16
+from .vector import vector_width
+
+# ---------------------------------------------------------------------------------------
+# Elementwise op semantics. A "maker" gets (op, operand type, result type) at compile
+# time and returns the numpy function that computes the result from the operand values.
+
+
+def float_op(fn, rounds=True, canonical=True):
+    """A float op: bf16 results are rounded unless the op returns an operand (``rounds``);
+    NaN results become the type's canonical NaN unless the op only moves bits (``canonical``)."""
+
+    def make(op, t, _):
+        if not t.is_float:
+            raise Unsupported(f"operands of type {t.name}")
+        if t.name == "bf16" and rounds:
+            return lambda *xs: round_bf16(fn(*xs))
+        if not canonical:
+            return fn
+        nan = t.nan
+
+        def apply(*xs):
+            r = fn(*xs)
+            is_nan = r != r
+            return np.where(is_nan, nan, r)[()] if np.count_nonzero(is_nan) else r
+
+        return apply
+
+    return make
+
+
+def _signed_zeros(r, a, b, larger: bool):
+    """Order -0 < +0 in a max (``larger``) or min result, as IEEE 754-2019 does.
+
+    numpy returns the first operand of a tie, so max(-0, +0) would depend on the operand
+    order, and the lanes of a butterfly could disagree on the sign of a zero.
+    """
+    zero = r == 0
+    if not np.count_nonzero(zero):
+        return r
+    if larger:
+        negative = ~(((a == 0) & ~np.signbit(a)) | ((b == 0) & ~np.signbit(b)))
+    else:
+        negative = ((a == 0) & np.signbit(a)) | ((b == 0) & np.signbit(b))
+    magnitude = np.abs(r)
+    return np.where(zero, np.where(negative, -magnitude, magnitude), r)[()]
+
+
+def _maxnumf(a, b):
+    return _signed_zeros(np.fmax(a, b), a, b, True)
+
+
+def _minnumf(a, b):
+    return _signed_zeros(np.fmin(a, b), a, b, False)
+
+
+def _maximumf(a, b):
+    return _signed_zeros(np.maximum(a, b), a, b, True)
+
+
+def _minimumf(a, b):
+    return _signed_zeros(np.minimum(a, b), a, b, False)
+
+
+def _uniform_nonnegative(a, b) -> bool:
+    """Both operands uniform and >= 0: their signed and unsigned readings agree."""
+    return type(a) is not np.ndarray and type(b) is not np.ndarray and a >= 0 and b >= 0
+
+
+def _int_op(fn, unsigned=False, fast=None):
+    """An integer op: ``fn`` on signed values, or on their unsigned reading (``unsigned``).
+
+    ``fast`` is the same op for two uniform operands >= 0 (index math, mostly): on numpy
+    scalars, Python operators are some 20 times faster than numpy function calls.
+    i1 operands are computed as sign-extended int8 (true = -1), keeping the low bit.
+    """
+
+    def make(op, t, _):
+        if t.is_float:
+            raise Unsupported(f"operands of type {t.name}")
+        if t.bits == 1:
+            inner = make(op, ELEMS["i8"], None)
+            return lambda a, b: (inner(sext_i1(a), sext_i1(b)) & 1).astype(np.bool_)
+        general = fn
+        if unsigned:
+            u, s = t.udtype, t.dtype
+
+            def general(a, b):
+                return fn(a.view(u), b.view(u)).view(s)
+
+        if fast is None:
+            return general
+        return lambda a, b: fast(a, b) if _uniform_nonnegative(a, b) else general(a, b)
+
+    return make
+
+
+def _bitwise(fn):
+    def make(op, t, _):
+        if t.is_float:
+            raise Unsupported(f"operands of type {t.name}")
+        return fn
+
+    return make
+
+
+def _divsi(a, b):
+    """Signed division rounding toward zero (numpy's // rounds down)."""
+    return (a - np.fmod(a, b)) // b
+
+
+_CMPI = {  # arith::CmpIPredicate -> (comparison, compares unsigned)
+    0: (operator.eq, False),
+    1: (operator.ne, False),
+    2: (operator.lt, False),
+    3: (operator.le, False),
+    4: (operator.gt, False),
+    5: (operator.ge, False),
+    6: (operator.lt, True),
+    7: (operator.le, True),
+    8: (operator.gt, True),
+    9: (operator.ge, True),
+}
+
+
+def _cmpi(op, t, _):
+    fn, unsigned = _CMPI[op.attributes["predicate"].value]
+    if t.is_float:
+        raise Unsupported(f"operands of type {t.name}")
+    if unsigned:
+        u = t.udtype
+        return lambda a, b: fn(a, b) if _uniform_nonnegative(a, b) else fn(a.view(u), b.view(u))
+    if t.bits == 1 and fn not in (operator.eq, operator.ne):
+        return lambda a, b: fn(sext_i1(a), sext_i1(b))
+    return fn
+
+
+def _constant_bool(value: bool):
+    def compare(a, b):
+        shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+        return np.full(shape, value) if shape else np.bool_(value)
+
+    return compare
+
+
+def _unordered(a, b):
+    return (a != a) | (b != b)
+
+
+_CMPF = {  # arith::CmpFPredicate -> comparison; NaN compares false in numpy, but !=
+    0: _constant_bool(False),
+    1: operator.eq,  # oeq
+    2: operator.gt,  # ogt
+    3: operator.ge,  # oge
+    4: operator.lt,  # olt
+    5: operator.le,  # ole
+    6: lambda a, b: (a < b) | (a > b),  # one
+    7: lambda a, b: (a == a) & (b == b),  # ord
+    8: lambda a, b: ~((a < b) | (a > b)),  # ueq
+    9: lambda a, b: ~(a <= b),  # ugt
+    10: lambda a, b: ~(a < b),  # uge
+    11: lambda a, b: ~(a >= b),  # ult
+    12: lambda a, b: ~(a > b),  # ule
+    13: operator.ne,  # une
+    14: _unordered,  # uno
+    15: _constant_bool(True),
+}
+
+
+def _cmpf(op, t, _):
+    if not t.is_float:
+        raise Unsupported(f"operands of type {t.name}")
+    return _CMPF[op.attributes["predicate"].value]
+
+
+def _float_converter(dst):
+    if not dst.is_float:
+        raise Unsupported(f"result of type {dst.name}")
+    if dst.name == "bf16":
+        return to_bf16
+    return lambda x: x.astype(dst.dtype)
+
+
+def _extf_truncf(op, src, dst):
+    if not src.is_float:
+        raise Unsupported(f"operand of type {src.name}")
+    return _float_converter(dst)
+
+
+def _int_to_float(signed: bool):
+    def make(op, src, dst):
+        if src.is_float:
+            raise Unsupported(f"operand of type {src.name}")
+        convert = _float_converter(dst)
+        if not signed:
+            return lambda x: convert(x.astype(src.udtype))
+        if src.bits == 1:
+            return lambda x: convert(sext_i1(x))
+        return convert
+
+    return make
+
+
+def _float_to_int(signed: bool):
+    """fptosi/fptoui, saturating and with NaN -> 0 (PTX ``cvt.rzi``; LLVM says poison)."""
+
+    def make(op, src, dst):
+        if not src.is_float or dst.is_float or dst.bits == 1:
+            raise Unsupported(f"{src.name} -> {dst.name}")
+        if signed:
+            lo, hi = -(1 << (dst.bits - 1)), (1 << (dst.bits - 1)) - 1
+        else:
+            lo, hi = 0, (1 << dst.bits) - 1
+        target = dst.dtype if signed else dst.udtype
+
+        def convert(x):
+            x = np.asarray(x, np.float64)
+            over, under = x >= hi + 1.0, x <= lo - 1.0
+            r = np.where(over | under | (x != x), 0.0, x).astype(target)
+            r = np.where(over, target.type(hi), np.where(under, target.type(lo), r))
+            return r.astype(dst.dtype)[()]
+
+        return convert
+
+    return make
+
+
+def _int_cast(signed: bool):
+    """Integer width changes: sign- or zero-extension (``signed``), or wrapping truncation."""
+
+    def make(op, src, dst):
+        if src.is_float or dst.is_float:
+            raise Unsupported(f"{src.name} -> {dst.name}")
+        if dst.bits == 1:
+            return lambda x: (x & 1).astype(np.bool_)
+        if src.bits == 1 and signed:
+            return lambda x: -(x.astype(dst.dtype))
+        if dst.bits > src.bits and not signed:
+            return lambda x: x.astype(src.udtype).astype(dst.dtype)
+        return lambda x: x.astype(dst.dtype)
+
+    return make
+
+
+def _bitcast(op, src, dst):
+    if src.bits != dst.bits or src.name == "index" or dst.name == "index":
+        raise Unsupported(f"{src.name} -> {dst.name}")
+    return lambda x: dst.from_bits(src.to_bits(x))
+
+
+# ---------------------------------------------------------------------------------------
+# Handlers
+
+
+def _constant(cx, op, where):
+    elem = cx.elem(op.result.type)
+    value = op.attributes["value"].value  # IntegerAttr, FloatAttr or BoolAttr
+    cx.preset(op.result, elem.scalar(value if elem.is_float else elem.wrap(int(value))))
+
+
+def elementwise(make):
+    """Handler of an op whose one result is an elementwise function of its operands."""
+
+    def handler(cx, op, where):
+        src, dst = op.operands[0].type, op.results[0].type
+        if isinstance(src, ir.VectorType):  # 1-D vectors: the same function per element
+            vector_width(src)
+            per_element = make(op, cx.elem(src.element_type), cx.elem(dst.element_type))
+
+            def fn(*vectors):
+                return tuple(per_element(*elements) for elements in zip(*vectors))
+        else:
+            fn = make(op, cx.elem(src), cx.elem(dst))
+        ins = [cx.use(v) for v in op.operands]
+        r = cx.define(op.results[0])
+        if len(ins) == 1:
+            (a,) = ins
+
+            def run(env, mask):
+                env[r] = fn(env[a])
+        else:
+            a, b = ins
+
+            def run(env, mask):
+                env[r] = fn(env[a], env[b])
+
+        return run
+
+    return handler
+
+
+def _select(cx, op, where):
+    c, a, b = (cx.use(v) for v in op.operands)
+    r = cx.define(op.result)
+    per_thread_ok = not isinstance(op.result.type, ir.MemRefType)
+
+    def run(env, mask):
+        cond = env[c]
+        if type(cond) is not np.ndarray:
+            env[r] = env[a] if cond else env[b]
+        elif per_thread_ok:
+            env[r] = np.where(cond, env[a], env[b])
+        else:
+            raise InterpreterError(f"{where}: selecting a memref per thread is not supported")
+
+    return run
+
+
+# Python operators rather than numpy functions where they agree: on numpy scalars
+# (uniform values) they are some 20 times faster, on arrays the same.
+_FLOAT_BINARY = {
+    "addf": operator.add,
+    "subf": operator.sub,
+    "mulf": operator.mul,
+    "divf": operator.truediv,
+    "remf": np.fmod,
+}
+_INT_BINARY = {
+    "addi": _int_op(operator.add),
+    "subi": _int_op(operator.sub),
+    "muli": _int_op(operator.mul),
+    "divsi": _int_op(_divsi, fast=operator.floordiv),
+    "remsi": _int_op(np.fmod, fast=operator.mod),
+    "floordivsi": _int_op(operator.floordiv),
+    "divui": _int_op(operator.floordiv, unsigned=True, fast=operator.floordiv),
+    "remui": _int_op(operator.mod, unsigned=True, fast=operator.mod),
+    "shli": _int_op(operator.lshift, unsigned=True, fast=operator.lshift),
+    "shrui": _int_op(operator.rshift, unsigned=True, fast=operator.rshift),
+    "shrsi": _int_op(operator.rshift),
+    "maxsi": _int_op(np.maximum, fast=max),
+    "minsi": _int_op(np.minimum, fast=min),
+    "maxui": _int_op(np.maximum, unsigned=True, fast=max),
+    "minui": _int_op(np.minimum, unsigned=True, fast=min),
+    "andi": _bitwise(operator.and_),
+    "ori": _bitwise(operator.or_),
+    "xori": _bitwise(operator.xor),
+}
+_ELEMENTWISE = {
+    **{name: float_op(fn) for name, fn in _FLOAT_BINARY.items()},
+    "negf": float_op(operator.neg, rounds=False, canonical=False),
+    "maxnumf": float_op(_maxnumf, rounds=False),
+    "minnumf": float_op(_minnumf, rounds=False),
+    "maximumf": float_op(_maximumf, rounds=False),
+    "minimumf": float_op(_minimumf, rounds=False),
+    **_INT_BINARY,
+    "cmpi": _cmpi,
+    "cmpf": _cmpf,
+    "extf": _extf_truncf,
+    "truncf": _extf_truncf,
+    "sitofp": _int_to_float(signed=True),
+    "uitofp": _int_to_float(signed=False),
+    "fptosi": _float_to_int(signed=True),
+    "fptoui": _float_to_int(signed=False),
+    "index_cast": _int_cast(signed=True),
+    "index_castui": _int_cast(signed=False),
+    "extsi": _int_cast(signed=True),
+    "extui": _int_cast(signed=False),
+    "trunci": _int_cast(signed=True),
+    "bitcast": _bitcast,
+}
+
+register(
+    {
+        "arith.constant": _constant,
+        "arith.select": _select,
+        **{f"arith.{name}": elementwise(make) for name, make in _ELEMENTWISE.items()},
+    }
+)
