@@ -145,7 +145,8 @@ def lower_tile_ops(text: str, fold: str = "linear") -> tuple[str, tuple[KernelSi
         module = _parse(text)
         signatures = kernel_signatures(module)
         run_stages(module, STAGES[:1], {"tile-lower-reduction": {"fold": fold}}, source=text)
-        return str(module), signatures
+        # with locations, so that the interpreter names ops where the user wrote them
+        return module.operation.get_asm(enable_debug_info=True), signatures
 
 
 def lower_to_ptx(text: str, chip: str = "sm_90a", fold: str = "linear") -> Lowered:

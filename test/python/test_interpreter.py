@@ -851,17 +851,52 @@ def test_signature_must_match_the_function():
         InterpretedKernel(text, "g", KernelSignature("g", ()))
 
 
-def test_unsupported_op_names_op_and_location(rng):
-    k = kernel(
-        "%A: memref<4xf32>",
-        """
+def test_unsupported_ops_are_all_reported_when_the_kernel_is_built():
+    body = """
       %c0 = arith.constant 0 : index
       %a = memref.load %A[%c0] : memref<4xf32>
-      %e = math.exp %a : f32
-      memref.store %e, %A[%c0] : memref<4xf32>""",
-    )  # compiles: the error comes when the op runs
-    with pytest.raises(InterpreterError, match=r"^math\.exp at -:8:12: .*not support"):
-        k.launch(1, 1, nonzero(rng, 4))
+      gpu.printf "a = %f", %a : f32
+      %s = gpu.subgroup_reduce add %a : (f32) -> (f32)
+      memref.store %s, %A[%c0] : memref<4xf32>"""
+    with pytest.raises(InterpreterError) as e:
+        kernel("%A: memref<4xf32>", body)  # building it fails: nothing has run
+    lines = str(e.value).splitlines()
+    assert lines[0] == "the interpreter cannot run 2 op(s) of this module:"
+    assert re.fullmatch(r"\s*gpu\.printf at -:8:7: the interpreter does not support this op", lines[1])
+    assert re.fullmatch(r"\s*gpu\.subgroup_reduce at -:9:12: .*not support.*", lines[2])
+
+
+USER_KERNEL = """module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @demo(%A: memref<4xf32>, %B: memref<1xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %A_local = memref.alloca() : memref<4xf32, #gpu.address_space<private>>
+      %B_local = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+      "tile.reduce"(%B_local, %A_local) {kind = "sum", exec_scope = "thread", axes = array<i64: 0>, accum = false}
+        : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+      %b = memref.load %B_local[%c0] : memref<1xf32, #gpu.address_space<private>>
+      gpu.printf "b = %f", %b : f32 LOC
+      memref.store %b, %B[%c0] : memref<1xf32>
+      gpu.return
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "loc, where",
+    [("", "-:10:7"), ('loc("softmax.mlir":42:9)', "softmax.mlir:42:9"),
+     ('loc("step"("kernels/softmax.mlir":7:3))', "kernels/softmax.mlir:7:3 (step)"),
+     ('loc(fused[unknown, "a.mlir":5:1])', "a.mlir:5:1")],
+)  # fmt: skip
+def test_compile_reports_an_unsupported_op_at_the_users_location(loc, where):
+    """compile(..., backend="interpreter") fails, before any launch, at the line the
+    user wrote (after tile-lower-reduction has rewritten the lines above it)."""
+    import tile_mlir
+
+    with pytest.raises(InterpreterError, match=r"\n\s*gpu\.printf at " + re.escape(where) + r": .*not support"):
+        tile_mlir.compile(USER_KERNEL.replace("LOC", loc), backend="interpreter", cache=False)
 
 
 def test_interpreted_kernels_share_one_parse(rng):

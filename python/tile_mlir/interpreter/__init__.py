@@ -17,8 +17,11 @@ Execution model
 The package has one module per dialect; each registers the ops it runs in the registry
 of ``core``, so ``SUPPORTED_OPS`` is the registry's list. ``kernel`` compiles and
 launches kernels: ``interpreted_kernels(module_text, signatures)``, then
-``kernel.launch(grid, block, *args)``. An op the interpreter does not support raises
-``InterpreterError`` when a launch reaches it.
+``kernel.launch(grid, block, *args)``. Building the kernels raises one
+``InterpreterError`` that lists every op the interpreter cannot run, each at its
+location: the innermost file location, which is where the user wrote the op when the
+module comes from ``tile_mlir.compile(..., backend="interpreter")`` (the lowered text
+it runs is printed with its locations).
 """
 
 from ..errors import InterpreterError, LaunchError

@@ -50,7 +50,8 @@ def register_terminators(*names: str) -> None:
 
 
 class Unsupported(Exception):
-    """Raised while compiling an op the interpreter cannot run (reported when it runs)."""
+    """Raised while compiling an op the interpreter cannot run; building the kernel
+    then reports every such op at its location."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -125,6 +126,7 @@ class Compiler:
         self.template: list = [None] * RESERVED  # the initial environment: constants
         self.constants: set[int] = set()  # slots of values known at compile time
         self._elems: dict = {}  # ir.Type -> Elem (str() of a type is slow)
+        self.unsupported: list[str] = []  # "op at location: why", for ops that cannot run
         self.memrefs: dict = {}  # ir.Type -> memref.MemRef (memref.memref_type)
 
     def define(self, value) -> int:
@@ -165,6 +167,7 @@ class Compiler:
         return ops, yields
 
     def op(self, op) -> Op | None:
+        """Compile one op; an op that cannot run is noted in ``unsupported``."""
         where = Where(op.name, op.location)
         handler = HANDLERS.get(op.name)
         try:
@@ -172,20 +175,14 @@ class Compiler:
                 raise Unsupported("the interpreter does not support this op")
             fn = handler(self, op, where)
         except Unsupported as e:
+            self.unsupported.append(f"{where}: {e}")
             for r in op.results:
                 if r not in self.slots:
                     self.define(r)
-            fn = raiser(where, str(e))
+            return None
         if fn is not None:
             fn.where = where
         return fn
-
-
-def raiser(where: Where, message: str) -> Op:
-    def run(env, mask):
-        raise InterpreterError(f"{where}: {message}")
-
-    return run
 
 
 class Where:
@@ -201,18 +198,20 @@ class Where:
 
 
 def location_text(loc) -> str:
-    """file:line:col of a location (through name and call-site wrappers)."""
+    """``file:line:col`` of the innermost file location in ``loc``, through name,
+    call-site and fused locations; a name location adds `` (name)``."""
     if loc.is_a_file():
         return f"{loc.filename}:{loc.start_line}:{loc.start_col}"
     if loc.is_a_name():
         return f"{location_text(loc.child_loc)} ({loc.name_str})"
     if loc.is_a_callsite():
         return location_text(loc.callee)
-    if loc.is_a_fused() and loc.locations:
-        return location_text(loc.locations[0])
+    if loc.is_a_fused():
+        texts = [location_text(part) for part in loc.locations]
+        located = [t for t in texts if not t.startswith("loc(")]
+        return (located or texts or [str(loc)])[0]
     return str(loc)
 
 
-# --- arith
 def no_op(cx, op, where):
-    return None
+    """The handler of an op that does nothing in the interpreter."""

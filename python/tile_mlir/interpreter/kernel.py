@@ -77,7 +77,8 @@ def _check_signature(func, inputs, signature: KernelSignature) -> None:
 
 
 class _Program:
-    """A compiled gpu.func: its ops, the initial environment, its argument slots."""
+    """A compiled gpu.func: its ops, the initial environment, its argument slots, and
+    ``unsupported``: the ops it has that the interpreter cannot run (at their locations)."""
 
     def __init__(self, module, name: str, signature: KernelSignature):
         func = _find_kernel(module, name)
@@ -89,7 +90,10 @@ class _Program:
         args = list(body.arguments)
         cx = Compiler()
         self.arg_slots = [cx.define(a) for a in args[: len(inputs)]]
-        self.arg_elems = [cx.elem(getattr(t, "element_type", t)) for t in inputs]
+        try:
+            self.arg_elems = [cx.elem(getattr(t, "element_type", t)) for t in inputs]
+        except Unsupported as e:
+            raise InterpreterError(f"gpu.func @{name} at {location_text(func.location)}: {e}") from None
         prologue = []  # workgroup and private attributions, allocated per block
         for a in args[len(inputs) :]:
             try:
@@ -101,6 +105,16 @@ class _Program:
         ops, _ = cx.block(body)
         self.ops = prologue + ops
         self.template = cx.template
+        self.unsupported = cx.unsupported
+
+
+def _check_supported(programs) -> None:
+    """Raise one InterpreterError that lists every op of ``programs`` that cannot run."""
+    problems = [p for program in programs for p in program.unsupported]
+    if problems:
+        raise InterpreterError(
+            f"the interpreter cannot run {len(problems)} op(s) of this module:\n  " + "\n  ".join(problems)
+        )
 
 
 def _dims(value, what: str) -> tuple[int, int, int]:
@@ -117,6 +131,13 @@ class InterpretedKernel:
         self.name = name
         self.signature = signature
         self._program = _Program(_parse(module_text), name, signature)
+        _check_supported([self._program])
+
+    @classmethod
+    def _of(cls, program: _Program, signature: KernelSignature) -> InterpretedKernel:
+        kernel = cls.__new__(cls)
+        kernel.name, kernel.signature, kernel._program = signature.name, signature, program
+        return kernel
 
     def __repr__(self) -> str:
         return f"InterpretedKernel({self.signature.describe()})"
@@ -164,10 +185,14 @@ def interpreted_kernels(module_text: str, signatures) -> dict[str, InterpretedKe
     """Interpreted kernels for the gpu.funcs of a module, parsed once.
 
     ``signatures``: KernelSignatures (an iterable, or a mapping whose values they are).
+    Raises one InterpreterError listing every op of these kernels that cannot run.
     """
     if isinstance(signatures, Mapping):
         signatures = signatures.values()
-    return {s.name: InterpretedKernel(module_text, s.name, s) for s in signatures}
+    module = _parse(module_text)
+    programs = {s.name: (_Program(module, s.name, s), s) for s in signatures}
+    _check_supported(program for program, _ in programs.values())
+    return {name: InterpretedKernel._of(program, s) for name, (program, s) in programs.items()}
 
 
 register_terminators("func.return")
