@@ -25,7 +25,7 @@ it runs is printed with its locations).
 """
 
 from ..errors import InterpreterError, LaunchError
-from . import arith, gpu, memref, nvvm, scf, vector  # noqa: F401  (each fills the registry)
+from . import arith, cf, gpu, math, memref, nvvm, scf, vector, vector_memory  # noqa: F401  (each fills the registry)
 from .core import HANDLERS, TERMINATORS
 from .kernel import MAX_BLOCK_THREADS, InterpretedKernel, interpreted_kernels
 

@@ -17,6 +17,7 @@ hardware's, NaN-ness never. ``fptosi``/``fptoui`` saturate, and map NaN to 0, as
 from __future__ import annotations
 
 import operator
+import re
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from ..errors import InterpreterError
 from ..ir import ir
 from .core import Unsupported, register
 from .elements import ELEMS, round_bf16, sext_i1, to_bf16
-from .vector import vector_width
+from .vector import elementwise, numel, vector_shape
 
 # ---------------------------------------------------------------------------------------
 # Elementwise op semantics. A "maker" gets (op, operand type, result type) at compile
@@ -134,6 +135,18 @@ def _divsi(a, b):
     return (a - np.fmod(a, b)) // b
 
 
+def _ceildivsi(a, b):
+    """Signed division rounding up."""
+    q = _divsi(a, b)
+    r = a - q * b
+    return q + ((r != 0) & ((r > 0) == (b > 0)))
+
+
+def _ceildivui(a, b):
+    """Unsigned division rounding up (on the unsigned reading)."""
+    return a // b + (a % b != 0)
+
+
 _CMPI = {  # arith::CmpIPredicate -> (comparison, compares unsigned)
     0: (operator.eq, False),
     1: (operator.ne, False),
@@ -203,12 +216,20 @@ def _float_converter(dst):
         raise Unsupported(f"result of type {dst.name}")
     if dst.name == "bf16":
         return to_bf16
-    return lambda x: x.astype(dst.dtype)
+    nan = dst.nan
+
+    def convert(x):  # a NaN becomes the canonical NaN, as PTX cvt gives
+        r = x.astype(dst.dtype)
+        return np.where(r != r, nan, r)[()] if np.count_nonzero(r != r) else r
+
+    return convert
 
 
 def _extf_truncf(op, src, dst):
     if not src.is_float:
         raise Unsupported(f"operand of type {src.name}")
+    if "roundingmode" in op.attributes and "to_nearest_even" not in str(op.attributes["roundingmode"]):
+        raise Unsupported(f"rounding mode {op.attributes['roundingmode']}")
     return _float_converter(dst)
 
 
@@ -278,55 +299,108 @@ def _bitcast(op, src, dst):
 
 
 def _constant(cx, op, where):
-    elem = cx.elem(op.result.type)
-    value = op.attributes["value"].value  # IntegerAttr, FloatAttr or BoolAttr
-    cx.preset(op.result, elem.scalar(value if elem.is_float else elem.wrap(int(value))))
+    type_ = op.result.type
+    attr = op.attributes["value"]
+    if not isinstance(type_, ir.VectorType):
+        elem = cx.elem(type_)
+        cx.preset(op.result, _scalar(elem, attr.value))  # IntegerAttr, FloatAttr or BoolAttr
+        return
+    elem = cx.elem(type_.element_type)
+    n = numel(vector_shape(type_))
+    if attr.is_splat:
+        values = [attr.get_splat_value().value] * n
+    elif elem.name == "bf16":  # the bindings read no bf16 elements: take the bits
+        values = [float(v) for v in _bf16_values(attr)]
+    else:
+        values = [attr[k] for k in range(n)]
+    cx.preset(op.result, tuple(_scalar(elem, v) for v in values))
 
 
-def elementwise(make):
-    """Handler of an op whose one result is an elementwise function of its operands."""
+def _scalar(elem, value):
+    return elem.scalar(value if elem.is_float else elem.wrap(int(value)))
 
-    def handler(cx, op, where):
-        src, dst = op.operands[0].type, op.results[0].type
-        if isinstance(src, ir.VectorType):  # 1-D vectors: the same function per element
-            vector_width(src)
-            per_element = make(op, cx.elem(src.element_type), cx.elem(dst.element_type))
 
-            def fn(*vectors):
-                return tuple(per_element(*elements) for elements in zip(*vectors))
+_BF16_ELEMENT = re.compile(r"0x[0-9A-Fa-f]+|[-+]?[0-9.]+(?:e[-+]?[0-9]+)?|[-+]?inf|nan")
+
+
+def _bf16_values(attr):
+    """The elements of a dense bf16 attribute, read from its text (the bindings give
+    no bf16 elements): decimal numbers (exact to the 7 digits printed) or bit patterns."""
+    body = str(attr)[len("dense<") : str(attr).rindex("> :")]
+    values = []
+    for token in _BF16_ELEMENT.findall(body):
+        if token.startswith("0x"):
+            values.append(float((np.uint32(int(token, 16)) << np.uint32(16)).view(np.float32)))
         else:
-            fn = make(op, cx.elem(src), cx.elem(dst))
-        ins = [cx.use(v) for v in op.operands]
-        r = cx.define(op.results[0])
-        if len(ins) == 1:
-            (a,) = ins
-
-            def run(env, mask):
-                env[r] = fn(env[a])
-        else:
-            a, b = ins
-
-            def run(env, mask):
-                env[r] = fn(env[a], env[b])
-
-        return run
-
-    return handler
+            values.append(float(to_bf16(np.float64(token))))
+    return values
 
 
 def _select(cx, op, where):
+    """``arith.select``: per thread, and per element when the condition is a vector."""
     c, a, b = (cx.use(v) for v in op.operands)
     r = cx.define(op.result)
     per_thread_ok = not isinstance(op.result.type, ir.MemRefType)
+    vectors = isinstance(op.result.type, ir.VectorType)
+    per_element = vectors and isinstance(op.operands[0].type, ir.VectorType)
 
     def run(env, mask):
         cond = env[c]
-        if type(cond) is not np.ndarray:
+        if per_element:
+            env[r] = tuple(np.where(k, x, y)[()] for k, x, y in zip(cond, env[a], env[b]))
+        elif type(cond) is not np.ndarray:
             env[r] = env[a] if cond else env[b]
+        elif vectors:
+            env[r] = tuple(np.where(cond, x, y) for x, y in zip(env[a], env[b]))
         elif per_thread_ok:
             env[r] = np.where(cond, env[a], env[b])
         else:
             raise InterpreterError(f"{where}: selecting a memref per thread is not supported")
+
+    return run
+
+
+def _extended(cx, op, where):
+    """``addui_extended`` (sum, carry), ``mulsi_extended``/``mului_extended`` (low, high):
+    computed on Python ints of the operands' width."""
+    name = op.name.split(".")[1]
+    t = op.operands[0].type
+    elem = cx.elem(t.element_type if isinstance(t, ir.VectorType) else t)
+    if elem.is_float or elem.bits == 1:
+        raise Unsupported(f"operands of type {elem.name}")
+    bits, udtype = elem.bits, elem.udtype
+    signed = name == "mulsi_extended"
+
+    def both(a, b):
+        x, y = (int(v) for v in (a, b))
+        if name == "addui_extended":
+            total = x + y
+            return total % (1 << bits), total >> bits
+        if signed:
+            x, y = (v - (1 << bits) if v >> (bits - 1) else v for v in (x, y))
+        product = (x * y) % (1 << (2 * bits))
+        return product % (1 << bits), product >> bits
+
+    per_element = np.frompyfunc(both, 2, 2)
+    second = np.bool_ if name == "addui_extended" else elem.dtype
+
+    def fn(a, b):
+        low, high = per_element(np.asarray(a).view(udtype), np.asarray(b).view(udtype))
+        return (
+            np.asarray(low).astype(udtype).view(elem.dtype)[()],
+            np.asarray(high).astype(udtype if second is elem.dtype else np.bool_).view(second)[()],
+        )
+
+    a, b = cx.use(op.operands[0]), cx.use(op.operands[1])
+    r0, r1 = cx.define(op.results[0]), cx.define(op.results[1])
+    vectors = isinstance(t, ir.VectorType)
+
+    def run(env, mask):
+        if vectors:
+            pairs = [fn(x, y) for x, y in zip(env[a], env[b])]
+            env[r0], env[r1] = tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+        else:
+            env[r0], env[r1] = fn(env[a], env[b])
 
     return run
 
@@ -347,6 +421,8 @@ _INT_BINARY = {
     "divsi": _int_op(_divsi, fast=operator.floordiv),
     "remsi": _int_op(np.fmod, fast=operator.mod),
     "floordivsi": _int_op(operator.floordiv),
+    "ceildivsi": _int_op(_ceildivsi),
+    "ceildivui": _int_op(_ceildivui, unsigned=True),
     "divui": _int_op(operator.floordiv, unsigned=True, fast=operator.floordiv),
     "remui": _int_op(operator.mod, unsigned=True, fast=operator.mod),
     "shli": _int_op(operator.lshift, unsigned=True, fast=operator.lshift),
@@ -384,10 +460,55 @@ _ELEMENTWISE = {
     "bitcast": _bitcast,
 }
 
+# vector.reduction kind -> the arith op that combines two elements (float, integer)
+_REDUCTION = {
+    "add": ("addf", "addi"),
+    "mul": ("mulf", "muli"),
+    "minnumf": ("minnumf", None),
+    "maxnumf": ("maxnumf", None),
+    "minimumf": ("minimumf", None),
+    "maximumf": ("maximumf", None),
+    "minsi": (None, "minsi"),
+    "maxsi": (None, "maxsi"),
+    "minui": (None, "minui"),
+    "maxui": (None, "maxui"),
+    "and": (None, "andi"),
+    "or": (None, "ori"),
+    "xor": (None, "xori"),
+}
+
+
+def _reduction(cx, op, where):
+    """``vector.reduction``: folded left to right from the accumulator, if any."""
+    kind_attr = str(op.attributes["kind"])  # "#vector.kind<add>"
+    kind = kind_attr[kind_attr.index("<") + 1 : -1]
+    elem = cx.elem(op.result.type)
+    name = _REDUCTION.get(kind, (None, None))[0 if elem.is_float else 1]
+    if name is None:
+        raise Unsupported(f"kind {kind} on {elem.name}")
+    combine = _ELEMENTWISE[name](op, elem, elem)
+    v = cx.use(op.operands[0])
+    acc = cx.use(op.operands[1]) if len(op.operands) > 1 else None
+    r = cx.define(op.result)
+
+    def run(env, mask):
+        elements = env[v]
+        total = elements[0] if acc is None else combine(env[acc], elements[0])
+        for x in elements[1:]:
+            total = combine(total, x)
+        env[r] = total
+
+    return run
+
+
 register(
     {
+        "vector.reduction": _reduction,
         "arith.constant": _constant,
         "arith.select": _select,
+        "arith.addui_extended": _extended,
+        "arith.mulsi_extended": _extended,
+        "arith.mului_extended": _extended,
         **{f"arith.{name}": elementwise(make) for name, make in _ELEMENTWISE.items()},
     }
 )

@@ -60,7 +60,8 @@ class Unsupported(Exception):
 
 N, ROWS, LANE = 0, 1, 2  # thread count (int), linear thread ids, lane ids
 TID, BID, BDIM, GDIM = (3, 4, 5), (6, 7, 8), (9, 10, 11), (12, 13, 14)
-RESERVED = 15
+WARP, WARPS = 15, 16  # warp ids (linear // 32), warp count
+RESERVED = 17
 
 def block_environments(env: list, grid, block):
     """The environments of the blocks of a launch, in order: ``env`` with the launch
@@ -68,6 +69,7 @@ def block_environments(env: list, grid, block):
     n = block[0] * block[1] * block[2]
     linear = np.arange(n, dtype=np.int64)
     env[N], env[ROWS], env[LANE] = n, linear, linear % WARP_SIZE
+    env[WARP], env[WARPS] = linear // WARP_SIZE, np.int64(-(-n // WARP_SIZE))
     bx, by, _ = block
     tids = (linear % bx, linear // bx % by, linear // (bx * by))
     for k in range(3):
@@ -88,6 +90,19 @@ def run_ops(ops: list[Op], env: list, mask) -> None:
         raise
     except Exception as e:  # a numpy failure: name the op, never a bare traceback
         raise InterpreterError(f"{fn.where}: {type(e).__name__}: {e}") from e
+
+
+def assign(env: list, slots, values) -> None:
+    """Set each slot of ``slots`` to the value at the same place in ``values``."""
+    for s, v in zip(slots, values):
+        env[s] = v
+
+
+def choose(cond, a, b):
+    """Per thread, ``a`` where ``cond`` else ``b`` (vectors element by element)."""
+    if type(a) is tuple:
+        return tuple(np.where(cond, x, y) for x, y in zip(a, b))
+    return np.where(cond, a, b)
 
 
 def thread_name(env: list, k: int) -> str:

@@ -1,6 +1,7 @@
 """The ``gpu`` dialect: thread and block ids, barriers, and ``gpu.shuffle``.
 
-Threads: linear id = x + y*bx + z*bx*by; lane = linear % 32; warp = linear // 32.
+Threads: linear id = x + y*bx + z*bx*by; lane = linear % 32; warp (subgroup) =
+linear // 32. The id ops are preset slots of the environment (no work at run time).
 ``gpu.shuffle`` follows PTX ``shfl.sync`` as MLIR lowers it (member mask
 ``0xffffffff >> (32 - width)``; clamp ``width - 1``, or ``32 - width`` for ``up``): a lane
 whose source is out of range gets its own value and ``valid = false``. All lanes of a
@@ -20,6 +21,8 @@ from .core import (
     LANE,
     ROWS,
     TID,
+    WARP,
+    WARPS,
     N,
     Where,
     register,
@@ -36,8 +39,25 @@ def _gpu_id(reserved: tuple[int, int, int]):
     return handler
 
 
-def _lane_id(cx, op, where):
-    cx.alias(op.result, LANE)
+def _alias(slot: int):
+    def handler(cx, op, where):
+        cx.alias(op.result, slot)
+
+    return handler
+
+
+def _subgroup_size(cx, op, where):
+    cx.preset(op.result, np.int64(WARP_SIZE))
+
+
+def _global_id(cx, op, where):
+    k = "xyz".index(str(op.attributes["dimension"])[-2])
+    r = cx.define(op.result)
+
+    def run(env, mask):
+        env[r] = env[BID[k]] * env[BDIM[k]] + env[TID[k]]
+
+    return run
 
 
 def _barrier(cx, op, where):
@@ -128,7 +148,11 @@ register(
         "gpu.block_id": _gpu_id(BID),
         "gpu.block_dim": _gpu_id(BDIM),
         "gpu.grid_dim": _gpu_id(GDIM),
-        "gpu.lane_id": _lane_id,
+        "gpu.global_id": _global_id,
+        "gpu.lane_id": _alias(LANE),
+        "gpu.subgroup_id": _alias(WARP),
+        "gpu.num_subgroups": _alias(WARPS),
+        "gpu.subgroup_size": _subgroup_size,
         "gpu.barrier": _barrier,
         "gpu.shuffle": _shuffle,
     }

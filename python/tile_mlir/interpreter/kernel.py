@@ -17,6 +17,7 @@ from ..errors import InterpreterError, LaunchError
 from ..ir import ir, make_context
 from ..signature import ArgSpec, KernelSignature
 from ..vocab import MLIR_TO_NUMPY
+from .cf import region_ops
 from .core import (
     Compiler,
     Unsupported,
@@ -84,8 +85,6 @@ class _Program:
         func = _find_kernel(module, name)
         inputs = list(func.attributes["function_type"].value.inputs)
         _check_signature(func, inputs, signature)
-        if len(func.regions[0].blocks) != 1:
-            raise InterpreterError(f"gpu.func @{name}: only a one-block body (scf, no cf) can run")
         body = func.regions[0].blocks[0]
         args = list(body.arguments)
         cx = Compiler()
@@ -102,8 +101,7 @@ class _Program:
                 raise InterpreterError(f"gpu.func @{name}: attribution {a.type}: {e}") from e
             allocate.where = f"gpu.func @{name}: attribution {a.type}"
             prologue.append(allocate)
-        ops, _ = cx.block(body)
-        self.ops = prologue + ops
+        self.ops = prologue + region_ops(cx, func.regions[0])
         self.template = cx.template
         self.unsupported = cx.unsupported
 

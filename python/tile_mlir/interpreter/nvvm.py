@@ -1,4 +1,5 @@
-"""The ``nvvm`` dialect: ``nvvm.redux.sync``.
+"""The ``nvvm`` dialect: ``nvvm.redux.sync`` and the special registers (``tid``, ``ntid``,
+``ctaid``, ``nctaid``, ``laneid``, ``warpsize``).
 
 ``nvvm.redux.sync`` (i32, the full member mask only) reduces over the 32 lanes of each
 warp and gives every lane the result: ``add`` wraps, ``min``/``max`` are signed,
@@ -11,7 +12,7 @@ import numpy as np
 
 from ..errors import InterpreterError
 from ..vocab import WARP_SIZE
-from .core import N, Unsupported, register
+from .core import BDIM, BID, GDIM, LANE, TID, N, Unsupported, register
 from .gpu import check_converged
 
 # redux.sync kind -> (reduction over the 32 lanes of a warp, reads its operand as unsigned)
@@ -63,4 +64,35 @@ def _redux_sync(cx, op, where):
 
 
 
-register({"nvvm.redux.sync": _redux_sync})
+def _special_register(slot: int):
+    """``nvvm.read.ptx.sreg.*``: a launch-geometry value as i32."""
+
+    def handler(cx, op, where):
+        r = cx.define(op.result)
+
+        def run(env, mask):
+            env[r] = np.asarray(env[slot]).astype(np.int32)[()]
+
+        return run
+
+    return handler
+
+
+def _warp_size(cx, op, where):
+    cx.preset(op.result, np.int32(WARP_SIZE))
+
+
+_SPECIAL_REGISTERS = {"tid": TID, "ntid": BDIM, "ctaid": BID, "nctaid": GDIM}
+
+register(
+    {
+        "nvvm.redux.sync": _redux_sync,
+        **{
+            f"nvvm.read.ptx.sreg.{name}.{d}": _special_register(slots[k])
+            for name, slots in _SPECIAL_REGISTERS.items()
+            for k, d in enumerate("xyz")
+        },
+        "nvvm.read.ptx.sreg.laneid": _special_register(LANE),
+        "nvvm.read.ptx.sreg.warpsize": _warp_size,
+    }
+)

@@ -1,8 +1,10 @@
 """The ``scf`` dialect: structured control flow under lane masks.
 
 ``scf.if`` on a per-thread condition runs both branches under lane masks and selects
-its results per lane; a branch no active thread takes is skipped. ``scf.for`` iterates
-in Python: its bounds must be uniform over the active threads.
+its results per lane; a branch no active thread takes is skipped. ``scf.index_switch``
+does the same with one mask per case. ``scf.for`` iterates in Python: its bounds must
+be uniform over the active threads. ``scf.while`` runs while any active thread goes
+on, each thread under the mask of those still looping.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import numpy as np
 
 from ..errors import InterpreterError
 from ..ir import ir
-from .core import register, register_terminators, run_ops, uniform
+from .core import assign, choose, register, register_terminators, run_ops, uniform
+from .vector import ints
 
 
 def _for(cx, op, where):
@@ -45,52 +48,115 @@ def _for(cx, op, where):
         values = [env[s] for s in inits]
         for i in range(start, stop, stride):
             env[iv] = make_iv(i)
-            for s, v in zip(carried, values):
-                env[s] = v
+            assign(env, carried, values)
             run_ops(ops, env, mask)
             values = [env[s] for s in yields]
-        for s, v in zip(results, values):
-            env[s] = v
+        assign(env, results, values)
 
     return run
+
+
+def _cases(env, mask, selectors, cases, results, where, memref_results) -> None:
+    """Run the cases (``(ops, yields)``) whose selector (active threads, disjoint) is not
+    empty, each under its own mask; set ``results`` per thread from the case it took."""
+    live = [(sel, case) for sel, case in zip(selectors, cases) if np.count_nonzero(sel)]
+    if len(live) == 1:  # every active thread takes one case: run it under ``mask``
+        ops, yields = live[0][1]
+        run_ops(ops, env, mask)
+        assign(env, results, [env[y] for y in yields])
+        return
+    if memref_results and live:
+        raise InterpreterError(f"{where}: yielding memrefs under a per-thread condition is unsupported")
+    merged = None
+    for sel, (ops, yields) in live:
+        run_ops(ops, env, sel)
+        values = [env[y] for y in yields]
+        merged = values if merged is None else [choose(sel, v, m) for v, m in zip(values, merged)]
+    assign(env, results, merged or ())
+
+
+def _region(cx, region):
+    return cx.block(region.blocks[0]) if len(region.blocks) else ([], [])
 
 
 def _if(cx, op, where):
     c = cx.use(op.operands[0])
-    then_ops, then_yields = cx.block(op.regions[0].blocks[0])
-    else_ops, else_yields = [], []
-    if len(op.regions[1].blocks):
-        else_ops, else_yields = cx.block(op.regions[1].blocks[0])
+    cases = [_region(cx, op.regions[0]), _region(cx, op.regions[1])]
     results = [cx.define(v) for v in op.results]
     memref_results = any(isinstance(v.type, ir.MemRefType) for v in op.results)
-
-    def branch(ops, yields, env, mask):
-        run_ops(ops, env, mask)
-        for s, y in zip(results, yields):
-            env[s] = env[y]
 
     def run(env, mask):
         cond = env[c]
         if type(cond) is not np.ndarray:
-            branch(*((then_ops, then_yields) if cond else (else_ops, else_yields)), env, mask)
+            _cases(env, mask, [True], [cases[0 if cond else 1]], results, where, memref_results)
             return
         on = cond if mask is None else cond & mask
         off = ~cond if mask is None else mask & ~cond
-        if not np.count_nonzero(off):
-            branch(then_ops, then_yields, env, mask)
-        elif not np.count_nonzero(on):
-            branch(else_ops, else_yields, env, mask)
-        elif memref_results:
-            raise InterpreterError(f"{where}: yielding memrefs under a per-thread condition is unsupported")
-        else:
-            run_ops(then_ops, env, on)
-            taken = [env[y] for y in then_yields]
-            run_ops(else_ops, env, off)
-            for s, t, y in zip(results, taken, else_yields):
-                env[s] = np.where(cond, t, env[y])
+        _cases(env, mask, [on, off], cases, results, where, memref_results)
 
     return run
 
 
-register({"scf.for": _for, "scf.if": _if})
-register_terminators("scf.yield")
+def _index_switch(cx, op, where):
+    """``scf.index_switch``: each thread takes the case of its value, or the default."""
+    c = cx.use(op.operands[0])
+    values = ints(op.attributes["cases"])
+    default = _region(cx, op.regions[0])
+    cases = [_region(cx, r) for r in list(op.regions)[1:]]
+    results = [cx.define(v) for v in op.results]
+    memref_results = any(isinstance(v.type, ir.MemRefType) for v in op.results)
+
+    def run(env, mask):
+        x = env[c]
+        if type(x) is not np.ndarray:
+            case = cases[values.index(int(x))] if int(x) in values else default
+            _cases(env, mask, [True], [case], results, where, memref_results)
+            return
+        selectors = [x == v if mask is None else (x == v) & mask for v in values]
+        taken = np.logical_or.reduce(selectors) if selectors else np.zeros_like(x, bool)
+        selectors.append(~taken if mask is None else mask & ~taken)
+        _cases(env, mask, selectors, [*cases, default], results, where, memref_results)
+
+    return run
+
+
+def _while(cx, op, where):
+    """``scf.while``: each thread loops until its condition is false; the loop ends
+    when no active thread goes on. A thread's results are the values it forwarded
+    when it stopped."""
+    inits = [cx.use(v) for v in op.operands]
+    before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+    before_args = [cx.define(a) for a in before.arguments]
+    before_ops, (cond, *forwarded) = cx.block(before)
+    after_args = [cx.define(a) for a in after.arguments]
+    after_ops, yields = cx.block(after)
+    results = [cx.define(v) for v in op.results]
+
+    def run(env, mask):
+        values = [env[s] for s in inits]
+        active, final = mask, None
+        while True:
+            assign(env, before_args, values)
+            run_ops(before_ops, env, active)
+            go, out = env[cond], [env[s] for s in forwarded]
+            if type(go) is np.ndarray:
+                stop = ~go if active is None else active & ~go
+                go = go if active is None else active & go
+                if np.count_nonzero(stop):
+                    final = out if final is None else [choose(stop, v, f) for v, f in zip(out, final)]
+                if not np.count_nonzero(go):
+                    break
+                active = go
+            elif not go:
+                final = out if final is None else [choose(active, v, f) for v, f in zip(out, final)]
+                break
+            assign(env, after_args, out)
+            run_ops(after_ops, env, active)
+            values = [env[y] for y in yields]
+        assign(env, results, final)
+
+    return run
+
+
+register({"scf.for": _for, "scf.if": _if, "scf.index_switch": _index_switch, "scf.while": _while})
+register_terminators("scf.yield", "scf.condition")
