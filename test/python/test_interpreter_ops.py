@@ -42,7 +42,10 @@ def bf16(x):
 
 
 def to_memory(values, t):
-    """Values as a kernel argument array of type ``t`` (bf16: its bits as uint16)."""
+    """Values as a kernel argument array of type ``t`` (bf16: its bits as uint16; a
+    uint16 array is taken as the bits themselves)."""
+    if t == "bf16" and getattr(values, "dtype", None) == np.uint16:
+        return values
     if t == "bf16":
         return (np.asarray(bf16(values), np.float32).view(np.uint32) >> 16).astype(np.uint16)
     return np.asarray(values, FLOATS.get(t) or INTS[t])
@@ -220,14 +223,31 @@ def test_math_binary(t, rng):
     assert_same_float(got, rounded(want, t), t, "powf random")
 
 
-def test_copysign_and_absf_keep_nan_payloads():
-    payload = np.array([0x7FC00001, 0xFFC12345], np.uint32).view(np.float32)
-    absf = run_op("%r = math.absf %x0 : f32", ["f32"], "f32", payload)
-    assert absf.view(np.uint32).tolist() == [0x7FC00001, 0x7FC12345]
+def test_nan_payloads_as_the_h200_gives_them():
+    """Measured on the H200: abs and neg give the canonical NaN; copysign on f32 moves the
+    sign bit only (a signaling NaN stays signaling); conversions to f16 and bf16 give the
+    canonical NaN (the sign too is lost), bf16 -> f32 keeps the bits, f64 -> f32 keeps the
+    sign and the payload's top bits, quieted."""
+    payload = np.array([0x7F800001, 0xFFC12345], np.uint32).view(np.float32)
+    for line in ("%r = math.absf %x0 : f32", "%r = arith.negf %x0 : f32", "%r = math.exp %x0 : f32"):
+        got = run_op(line, ["f32"], "f32", payload)
+        assert got.view(np.uint32).tolist() == [0x7FFFFFFF] * 2, line
     neg = run_op("%r = math.copysign %x0, %x1 : f32", ["f32", "f32"], "f32", payload, np.float32([-1, -1]))
-    assert neg.view(np.uint32).tolist() == [0xFFC00001, 0xFFC12345]
-    exp = run_op("%r = math.exp %x0 : f32", ["f32"], "f32", payload)
-    assert exp.view(np.uint32).tolist() == [0x7FFFFFFF] * 2  # computing ops: canonical
+    assert neg.view(np.uint32).tolist() == [0xFF800001, 0xFFC12345]
+    for t in ("f16", "bf16"):
+        x = np.array([np.nan, 2.0])
+        got = run_op(f"%r = math.copysign %x0, %x1 : {t}", [t, t], t, x, np.array([-1.0, -1.0]))
+        assert_same_float(got, np.array([np.nan, -2.0]), t, "copysign")  # canonical: positive
+        down = run_op(f"%r = arith.truncf %x0 : f32 to {t}", ["f32"], t, payload)
+        assert_same_float(down, np.array([np.nan, np.nan]), t, "truncf")
+    bits = np.array([0x7F81, 0xFF92], np.uint16)
+    up = run_op("%r = arith.extf %x0 : bf16 to f32", ["bf16"], "f32", bits)
+    assert up.view(np.uint32).tolist() == [0x7F810000, 0xFF920000]
+    wide = np.array([0x7FF0000000000123, 0xFFF8000000000456], np.uint64).view(np.float64)
+    narrow = run_op("%r = arith.truncf %x0 : f64 to f32", ["f64"], "f32", wide)
+    assert narrow.view(np.uint32).tolist() == [0x7FC00000, 0xFFC00000]
+    h = run_op("%r = arith.extf %x0 : f16 to f32", ["f16"], "f32", np.array([0x7C01, 0xFE12], np.uint16).view(np.float16))
+    assert h.view(np.uint32).tolist() == [0x7FFFFFFF] * 2
 
 
 def fma_exact(a, b, c):
@@ -249,9 +269,11 @@ def test_fma_rounds_once(t, rng):
     two_ops = rounded(rounded(a * b, t) + c, t)
     assert np.any(two_ops != got), "the inputs should tell one rounding from two"
     special = run_op(f"%r = math.fma %x0, %x1, %x2 : {t}", [t] * 3, t, *np.array(
-        [[np.inf, 0.0, 1.0], [np.inf, 1.0, -np.inf], [-0.0, 1.0, -0.0], [1e300, 1e300, -np.inf]]).T)  # fmt: skip
-    # inf*0 + 1, inf*1 - inf, -0*1 + -0, and (1e300 is inf below f64) inf - inf or overflow - inf
-    want = np.array([np.nan, np.nan, -0.0, -np.inf if t == "f64" else np.nan])
+        [[np.inf, 0.0, 1.0], [np.inf, 1.0, -np.inf], [-0.0, 1.0, -0.0], [1e300, 1e300, -np.inf],
+         [1e300, -1e300, 1.0]]).T)  # fmt: skip
+    # inf*0 + 1, inf*1 - inf, -0*1 + -0, (1e300 is inf below f64) inf - inf or finite - inf,
+    # and a product past f64's range
+    want = np.array([np.nan, np.nan, -0.0, -np.inf if t == "f64" else np.nan, -np.inf])
     assert_same_float(special, rounded(want, t), t)
 
 
@@ -325,11 +347,11 @@ def test_remf_negf_and_conversions(t):
     rem = run_op(f"%r = arith.remf %x0, %x1 : {t}", [t, t], t, x, y)
     assert_same_float(rem, np.fmod(x, y), t, "remf")  # fmod: exact, the sign of x
     neg = run_op(f"%r = arith.negf %x0 : {t}", [t], t, x)
-    np.testing.assert_array_equal(np.signbit(neg), ~np.signbit(x.astype(np.float32)))
-    if t in ("f16", "bf16"):
-        up = run_op(f"%r = arith.extf %x0 : {t} to f32", [t], "f32", x)
-        assert_same_float(up, rounded(x, t), "f32", "extf")
-    wide = np.array([1 + 2**-9, 1 + 3 * 2**-9, 65520.0, 1e-8, -(2**-24) * 0.75, np.nan, -np.inf, 70000.0])
+    assert_same_float(neg, -x, t, "negf")  # -(-0) = +0; -NaN is the canonical NaN
+    if t in ("f16", "bf16"):  # exact (NaN: see test_nan_payloads_as_the_h200_gives_them)
+        up = run_op(f"%r = arith.extf %x0 : {t} to f32", [t], "f32", x[~np.isnan(x)])
+        assert_same_float(up, rounded(x[~np.isnan(x)], t), "f32", "extf")
+    wide = np.array([1 + 2**-9, 1 + 3 * 2**-9, 65520.0, 1e-8, -(2**-24) * 0.75, -np.inf, 70000.0])
     down = run_op(f"%r = arith.truncf %x0 : f64 to {t}", ["f64"], t, wide) if t != "f64" else None
     if down is not None:  # one rounding, to nearest even (65520 overflows f16)
         want = bf16(wide) if t == "bf16" else wide.astype(FLOATS[t]).astype(np.float64)

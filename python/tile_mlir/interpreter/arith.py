@@ -212,13 +212,15 @@ def _cmpf(op, t, _):
 
 
 def _float_converter(dst):
+    """Values of any float or integer type -> ``dst``, rounded once to nearest even; a NaN
+    becomes the canonical NaN, as PTX ``cvt`` to f16, bf16 and from f16 gives."""
     if not dst.is_float:
         raise Unsupported(f"result of type {dst.name}")
     if dst.name == "bf16":
         return to_bf16
     nan = dst.nan
 
-    def convert(x):  # a NaN becomes the canonical NaN, as PTX cvt gives
+    def convert(x):
         r = x.astype(dst.dtype)
         return np.where(r != r, nan, r)[()] if np.count_nonzero(r != r) else r
 
@@ -226,10 +228,15 @@ def _float_converter(dst):
 
 
 def _extf_truncf(op, src, dst):
+    """extf/truncf. NaNs, as measured on the H200: bf16 -> f32 keeps the bits (it is a
+    shift); f64 -> f32 keeps the sign and the payload's top bits, quieted (as numpy on
+    x86 does); every other conversion gives the canonical NaN."""
     if not src.is_float:
         raise Unsupported(f"operand of type {src.name}")
     if "roundingmode" in op.attributes and "to_nearest_even" not in str(op.attributes["roundingmode"]):
         raise Unsupported(f"rounding mode {op.attributes['roundingmode']}")
+    if dst.name == "f32" and src.name in ("bf16", "f64"):
+        return lambda x: x.astype(np.float32)
     return _float_converter(dst)
 
 
@@ -438,7 +445,7 @@ _INT_BINARY = {
 }
 _ELEMENTWISE = {
     **{name: float_op(fn) for name, fn in _FLOAT_BINARY.items()},
-    "negf": float_op(operator.neg, rounds=False, canonical=False),
+    "negf": float_op(operator.neg, rounds=False),  # the H200's neg gives the canonical NaN
     "maxnumf": float_op(_maxnumf, rounds=False),
     "minnumf": float_op(_minnumf, rounds=False),
     "maximumf": float_op(_maximumf, rounds=False),

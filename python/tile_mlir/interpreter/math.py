@@ -17,8 +17,10 @@ it was measured. The ops that are exact on both sides (rounding to integers,
 ``absf``, ``copysign``, ``fma``, the integer ops and the classifications) agree bit for
 bit.
 
-NaN: a NaN result is the type's canonical NaN, as the GPU's arithmetic gives; ``absf``
-and ``copysign`` only move the sign bit (PTX ``abs``/``copysign`` keep the payload).
+NaN: a NaN result is the type's canonical NaN, as the H200 gives (``abs`` too); only
+``copysign`` on f32 and f64 keeps a NaN's payload (PTX ``copysign`` moves the sign bit).
+The H200's f64 functions return an operand's NaN, or 0xFFF8000000000000, where the
+interpreter gives the canonical NaN: f64 NaN payloads are not modelled.
 """
 
 from __future__ import annotations
@@ -33,44 +35,55 @@ from .core import Unsupported, register
 from .elements import round_bf16
 from .vector import elementwise
 
-# op -> the libdevice function f32 and f64 call (f16 and bf16 call the f32 one), and the
-# most ulps (f32, f64) between the H200's result and the interpreter's.
+# op -> (the libdevice function it calls: __nv_<name>f on f32, f16 and bf16, __nv_<name>
+# on f64; the most ulps of f32, of f64, between the H200's result and the interpreter's).
+# f32: CUDA's documented bound of the function (the interpreter's f32 result is the
+# correctly rounded one but for the rarest double roundings); f64: that bound plus 1
+# (libm is within 1 ulp); each at least what was measured (docs/interpreter.md). f16 and
+# bf16: 0 where f32 has 0, else 1 (the f32 result, off by a few f32 ulps, rounds to a
+# neighbour at most). math.trunc has no libdevice call: MLIR 22 cannot lower it.
 GPU_ULPS = {
     "absf": ("fabs", 0, 0),
     "ceil": ("ceil", 0, 0),
     "floor": ("floor", 0, 0),
     "round": ("round", 0, 0),
     "roundeven": ("rint", 0, 0),
-    "trunc": ("trunc", 0, 0),
+    "trunc": (None, 0, 0),
     "copysign": ("copysign", 0, 0),
     "fma": ("fma", 0, 0),
-    "sqrt": ("sqrt", 1, 0),
-    "rsqrt": ("rsqrt", 2, 1),
-    "cbrt": ("cbrt", 1, 1),
-    "exp": ("exp", 2, 1),
-    "exp2": ("exp2", 2, 1),
-    "expm1": ("expm1", 1, 1),
-    "log": ("log", 1, 1),
-    "log2": ("log2", 1, 1),
-    "log10": ("log10", 2, 1),
-    "log1p": ("log1p", 1, 1),
-    "sin": ("sin", 2, 2),
-    "cos": ("cos", 2, 2),
-    "tan": ("tan", 4, 2),
-    "asin": ("asin", 2, 2),
-    "acos": ("acos", 2, 2),
-    "atan": ("atan", 2, 2),
-    "atan2": ("atan2", 3, 2),
-    "sinh": ("sinh", 3, 2),
-    "cosh": ("cosh", 2, 1),
-    "tanh": ("tanh", 2, 1),
-    "asinh": ("asinh", 3, 2),
-    "acosh": ("acosh", 4, 2),
-    "atanh": ("atanh", 3, 2),
-    "erf": ("erf", 2, 2),
-    "erfc": ("erfc", 4, 5),
-    "powf": ("pow", 4, 2),
+    "sqrt": ("sqrt", 2, 0),
+    "rsqrt": ("rsqrt", 2, 2),
+    "cbrt": ("cbrt", 1, 3),
+    "exp": ("exp", 2, 2),
+    "exp2": ("exp2", 2, 2),
+    "expm1": ("expm1", 1, 2),
+    "log": ("log", 1, 2),
+    "log2": ("log2", 1, 2),
+    "log10": ("log10", 2, 2),
+    "log1p": ("log1p", 1, 2),
+    "sin": ("sin", 2, 3),
+    "cos": ("cos", 2, 3),
+    "tan": ("tan", 4, 3),
+    "asin": ("asin", 2, 3),
+    "acos": ("acos", 2, 3),
+    "atan": ("atan", 2, 3),
+    "atan2": ("atan2", 3, 3),
+    "sinh": ("sinh", 3, 3),
+    "cosh": ("cosh", 2, 2),
+    "tanh": ("tanh", 2, 2),
+    "asinh": ("asinh", 3, 3),
+    "acosh": ("acosh", 4, 3),
+    "atanh": ("atanh", 3, 3),
+    "erf": ("erf", 2, 3),
+    "erfc": ("erfc", 4, 6),
+    "powf": ("pow", 4, 3),
 }
+
+
+def gpu_ulps(op: str, type_name: str) -> int:
+    """The most ulps of ``type_name`` between the H200's ``math.<op>`` and the interpreter's."""
+    _, f32, f64 = GPU_ULPS[op]
+    return {"f32": f32, "f64": f64}.get(type_name, 0 if f32 == 0 else 1)
 
 
 def _round_half_away(x):
@@ -144,7 +157,6 @@ _REFERENCE = {
     "erfc": _libm(lambda x: np.where(x == x, 1.0 - np.sign(x), x), _pymath.erfc),
     "powf": _libm(np.power, _pymath.pow, 2),
 }
-_SIGN_ONLY = frozenset({"absf", "copysign"})  # move the sign bit: NaN payloads stay
 
 
 def _canonical(r, nan):
@@ -165,7 +177,6 @@ def _to_type(t, r64):
 
 def _float(name: str):
     reference = _REFERENCE[name]
-    keep_payload = name in _SIGN_ONLY
 
     def make(op, t, _):
         if not t.is_float:
@@ -174,14 +185,28 @@ def _float(name: str):
 
         def apply(*xs):
             r64 = reference(*(np.asarray(x, np.float64) for x in xs))
-            r = _to_type(t, r64)[()]
-            if keep_payload:
-                return r
-            return _canonical(r, nan)
+            return _canonical(_to_type(t, r64)[()], nan)
 
         return apply
 
     return make
+
+
+def _copysign(op, t, _):
+    """``math.copysign`` moves the sign bit: f32 and f64 keep a NaN's payload (PTX
+    ``copysign`` is a bit operation); f16 and bf16 go through f32 and back, and the
+    conversion to them gives the canonical NaN (measured on the H200)."""
+    if not t.is_float:
+        raise Unsupported(f"operands of type {t.name}")
+    if t.name in ("f16", "bf16"):
+        return _float("copysign")(op, t, None)
+    sign = t.udtype.type(1 << (t.bits - 1))
+
+    def apply(x, y):
+        bits = (t.to_bits(np.asarray(x, t.dtype)) & ~sign) | (t.to_bits(np.asarray(y, t.dtype)) & sign)
+        return t.from_bits(bits)[()]
+
+    return apply
 
 
 def _fma_f32(a, b, c):
@@ -215,7 +240,7 @@ def _fma_exact(a: float, b: float, c: float) -> float:
     try:
         return float(exact)
     except OverflowError:
-        return _pymath.copysign(_pymath.inf, exact)
+        return _pymath.inf if exact > 0 else -_pymath.inf
 
 
 _FMA_F64 = np.frompyfunc(_fma_exact, 3, 1)
@@ -322,7 +347,8 @@ _CLASSIFY = {
 
 register(
     {
-        **{f"math.{name}": elementwise(_float(name)) for name in _REFERENCE},
+        **{f"math.{name}": elementwise(_float(name)) for name in _REFERENCE if name != "copysign"},
+        "math.copysign": elementwise(_copysign),
         "math.fma": elementwise(_fma),
         "math.fpowi": elementwise(_fpowi),
         "math.sincos": _sincos,
