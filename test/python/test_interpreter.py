@@ -1065,6 +1065,34 @@ def test_read_only_inputs():
     b = np.zeros(8, np.float32)
     k.launch(1, 8, np.broadcast_to(np.float32(2.5), (8,)), b)
     np.testing.assert_array_equal(b, np.full(8, 2.5, np.float32))
+    a = np.arange(8, dtype=np.float32)
+    a.flags.writeable = False  # contiguous and read-only: read where it is
+    k.launch(1, 8, a, b)
+    np.testing.assert_array_equal(b, a)
+
+
+@pytest.mark.parametrize("contiguous", [True, False])
+@pytest.mark.parametrize("store", ["memref.store %a, %B[%t] : memref<8xf32>",
+                                   "vector.store %v, %B[%c0] : memref<8xf32>, vector<4xf32>"])  # fmt: skip
+def test_writing_a_read_only_array_is_a_launch_error(contiguous, store):
+    """A read-only array is an input: a kernel that stores to it fails, naming the
+    argument and the store, and the array is left as it was."""
+    k = kernel(
+        "%A: memref<8xf32>, %B: memref<8xf32>",
+        f"""
+      %t = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %a = memref.load %A[%t] : memref<8xf32>
+      %v = vector.load %A[%c0] : memref<8xf32>, vector<4xf32>
+      {store}""",
+    )
+    b = np.arange(8, dtype=np.float32) if contiguous else np.arange(16, dtype=np.float32)[::2]
+    b.flags.writeable = False
+    before = b.copy()
+    op = store.split()[0].replace(".", r"\.")
+    with pytest.raises(LaunchError, match=rf"kernel f: argument 1 \(float32\[8\]\) is a read-only array, and {op} at -:\d+:\d+ writes it"):
+        k.launch(1, 8, np.ones(8, np.float32), b)
+    np.testing.assert_array_equal(b, before)
 
 
 # --- vector.load / vector.store ---------------------------------------------------------

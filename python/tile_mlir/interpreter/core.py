@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from ..errors import InterpreterError
+from ..errors import InterpreterError, TileError
 from ..vocab import WARP_SIZE
 from .elements import ELEMS, Elem
 
@@ -61,7 +61,8 @@ class Unsupported(Exception):
 N, ROWS, LANE = 0, 1, 2  # thread count (int), linear thread ids, lane ids
 TID, BID, BDIM, GDIM = (3, 4, 5), (6, 7, 8), (9, 10, 11), (12, 13, 14)
 WARP, WARPS = 15, 16  # warp ids (linear // 32), warp count
-RESERVED = 17
+READ_ONLY = 17  # id() of a read-only argument's array -> "kernel k: argument i (...)"
+RESERVED = 18
 
 def block_environments(env: list, grid, block):
     """The environments of the blocks of a launch, in order: ``env`` with the launch
@@ -86,7 +87,7 @@ def run_ops(ops: list[Op], env: list, mask) -> None:
     try:
         for fn in ops:
             fn(env, mask)
-    except InterpreterError:
+    except TileError:  # InterpreterError, or LaunchError for a store to an input
         raise
     except Exception as e:  # a numpy failure: name the op, never a bare traceback
         raise InterpreterError(f"{fn.where}: {type(e).__name__}: {e}") from e

@@ -19,6 +19,7 @@ from ..signature import ArgSpec, KernelSignature
 from ..vocab import MLIR_TO_NUMPY
 from .cf import region_ops
 from .core import (
+    READ_ONLY,
     Compiler,
     Unsupported,
     block_environments,
@@ -155,27 +156,35 @@ class InterpretedKernel:
             array[...] = flat.reshape(array.shape)
 
     def _bind(self, args, env: list) -> list:
-        """Check the arguments and put them in ``env``; returns (array, copy) to write back."""
+        """Check the arguments and put them in ``env``; returns (array, copy) to write back.
+
+        A read-only array is an input: the kernel reads it where it is (or a copy, kept
+        read-only), and a store to it raises LaunchError (see ``memref.write``)."""
         sig = self.signature
         sig.check_count(args)
-        copies = []
+        copies, read_only = [], {}
         program = self._program
         for i, (arg, slot, elem) in enumerate(zip(args, program.arg_slots, program.arg_elems)):
             if isinstance(arg, np.ndarray):
                 sig.check_array(i, arg.dtype.name, arg.shape)
-                if arg.flags.c_contiguous and arg.flags.writeable:
-                    flat = arg.reshape(-1)
+                if arg.flags.c_contiguous:
+                    flat = arg.reshape(-1)  # a view: read-only if the array is
                 else:  # work on a copy; write it back unless the array is read-only
                     flat = arg.flatten()
                     if arg.flags.writeable:
                         copies.append((arg, flat))
+                    else:
+                        flat.flags.writeable = False
                 env[slot] = flat.view(elem.storage)
+                if not arg.flags.writeable:
+                    read_only[id(env[slot])] = f"kernel {self.name}: argument {i} ({sig.args[i].describe()})"
             else:
                 sig.check_scalar(i, arg)
                 try:
                     env[slot] = elem.scalar(arg)
                 except OverflowError as e:
                     raise LaunchError(f"kernel {self.name}: argument {i}: {e}") from e
+        env[READ_ONLY] = read_only
         return copies
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InterpreterError
+from ..errors import InterpreterError, LaunchError
 from ..ir import ir
 from .core import (
+    READ_ONLY,
     ROWS,
     Compiler,
     N,
@@ -151,8 +152,10 @@ def read(env, mem, flat, from_storage):
     return value if from_storage is None else from_storage(value)
 
 
-def write(env, mem, flat, value, mask, to_storage) -> None:
-    """Store ``value`` at flat index ``flat`` of ``mem`` for the active threads."""
+def write(env, mem, flat, value, mask, to_storage, where: Where) -> None:
+    """Store ``value`` at flat index ``flat`` of ``mem`` for the active threads.
+
+    A read-only array argument (an input) raises LaunchError, naming the argument."""
     if mem.ndim == 2:  # per-thread memory [numel, nthreads]
         if type(flat) is not np.ndarray:
             if mask is None:
@@ -174,7 +177,15 @@ def write(env, mem, flat, value, mask, to_storage) -> None:
     elif mask is not None:
         flat = flat[mask]
         value = value[mask] if type(value) is np.ndarray else value
-    mem[flat] = value
+    try:
+        mem[flat] = value
+    except ValueError:
+        if mem.flags.writeable:
+            raise
+        raise LaunchError(
+            f"{env[READ_ONLY][id(mem)]} is a read-only array, and {where} writes it; "
+            "pass a writeable array"
+        ) from None
 
 
 def _load(cx, op, where):
@@ -202,7 +213,7 @@ def _store(cx, op, where):
 
     def run(env, mask):
         flat = constant if index is None else index(env, mask)
-        write(env, env[m], flat, env[v], mask, to_storage)
+        write(env, env[m], flat, env[v], mask, to_storage, where)
 
     return run
 

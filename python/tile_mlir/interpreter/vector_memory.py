@@ -108,7 +108,7 @@ class _Access:
                     part = np.broadcast_to(part, (env[N],))
                     on = part if on is None else on & part
             if on is None or np.count_nonzero(on):
-                write(env, mem, flat, elements[k], on, to_storage)
+                write(env, mem, flat, elements[k], on, to_storage, self.where)
 
 
 def _trailing(memref_type_, vector_type):
