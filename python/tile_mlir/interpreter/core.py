@@ -62,7 +62,8 @@ N, ROWS, LANE = 0, 1, 2  # thread count (int), linear thread ids, lane ids
 TID, BID, BDIM, GDIM = (3, 4, 5), (6, 7, 8), (9, 10, 11), (12, 13, 14)
 WARP, WARPS = 15, 16  # warp ids (linear // 32), warp count
 READ_ONLY = 17  # id() of a read-only argument's array -> "kernel k: argument i (...)"
-RESERVED = 18
+SYNC = 18  # the block's barriers and workgroup race check (sync.BlockSync)
+RESERVED = 19
 
 def block_environments(env: list, grid, block):
     """The environments of the blocks of a launch, in order: ``env`` with the launch
@@ -124,7 +125,7 @@ def uniform(x, mask, where: Where, what: str) -> int:
     if np.count_nonzero(live != live[0]):
         seen = ", ".join(map(str, np.unique(live)[:8]))
         raise InterpreterError(
-            f"{where}: the {what} differs across threads ({seen}); the interpreter needs uniform loop bounds"
+            f"{where}: the {what} differs across threads ({seen}); it must be the same on all of them"
         )
     return int(live[0])
 

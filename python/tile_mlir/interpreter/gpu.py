@@ -5,7 +5,8 @@ linear // 32. The id ops are preset slots of the environment (no work at run tim
 ``gpu.shuffle`` follows PTX ``shfl.sync`` as MLIR lowers it (member mask
 ``0xffffffff >> (32 - width)``; clamp ``width - 1``, or ``32 - width`` for ``up``): a lane
 whose source is out of range gets its own value and ``valid = false``. All lanes of a
-warp must execute it together; ``gpu.barrier`` must be reached by all threads.
+warp must execute it together; ``gpu.barrier`` must be reached by all threads of the
+block (``sync.py`` keeps the order it makes, for the workgroup race check).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .core import (
     GDIM,
     LANE,
     ROWS,
+    SYNC,
     TID,
     WARP,
     WARPS,
@@ -29,6 +31,7 @@ from .core import (
     register_terminators,
     thread_name,
 )
+from .sync import warp_lanes
 
 
 def _gpu_id(reserved: tuple[int, int, int]):
@@ -60,13 +63,19 @@ def _global_id(cx, op, where):
     return run
 
 
-def _barrier(cx, op, where):
+def block_barrier(cx, op, where):
+    """``gpu.barrier`` (and ``nvvm.barrier0``): every thread of the block must reach it;
+    it orders every access to workgroup memory before it before every one after it."""
+
     def run(env, mask):
         if mask is not None:
+            missing = int(np.argmin(mask))
             raise InterpreterError(
                 f"{where}: reached by {np.count_nonzero(mask)} of {env[N]} threads of block "
-                f"{tuple(int(env[s]) for s in BID)}; all threads of a block must reach it"
+                f"{tuple(int(env[s]) for s in BID)}: {thread_name(env, missing)} does not reach it, and "
+                "all threads of a block must"
             )
+        env[SYNC].barrier()
 
     return run
 
@@ -93,18 +102,12 @@ def _shuffle_sources(mode: str, offset, width, env: list, where: Where):
 
 def check_converged(mask, env: list, where: Where) -> None:
     """All lanes of a warp, or none, must execute a warp op."""
-    n = env[N]
-    warps = -(-n // WARP_SIZE)
-    padded = np.zeros(warps * WARP_SIZE, bool)
-    padded[:n] = mask
-    active = padded.reshape(warps, WARP_SIZE).sum(axis=1)
-    size = np.minimum(WARP_SIZE, n - WARP_SIZE * np.arange(warps))
-    partial = np.flatnonzero((active != 0) & (active != size))
+    active, present, partial = warp_lanes(env, mask)
     if partial.size:
         w = int(partial[0])
         raise InterpreterError(
             f"{where}: warp {w} of block {tuple(int(env[s]) for s in BID)} executes it with "
-            f"{active[w]} of {size[w]} lanes active; warp ops need the whole warp"
+            f"{active[w]} of {present[w]} lanes active; warp ops need the whole warp"
         )
 
 
@@ -153,7 +156,7 @@ register(
         "gpu.subgroup_id": _alias(WARP),
         "gpu.num_subgroups": _alias(WARPS),
         "gpu.subgroup_size": _subgroup_size,
-        "gpu.barrier": _barrier,
+        "gpu.barrier": block_barrier,
         "gpu.shuffle": _shuffle,
     }
 )

@@ -20,6 +20,7 @@ from ..vocab import MLIR_TO_NUMPY
 from .cf import region_ops
 from .core import (
     READ_ONLY,
+    SYNC,
     Compiler,
     Unsupported,
     block_environments,
@@ -28,6 +29,7 @@ from .core import (
     run_ops,
 )
 from .memref import memref_type
+from .sync import BlockSync
 
 MAX_BLOCK_THREADS = 1024
 
@@ -151,6 +153,7 @@ class InterpretedKernel:
             env = list(self._program.template)
             copies = self._bind(args, env)
             for block_env in block_environments(env, grid, block):
+                block_env[SYNC] = BlockSync(n)
                 run_ops(self._program.ops, block_env, None)
         for array, flat in copies:
             array[...] = flat.reshape(array.shape)

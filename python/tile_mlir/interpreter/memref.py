@@ -17,6 +17,7 @@ from ..ir import ir
 from .core import (
     READ_ONLY,
     ROWS,
+    SYNC,
     Compiler,
     N,
     Op,
@@ -27,6 +28,7 @@ from .core import (
     register,
     thread_name,
 )
+from .sync import record, shadow_of
 
 WORKGROUP = "#gpu.address_space<workgroup>"
 
@@ -65,8 +67,11 @@ class MemRef:
         if self.workgroup:
             fill = elem.poison if elem.to_storage is None else elem.to_storage(elem.poison)
 
+            text, shape = self.text, self.shape
+
             def run(env, mask):
                 env[slot] = np.full(numel, fill, elem.storage)
+                env[SYNC].track(env[slot], text, shape)
         else:
 
             def run(env, mask):  # [numel, nthreads]: a register is one contiguous row
@@ -144,10 +149,14 @@ def _alloc(cx, op, where):
     return memref_type(cx, op.result.type).allocator(cx.define(op.result))
 
 
-def read(env, mem, flat, from_storage):
-    """The value at flat index ``flat`` (scalar or per-thread array) of memory ``mem``."""
+def read(env, mem, flat, from_storage, mask, where: Where):
+    """The value at flat index ``flat`` (scalar or per-thread array) of memory ``mem``;
+    ``mask``: the threads that read (workgroup memory checks them for races)."""
     if mem.ndim == 2:  # per-thread memory [numel, nthreads]
         return mem[flat, env[ROWS]] if type(flat) is np.ndarray else mem[flat].copy()
+    shadow = shadow_of(env, mem)
+    if shadow is not None:
+        record(env, shadow, flat, mask, where, write=False)
     value = mem[flat]
     return value if from_storage is None else from_storage(value)
 
@@ -169,6 +178,9 @@ def write(env, mem, flat, value, mask, to_storage, where: Where) -> None:
             value = value[mask] if type(value) is np.ndarray else value
         mem[flat, rows] = value
         return
+    shadow = shadow_of(env, mem)
+    if shadow is not None:
+        record(env, shadow, flat, mask, where, write=True)
     if to_storage is not None:
         value = to_storage(value)
     if type(flat) is not np.ndarray:  # one address: the last active thread wins
@@ -198,7 +210,7 @@ def _load(cx, op, where):
 
     def run(env, mask):
         flat = constant if index is None else index(env, mask)
-        env[r] = read(env, env[m], flat, from_storage)
+        env[r] = read(env, env[m], flat, from_storage, mask, where)
 
     return run
 

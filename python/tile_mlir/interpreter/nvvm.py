@@ -1,5 +1,6 @@
-"""The ``nvvm`` dialect: ``nvvm.redux.sync`` and the special registers (``tid``, ``ntid``,
-``ctaid``, ``nctaid``, ``laneid``, ``warpsize``).
+"""The ``nvvm`` dialect: ``nvvm.redux.sync``, the barriers (``nvvm.barrier`` with an id
+and a thread count, ``nvvm.barrier0``, ``nvvm.bar.warp.sync``) and the special registers
+(``tid``, ``ntid``, ``ctaid``, ``nctaid``, ``laneid``, ``warpsize``).
 
 ``nvvm.redux.sync`` (i32, the full member mask only) reduces over the 32 lanes of each
 warp and gives every lane the result: ``add`` wraps, ``min``/``max`` are signed,
@@ -12,8 +13,22 @@ import numpy as np
 
 from ..errors import InterpreterError
 from ..vocab import WARP_SIZE
-from .core import BDIM, BID, GDIM, LANE, TID, N, Unsupported, register
-from .gpu import check_converged
+from .core import (
+    BDIM,
+    BID,
+    GDIM,
+    LANE,
+    SYNC,
+    TID,
+    N,
+    Unsupported,
+    register,
+    thread_name,
+    uniform,
+)
+from .gpu import block_barrier, check_converged
+from .sync import arriving_warps
+from .vector import ints
 
 # redux.sync kind -> (reduction over the 32 lanes of a warp, reads its operand as unsigned)
 _REDUX = {
@@ -64,6 +79,55 @@ def _redux_sync(cx, op, where):
 
 
 
+def _named_barrier(cx, op, where):
+    """``nvvm.barrier id = %i number_of_threads = %n`` (PTX ``bar.sync id, n``): the warps
+    that reach it (whole warps) must be n threads; without a count, the whole block.
+    It orders the workgroup accesses of those warps only."""
+    has_id, has_count, has_predicate = ints(op.attributes["operandSegmentSizes"])
+    if has_predicate or len(op.results):
+        raise Unsupported("a barrier with a reduction")
+    operands = [cx.use(v) for v in op.operands]
+    barrier = operands[0] if has_id else None
+    count = operands[has_id] if has_count else None
+    whole_block = block_barrier(cx, op, where)
+
+    def run(env, mask):
+        number = 0 if barrier is None else uniform(env[barrier], mask, where, "barrier id")
+        if not 0 <= number < 16:
+            raise InterpreterError(f"{where}: barrier {number} is outside 0..15")
+        if count is None:
+            whole_block(env, mask)
+            return
+        threads = uniform(env[count], mask, where, "thread count")
+        if threads <= 0 or threads % WARP_SIZE:
+            raise InterpreterError(f"{where}: a thread count of {threads} is not a positive multiple of {WARP_SIZE}")
+        warps = arriving_warps(env, mask, where)
+        if len(warps) * WARP_SIZE != threads:
+            first = int(warps[0]) * WARP_SIZE
+            raise InterpreterError(
+                f"{where}: barrier {number} waits for {threads} threads, and {len(warps) * WARP_SIZE} arrive "
+                f"(warps {', '.join(map(str, warps.tolist()))} of block {tuple(int(env[s]) for s in BID)}): "
+                f"{thread_name(env, first)} would "
+                + ("wait forever" if len(warps) * WARP_SIZE < threads else "pass a barrier meant for fewer threads")
+            )
+        env[SYNC].barrier(warps)
+
+    return run
+
+
+def _warp_sync(cx, op, where):
+    """``nvvm.bar.warp.sync`` (full mask only): orders the workgroup accesses of a
+    warp's lanes."""
+    m = cx.use(op.operands[0])
+
+    def run(env, mask):
+        if type(env[m]) is np.ndarray or int(env[m]) != -1:
+            raise InterpreterError(f"{where}: member mask {env[m]}: only the full mask (-1) is supported")
+        env[SYNC].warp_sync(arriving_warps(env, mask, where))
+
+    return run
+
+
 def _special_register(slot: int):
     """``nvvm.read.ptx.sreg.*``: a launch-geometry value as i32."""
 
@@ -87,6 +151,9 @@ _SPECIAL_REGISTERS = {"tid": TID, "ntid": BDIM, "ctaid": BID, "nctaid": GDIM}
 register(
     {
         "nvvm.redux.sync": _redux_sync,
+        "nvvm.barrier": _named_barrier,
+        "nvvm.barrier0": block_barrier,
+        "nvvm.bar.warp.sync": _warp_sync,
         **{
             f"nvvm.read.ptx.sreg.{name}.{d}": _special_register(slots[k])
             for name, slots in _SPECIAL_REGISTERS.items()

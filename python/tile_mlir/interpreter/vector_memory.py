@@ -94,19 +94,23 @@ class _Access:
         mem, from_storage = env[self.m], self.mr.elem.from_storage
         values = []
         for k, (flat, valid) in enumerate(self.places(env, mask, enabled)):
-            value = read(env, mem, flat, from_storage)
             keep = valid if enabled[k] is None else (enabled[k] if valid is None else valid & enabled[k])
+            value = read(env, mem, flat, from_storage, self._on(env, mask, keep), self.where)
             values.append(value if keep is None else np.where(keep, value, fill[k])[()])
         return tuple(values)
+
+    @staticmethod
+    def _on(env, mask, keep):
+        """The threads that access an element: active, and ``keep`` (None: all)."""
+        if keep is None:
+            return mask
+        keep = np.broadcast_to(keep, (env[N],))
+        return keep if mask is None else mask & keep
 
     def store(self, env, mask, enabled, elements):
         mem, to_storage = env[self.m], self.mr.elem.to_storage
         for k, (flat, valid) in enumerate(self.places(env, mask, enabled)):
-            on = mask
-            for part in (valid, enabled[k]):
-                if part is not None:
-                    part = np.broadcast_to(part, (env[N],))
-                    on = part if on is None else on & part
+            on = self._on(env, self._on(env, mask, valid), enabled[k])
             if on is None or np.count_nonzero(on):
                 write(env, mem, flat, elements[k], on, to_storage, self.where)
 
