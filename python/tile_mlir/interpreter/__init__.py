@@ -1,8 +1,9 @@
 """A CPU interpreter for lowered kernels, in the spirit of Triton's ``TRITON_INTERPRET=1``.
 
-It runs a ``gpu.func`` (inside a ``gpu.module``) at the scf/arith/memref/gpu level, before
-NVVM conversion, on the CPU with numpy, for a given grid and block. Kernels can so be
-tested, and the lowering checked against numpy, on a machine without a GPU.
+It runs a ``gpu.func`` (inside a ``gpu.module``) at the level ``tile-lower-reduction``
+leaves (arith, math, scf, cf, memref, vector, gpu and some nvvm ops), before NVVM
+conversion, on the CPU with numpy, for a given grid and block. Kernels can so be tested,
+and the lowering checked against numpy, on a machine without a GPU.
 
 Execution model
 ---------------
@@ -11,8 +12,10 @@ Execution model
   when the value is uniform over the block (constants, block ids, loop induction
   variables and what is computed from them only). Broadcasting makes the two
   interchangeable. Blocks of the grid run one after another.
-* **Control flow** (``scf``), **warp ops** (``gpu``, ``nvvm``), **memory** (``memref``,
-  ``vector``) and **numbers** (``elements``, ``arith``): see each module.
+* **Control flow** (``scf``, ``cf``), **warp ops** (``gpu``, ``nvvm``), **memory**
+  (``memref``, ``vector_memory``), **vectors** (``vector``), **numbers** (``elements``,
+  ``arith``, ``math``) and **barriers and races** on workgroup memory (``sync``): see each
+  module. docs/interpreter.md is the user's guide, with every op it runs.
 
 The package has one module per dialect; each registers the ops it runs in the registry
 of ``core``, so ``SUPPORTED_OPS`` is the registry's list. ``kernel`` compiles and

@@ -2,7 +2,8 @@
 
 An elementwise op is described by a "maker": ``make(op, operand elem, result elem)``
 runs at compile time and returns the numpy function that computes the result from the
-operand values (scalars or per-thread arrays; 1-D vectors apply it per element).
+operand values (scalars or per-thread arrays; vectors apply it per element, see
+``vector.elementwise``). ``vector.reduction`` is here too: it folds with these ops.
 
 Numbers: integers wrap; i1 computes as sign-extended int8 (true = -1). As NVIDIA GPUs
 do for f32, f16 and bf16, a NaN result of float arithmetic is the canonical NaN
