@@ -71,7 +71,7 @@ def bf16_values(bits):
 
 
 # ---------------------------------------------------------------------------------------
-# Reductions: the seed's demo and a warp butterfly
+# Reductions: the demo (examples/demo.mlir) and a warp butterfly
 
 
 def test_sum_of_four_in_one_thread(rng):
