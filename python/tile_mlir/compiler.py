@@ -123,7 +123,8 @@ def lower_tile_ops(text: str, options: Options | None = None, *,
         module = parse(text, source_name=source_name)
         signatures = kernel_signatures(module)
         run_stages(module, STAGES[:1], options, source=text, source_name=source_name)
-        return str(module), signatures
+        # with locations, so that the interpreter names ops where the user wrote them
+        return module.operation.get_asm(enable_debug_info=True), signatures
 
 
 def lower_to_ptx(text: str, options: Options | None = None, *, source_name: str = SOURCE) -> Lowered:

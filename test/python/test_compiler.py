@@ -77,7 +77,7 @@ def test_a_valid_module_parses_and_lowers_with_the_options():
     linear, signatures = lower_tile_ops(text, Options(fold="linear"))
     tree, _ = lower_tile_ops(text, Options(fold="tree"))
     assert [s.name for s in signatures] == ["k"]
-    assert "tile.reduce" not in linear and linear != tree
+    assert "\"tile.reduce\"" not in linear and linear != tree
 
 
 # --- repro files -------------------------------------------------------------------

@@ -1,0 +1,208 @@
+"""Kernels: compiling a gpu.func, and launching it on a grid of blocks.
+
+``InterpretedKernel(module_text, name, signature)`` compiles one ``gpu.func`` of a
+module; ``interpreted_kernels`` does so for every kernel of a module, parsed once.
+``kernel.launch(grid, block, *args)`` runs it: the blocks of the grid one after another,
+the threads of one block in lockstep (see ``core``). Arrays are updated in place.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..errors import InterpreterError, LaunchError
+from ..ir import ir, make_context
+from ..signature import ArgSpec, KernelSignature
+from ..vocab import MLIR_TO_NUMPY
+from .cf import region_ops
+from .core import (
+    READ_ONLY,
+    SYNC,
+    Compiler,
+    Unsupported,
+    block_environments,
+    location_text,
+    register_terminators,
+    run_ops,
+)
+from .memref import memref_type
+from .sync import BlockSync
+
+MAX_BLOCK_THREADS = 1024
+
+
+@functools.cache
+def _context():
+    """One MLIR context for all interpreted modules (making one costs ~15 ms)."""
+    return make_context()
+
+
+@functools.lru_cache(maxsize=4)
+def _parse(module_text: str):
+    """Parse a module; cached, so the kernels of one module share one parse."""
+    try:
+        return ir.Module.parse(module_text, _context())
+    except ir.MLIRError as e:
+        raise InterpreterError(f"cannot parse the module: {e}") from e
+
+
+def _find_kernel(module, name: str):
+    for gpu_module in module.body.operations:
+        if gpu_module.operation.name != "gpu.module":
+            continue
+        for op in gpu_module.regions[0].blocks[0].operations:
+            if op.operation.name == "gpu.func" and op.attributes["sym_name"].value == name:
+                return op.operation
+    raise InterpreterError(f"no gpu.func @{name} in a gpu.module of the module")
+
+
+def _arg_dtype(type_) -> str | None:
+    return MLIR_TO_NUMPY.get(str(type_))
+
+
+def _check_signature(func, inputs, signature: KernelSignature) -> None:
+    """The signature must describe the function's arguments."""
+    where = f"gpu.func @{signature.name} at {location_text(func.location)}"
+    if len(inputs) != len(signature.args):
+        raise InterpreterError(
+            f"{where} has {len(inputs)} argument(s), its signature {signature.describe()} has "
+            f"{len(signature.args)}"
+        )
+    for i, (t, spec) in enumerate(zip(inputs, signature.args)):
+        if isinstance(t, ir.MemRefType):
+            fits = spec == ArgSpec("memref", _arg_dtype(t.element_type), tuple(t.shape))
+        else:
+            fits = spec == ArgSpec("scalar", _arg_dtype(t))
+        if not fits:
+            raise InterpreterError(f"{where}: argument {i} is {t}, the signature says {spec.describe()}")
+
+
+class _Program:
+    """A compiled gpu.func: its ops, the initial environment, its argument slots, and
+    ``unsupported``: the ops it has that the interpreter cannot run (at their locations)."""
+
+    def __init__(self, module, name: str, signature: KernelSignature):
+        func = _find_kernel(module, name)
+        inputs = list(func.attributes["function_type"].value.inputs)
+        _check_signature(func, inputs, signature)
+        body = func.regions[0].blocks[0]
+        args = list(body.arguments)
+        cx = Compiler()
+        self.arg_slots = [cx.define(a) for a in args[: len(inputs)]]
+        try:
+            self.arg_elems = [cx.elem(getattr(t, "element_type", t)) for t in inputs]
+        except Unsupported as e:
+            raise InterpreterError(f"gpu.func @{name} at {location_text(func.location)}: {e}") from None
+        prologue = []  # workgroup and private attributions, allocated per block
+        for a in args[len(inputs) :]:
+            try:
+                allocate = memref_type(cx, a.type).allocator(cx.define(a))
+            except Unsupported as e:
+                raise InterpreterError(f"gpu.func @{name}: attribution {a.type}: {e}") from e
+            allocate.where = f"gpu.func @{name}: attribution {a.type}"
+            prologue.append(allocate)
+        self.ops = prologue + region_ops(cx, func.regions[0])
+        self.template = cx.template
+        self.unsupported = cx.unsupported
+
+
+def _check_supported(programs) -> None:
+    """Raise one InterpreterError that lists every op of ``programs`` that cannot run."""
+    problems = [p for program in programs for p in program.unsupported]
+    if problems:
+        raise InterpreterError(
+            f"the interpreter cannot run {len(problems)} op(s) of this module:\n  " + "\n  ".join(problems)
+        )
+
+
+def _dims(value, what: str) -> tuple[int, int, int]:
+    dims = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and d >= 1 for d in dims):
+        raise LaunchError(f"{what} must be a positive int or a tuple of 1 to 3, got {value!r}")
+    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
+
+
+class InterpretedKernel:
+    """A kernel run by the CPU interpreter; launched like a compiled one."""
+
+    def __init__(self, module_text: str, name: str, signature: KernelSignature):
+        self.name = name
+        self.signature = signature
+        self._program = _Program(_parse(module_text), name, signature)
+        _check_supported([self._program])
+
+    @classmethod
+    def _of(cls, program: _Program, signature: KernelSignature) -> InterpretedKernel:
+        kernel = cls.__new__(cls)
+        kernel.name, kernel.signature, kernel._program = signature.name, signature, program
+        return kernel
+
+    def __repr__(self) -> str:
+        return f"InterpretedKernel({self.signature.describe()})"
+
+    def launch(self, grid, block, *args) -> None:
+        """Run the kernel on ``grid`` blocks of ``block`` threads; arrays are updated in place."""
+        grid, block = _dims(grid, "grid"), _dims(block, "block")
+        n = block[0] * block[1] * block[2]
+        if n > MAX_BLOCK_THREADS:
+            raise LaunchError(f"kernel {self.name}: block {block} has {n} threads, over {MAX_BLOCK_THREADS}")
+        with np.errstate(all="ignore"):  # wrapping integers, inf and NaN are the semantics
+            env = list(self._program.template)
+            copies = self._bind(args, env)
+            for block_env in block_environments(env, grid, block):
+                block_env[SYNC] = BlockSync(n)
+                run_ops(self._program.ops, block_env, None)
+        for array, flat in copies:
+            array[...] = flat.reshape(array.shape)
+
+    def _bind(self, args, env: list) -> list:
+        """Check the arguments and put them in ``env``; returns (array, copy) to write back.
+
+        A read-only array is an input: the kernel reads it where it is (or a copy, kept
+        read-only), and a store to it raises LaunchError (see ``memref.write``)."""
+        sig = self.signature
+        sig.check_count(args)
+        copies, read_only = [], {}
+        program = self._program
+        for i, (arg, slot, elem) in enumerate(zip(args, program.arg_slots, program.arg_elems)):
+            if isinstance(arg, np.ndarray):
+                sig.check_array(i, arg.dtype.name, arg.shape)
+                if arg.flags.c_contiguous:
+                    flat = arg.reshape(-1)  # a view: read-only if the array is
+                else:  # work on a copy; write it back unless the array is read-only
+                    flat = arg.flatten()
+                    if arg.flags.writeable:
+                        copies.append((arg, flat))
+                    else:
+                        flat.flags.writeable = False
+                env[slot] = flat.view(elem.storage)
+                if not arg.flags.writeable:
+                    read_only[id(env[slot])] = f"kernel {self.name}: argument {i} ({sig.args[i].describe()})"
+            else:
+                sig.check_scalar(i, arg)
+                try:
+                    env[slot] = elem.scalar(arg)
+                except OverflowError as e:
+                    raise LaunchError(f"kernel {self.name}: argument {i}: {e}") from e
+        env[READ_ONLY] = read_only
+        return copies
+
+
+def interpreted_kernels(module_text: str, signatures) -> dict[str, InterpretedKernel]:
+    """Interpreted kernels for the gpu.funcs of a module, parsed once.
+
+    ``signatures``: KernelSignatures (an iterable, or a mapping whose values they are).
+    Raises one InterpreterError listing every op of these kernels that cannot run.
+    """
+    if isinstance(signatures, Mapping):
+        signatures = signatures.values()
+    module = _parse(module_text)
+    programs = {s.name: (_Program(module, s.name, s), s) for s in signatures}
+    _check_supported(program for program, _ in programs.values())
+    return {name: InterpretedKernel._of(program, s) for name, (program, s) in programs.items()}
+
+
+register_terminators("func.return")

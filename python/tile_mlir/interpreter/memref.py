@@ -1,0 +1,246 @@
+"""The ``memref`` dialect: allocations, loads and stores.
+
+A memref kernel argument is the caller's array (row-major, flat). Workgroup memory
+(``#gpu.address_space<workgroup>``) is one array per block; other allocations
+(``memref.alloca``, ``memref.alloc``, private attributions) hold one copy per thread,
+as a ``[numel, nthreads]`` array. Fresh memory holds NaN (floats) or 0xA5 bytes
+(integers; ``true`` for i1), so that a read before a write shows. Out-of-bounds
+accesses by active threads are errors; only static, identity-layout memrefs run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InterpreterError, LaunchError
+from ..ir import ir
+from .core import (
+    READ_ONLY,
+    ROWS,
+    SYNC,
+    Compiler,
+    N,
+    Op,
+    Unsupported,
+    Where,
+    first_active,
+    no_op,
+    register,
+    thread_name,
+)
+from .sync import record, shadow_of
+
+WORKGROUP = "#gpu.address_space<workgroup>"
+
+
+def memref_type(cx: Compiler, type_) -> MemRef:
+    """The MemRef of a memref type, made once per type and compiler."""
+    memref = cx.memrefs.get(type_)
+    if memref is None:
+        memref = cx.memrefs[type_] = MemRef(cx, type_)
+    return memref
+
+
+class MemRef:
+    """A static, identity-layout memref type: element, shape, row-major strides, space."""
+
+    def __init__(self, cx: Compiler, type_):
+        if not isinstance(type_, ir.MemRefType):
+            raise Unsupported(f"type {type_}")
+        if not type_.has_static_shape:
+            raise Unsupported(f"dynamic shape in {type_}")
+        self.text = str(type_)
+        self.elem = cx.elem(type_.element_type)
+        self.shape = tuple(type_.shape)
+        strides, size = [], 1
+        for extent in reversed(self.shape):
+            strides.insert(0, size)
+            size *= extent
+        self.strides, self.numel = tuple(strides), size
+        if type_.get_strides_and_offset() != (strides, 0):
+            raise Unsupported(f"non-identity layout in {type_}")
+        self.workgroup = str(type_.memory_space) == WORKGROUP
+
+    def allocator(self, slot: int) -> Op:
+        """run() that sets ``slot`` to fresh memory: one array per block, or one per thread."""
+        elem, numel = self.elem, self.numel
+        if self.workgroup:
+            fill = elem.poison if elem.to_storage is None else elem.to_storage(elem.poison)
+
+            text, shape = self.text, self.shape
+
+            def run(env, mask):
+                env[slot] = np.full(numel, fill, elem.storage)
+                env[SYNC].track(env[slot], text, shape)
+        else:
+
+            def run(env, mask):  # [numel, nthreads]: a register is one contiguous row
+                env[slot] = np.full((numel, env[N]), elem.poison, elem.dtype)
+
+        return run
+
+    def address(self, cx: Compiler, indices, where: Where):
+        """How a load or store finds its element, as (constant, index).
+
+        Constant in-bounds indices give (flat index, None). Otherwise ``index(env, mask)``
+        returns the flat index: a scalar if uniform, else an int64 array. An
+        out-of-bounds index on an active thread raises; inactive threads use element 0.
+        """
+        slots = [cx.use(v) for v in indices]
+        # Constant in-bounds indices fold into one offset; the other dims vary at run time.
+        offset, dims = 0, []
+        for slot, extent, stride in zip(slots, self.shape, self.strides):
+            if slot in cx.constants and 0 <= cx.template[slot] < extent:
+                offset += int(cx.template[slot]) * stride
+            else:
+                dims.append((slot, extent, stride))
+        if not dims:
+            return offset, None
+        text = self.text
+
+        def fail(env, k):
+            at = [int(env[s][k]) if type(env[s]) is np.ndarray else int(env[s]) for s in slots]
+            raise InterpreterError(f"{where}: index {at} is out of bounds for {text} in {thread_name(env, k)}")
+
+        def masked(env, mask, flat, bad):
+            """Raise if an active thread is out of bounds; point inactive ones at 0."""
+            live = bad if mask is None else bad & mask
+            if np.count_nonzero(live):
+                fail(env, int(np.argmax(live)))
+            return np.where(bad, 0, flat)
+
+        if len(dims) == 1:
+            ((slot, extent, stride),) = dims
+            plain = stride == 1 and offset == 0
+
+            def index(env, mask):
+                i = env[slot]
+                if type(i) is not np.ndarray:
+                    if not 0 <= i < extent:
+                        fail(env, first_active(mask))
+                else:
+                    bad = i.view(np.uint64) >= extent  # negative indices are huge
+                    if np.count_nonzero(bad):
+                        i = masked(env, mask, i, bad)
+                return i if plain else i * stride + offset
+
+            return None, index
+
+        def index(env, mask):
+            flat, bad = offset, None
+            for slot, extent, stride in dims:
+                i = env[slot]
+                if type(i) is np.ndarray:
+                    out = i.view(np.uint64) >= extent
+                    bad = out if bad is None else bad | out
+                elif not 0 <= i < extent:
+                    fail(env, first_active(mask))
+                flat = flat + i * stride
+            if bad is not None and np.count_nonzero(bad):
+                return masked(env, mask, flat, bad)
+            return flat
+
+        return None, index
+
+
+def _alloc(cx, op, where):
+    if len(op.operands):
+        raise Unsupported("dynamic sizes")
+    return memref_type(cx, op.result.type).allocator(cx.define(op.result))
+
+
+def read(env, mem, flat, from_storage, mask, where: Where):
+    """The value at flat index ``flat`` (scalar or per-thread array) of memory ``mem``;
+    ``mask``: the threads that read (workgroup memory checks them for races)."""
+    if mem.ndim == 2:  # per-thread memory [numel, nthreads]
+        return mem[flat, env[ROWS]] if type(flat) is np.ndarray else mem[flat].copy()
+    shadow = shadow_of(env, mem)
+    if shadow is not None:
+        record(env, shadow, flat, mask, where, write=False)
+    value = mem[flat]
+    return value if from_storage is None else from_storage(value)
+
+
+def write(env, mem, flat, value, mask, to_storage, where: Where) -> None:
+    """Store ``value`` at flat index ``flat`` of ``mem`` for the active threads.
+
+    A read-only array argument (an input) raises LaunchError, naming the argument."""
+    if mem.ndim == 2:  # per-thread memory [numel, nthreads]
+        if type(flat) is not np.ndarray:
+            if mask is None:
+                mem[flat] = value
+            else:
+                np.copyto(mem[flat], value, where=mask)
+            return
+        rows = env[ROWS]
+        if mask is not None:
+            flat, rows = flat[mask], rows[mask]
+            value = value[mask] if type(value) is np.ndarray else value
+        mem[flat, rows] = value
+        return
+    shadow = shadow_of(env, mem)
+    if shadow is not None:
+        record(env, shadow, flat, mask, where, write=True)
+    if to_storage is not None:
+        value = to_storage(value)
+    if type(flat) is not np.ndarray:  # one address: the last active thread wins
+        if type(value) is np.ndarray:
+            value = value[-1] if mask is None else value[mask][-1]
+    elif mask is not None:
+        flat = flat[mask]
+        value = value[mask] if type(value) is np.ndarray else value
+    try:
+        mem[flat] = value
+    except ValueError:
+        if mem.flags.writeable:
+            raise
+        raise LaunchError(
+            f"{env[READ_ONLY][id(mem)]} is a read-only array, and {where} writes it; "
+            "pass a writeable array"
+        ) from None
+
+
+def _load(cx, op, where):
+    operands = list(op.operands)
+    mr = memref_type(cx, operands[0].type)
+    m = cx.use(operands[0])
+    constant, index = mr.address(cx, operands[1:], where)
+    r = cx.define(op.result)
+    from_storage = mr.elem.from_storage
+
+    def run(env, mask):
+        flat = constant if index is None else index(env, mask)
+        env[r] = read(env, env[m], flat, from_storage, mask, where)
+
+    return run
+
+
+def _store(cx, op, where):
+    operands = list(op.operands)
+    v = cx.use(operands[0])
+    mr = memref_type(cx, operands[1].type)
+    m = cx.use(operands[1])
+    constant, index = mr.address(cx, operands[2:], where)
+    to_storage = mr.elem.to_storage
+
+    def run(env, mask):
+        flat = constant if index is None else index(env, mask)
+        write(env, env[m], flat, env[v], mask, to_storage, where)
+
+    return run
+
+
+# --- vector: 1-D vector.load / vector.store, and elementwise arith ops on 1-D vectors
+# (``_elementwise``). A vector value is a tuple of its elements, each a scalar or a
+# per-thread array.
+
+
+register(
+    {
+        "memref.alloca": _alloc,
+        "memref.alloc": _alloc,
+        "memref.dealloc": no_op,
+        "memref.load": _load,
+        "memref.store": _store,
+    }
+)

@@ -1,0 +1,165 @@
+"""The ``nvvm`` dialect: ``nvvm.redux.sync``, the barriers (``nvvm.barrier`` with an id
+and a thread count, ``nvvm.barrier0``, ``nvvm.bar.warp.sync``) and the special registers
+(``tid``, ``ntid``, ``ctaid``, ``nctaid``, ``laneid``, ``warpsize``).
+
+``nvvm.redux.sync`` (i32, the full member mask only) reduces over the 32 lanes of each
+warp and gives every lane the result: ``add`` wraps, ``min``/``max`` are signed,
+``umin``/``umax`` unsigned.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InterpreterError
+from ..vocab import WARP_SIZE
+from .core import (
+    BDIM,
+    BID,
+    GDIM,
+    LANE,
+    SYNC,
+    TID,
+    N,
+    Unsupported,
+    register,
+    thread_name,
+    uniform,
+)
+from .gpu import block_barrier, check_converged
+from .sync import arriving_warps
+from .vector import ints
+
+# redux.sync kind -> (reduction over the 32 lanes of a warp, reads its operand as unsigned)
+_REDUX = {
+    "add": (np.add.reduce, False),  # wraps
+    "max": (np.maximum.reduce, False),
+    "min": (np.minimum.reduce, False),
+    "umax": (np.maximum.reduce, True),
+    "umin": (np.minimum.reduce, True),
+    "and": (np.bitwise_and.reduce, False),
+    "or": (np.bitwise_or.reduce, False),
+    "xor": (np.bitwise_xor.reduce, False),
+}
+
+
+def _redux_sync(cx, op, where):
+    """``nvvm.redux.sync``: a 32-bit integer reduction over the warp, its result in every lane."""
+    kind_attr = str(op.attributes["kind"])  # "#nvvm<redux_kind add>"
+    kind = kind_attr[kind_attr.rindex(" ") + 1 : -1]
+    if kind not in _REDUX:
+        raise Unsupported(f"kind {kind}")
+    for flag in ("abs", "nan"):
+        if flag in op.attributes and str(op.attributes[flag]) != "false":
+            raise Unsupported(f"{flag} = {op.attributes[flag]}")
+    elem = cx.elem(op.operands[0].type)
+    if elem.name != "i32":
+        raise Unsupported(f"operand of type {elem.name}")
+    reduce, unsigned = _REDUX[kind]
+    reading = elem.udtype if unsigned else elem.dtype
+    v, m = (cx.use(x) for x in op.operands)
+    r = cx.define(op.result)
+
+    def run(env, mask):
+        member, n = env[m], env[N]
+        if type(member) is np.ndarray or int(member) != -1:
+            raise InterpreterError(f"{where}: member mask {member}: only the full mask (-1) is supported")
+        if n % WARP_SIZE:
+            raise InterpreterError(
+                f"{where}: the block of {n} threads ends in a partial warp; "
+                f"redux.sync with the full mask needs all {WARP_SIZE} lanes"
+            )
+        if mask is not None:
+            check_converged(mask, env, where)
+        lanes = np.broadcast_to(env[v], (n,)).view(reading).reshape(-1, WARP_SIZE)
+        per_warp = reduce(lanes, axis=1).astype(reading).view(elem.dtype)
+        env[r] = np.repeat(per_warp, WARP_SIZE)
+
+    return run
+
+
+
+def _named_barrier(cx, op, where):
+    """``nvvm.barrier id = %i number_of_threads = %n`` (PTX ``bar.sync id, n``): the warps
+    that reach it (whole warps) must be n threads; without a count, the whole block.
+    It orders the workgroup accesses of those warps only."""
+    has_id, has_count, has_predicate = ints(op.attributes["operandSegmentSizes"])
+    if has_predicate or len(op.results):
+        raise Unsupported("a barrier with a reduction")
+    operands = [cx.use(v) for v in op.operands]
+    barrier = operands[0] if has_id else None
+    count = operands[has_id] if has_count else None
+    whole_block = block_barrier(cx, op, where)
+
+    def run(env, mask):
+        number = 0 if barrier is None else uniform(env[barrier], mask, where, "barrier id")
+        if not 0 <= number < 16:
+            raise InterpreterError(f"{where}: barrier {number} is outside 0..15")
+        if count is None:
+            whole_block(env, mask)
+            return
+        threads = uniform(env[count], mask, where, "thread count")
+        if threads <= 0 or threads % WARP_SIZE:
+            raise InterpreterError(f"{where}: a thread count of {threads} is not a positive multiple of {WARP_SIZE}")
+        warps = arriving_warps(env, mask, where)
+        if len(warps) * WARP_SIZE != threads:
+            first = int(warps[0]) * WARP_SIZE
+            raise InterpreterError(
+                f"{where}: barrier {number} waits for {threads} threads, and {len(warps) * WARP_SIZE} arrive "
+                f"(warps {', '.join(map(str, warps.tolist()))} of block {tuple(int(env[s]) for s in BID)}): "
+                f"{thread_name(env, first)} would "
+                + ("wait forever" if len(warps) * WARP_SIZE < threads else "pass a barrier meant for fewer threads")
+            )
+        env[SYNC].barrier(warps)
+
+    return run
+
+
+def _warp_sync(cx, op, where):
+    """``nvvm.bar.warp.sync`` (full mask only): orders the workgroup accesses of a
+    warp's lanes."""
+    m = cx.use(op.operands[0])
+
+    def run(env, mask):
+        if type(env[m]) is np.ndarray or int(env[m]) != -1:
+            raise InterpreterError(f"{where}: member mask {env[m]}: only the full mask (-1) is supported")
+        env[SYNC].warp_sync(arriving_warps(env, mask, where))
+
+    return run
+
+
+def _special_register(slot: int):
+    """``nvvm.read.ptx.sreg.*``: a launch-geometry value as i32."""
+
+    def handler(cx, op, where):
+        r = cx.define(op.result)
+
+        def run(env, mask):
+            env[r] = np.asarray(env[slot]).astype(np.int32)[()]
+
+        return run
+
+    return handler
+
+
+def _warp_size(cx, op, where):
+    cx.preset(op.result, np.int32(WARP_SIZE))
+
+
+_SPECIAL_REGISTERS = {"tid": TID, "ntid": BDIM, "ctaid": BID, "nctaid": GDIM}
+
+register(
+    {
+        "nvvm.redux.sync": _redux_sync,
+        "nvvm.barrier": _named_barrier,
+        "nvvm.barrier0": block_barrier,
+        "nvvm.bar.warp.sync": _warp_sync,
+        **{
+            f"nvvm.read.ptx.sreg.{name}.{d}": _special_register(slots[k])
+            for name, slots in _SPECIAL_REGISTERS.items()
+            for k, d in enumerate("xyz")
+        },
+        "nvvm.read.ptx.sreg.laneid": _special_register(LANE),
+        "nvvm.read.ptx.sreg.warpsize": _warp_size,
+    }
+)

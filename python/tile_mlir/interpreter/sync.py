@@ -1,0 +1,174 @@
+"""Barriers, and races on workgroup memory: each block's synchronization state.
+
+Every block of a launch has a ``BlockSync`` (the environment's ``SYNC`` slot). It keeps
+a vector clock per warp, the happens-before order that barriers make:
+``clock[b, a]`` is the latest clock of warp a that warp b has synchronized with, and
+``clock[a, a]`` warp a's own clock, which starts at 1. A barrier over a set of warps
+(``gpu.barrier``: all of them; ``nvvm.barrier`` with a thread count: the warps that
+arrive) merges their clocks and then advances each one's own; ``nvvm.bar.warp.sync``
+advances one warp's own clock, which orders its lanes.
+
+Each workgroup array has a shadow: per element, its last writer (thread, the writer's
+warp clock, op), and per warp the clock of its latest reads of the element and which
+lanes read it then. An access by thread t (warp b) races with an earlier access by
+another thread u (warp a) when at least one writes and the earlier one is not ordered
+before it: a different warp's access is ordered when its clock is at most
+``clock[b, a]``, the same warp's when its warp has synchronized since. Two threads
+writing one element in the same op race too. A read is checked against the last write,
+a write against the last write and the reads since; so each access costs O(warps),
+each barrier O(warps²), whatever the memory's size. Accesses by one thread never race
+with each other, and ``gpu.shuffle`` moves registers, not memory: it orders nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InterpreterError
+from ..vocab import WARP_SIZE
+from .core import ROWS, SYNC, Where, thread_name
+
+
+class _Shadow:
+    """What the race check remembers of one workgroup array."""
+
+    def __init__(self, array, text: str, shape, warps: int):
+        n = array.size
+        self.array = array  # held, so that no other array gets its id() while it is tracked
+        self.text, self.shape = text, shape
+        self.writer = np.full(n, -1, np.int64)
+        self.write_clock = np.zeros(n, np.int64)
+        self.write_op = np.zeros(n, np.int32)
+        self.read_clock = np.zeros((n, warps), np.int64)
+        self.read_lanes = np.zeros((n, warps), np.uint32)
+        self.read_op = np.zeros((n, warps), np.int32)
+
+
+class BlockSync:
+    """One block's vector clocks and workgroup shadows."""
+
+    def __init__(self, threads: int):
+        self.warps = -(-threads // WARP_SIZE)
+        self.clock = np.eye(self.warps, dtype=np.int64)
+        self.shadows: dict[int, _Shadow] = {}
+        self.ops: list[Where] = []
+        self._op_ids: dict[int, int] = {}
+
+    def track(self, array, text: str, shape) -> None:
+        """Check the accesses to a fresh workgroup array."""
+        self.shadows[id(array)] = _Shadow(array, text, shape, self.warps)
+
+    def barrier(self, warps=None) -> None:
+        """The warps (all when None) wait for each other: each then knows what all knew."""
+        if warps is None:
+            warps = np.arange(self.warps)
+        merged = self.clock[warps].max(axis=0)
+        self.clock[warps] = merged
+        self.clock[warps, warps] += 1
+
+    def warp_sync(self, warps) -> None:
+        """The lanes of each warp wait for each other."""
+        self.clock[warps, warps] += 1
+
+    def op_id(self, where: Where) -> int:
+        key = id(where)
+        if key not in self._op_ids:
+            self._op_ids[key] = len(self.ops)
+            self.ops.append(where)
+        return self._op_ids[key]
+
+
+def shadow_of(env, mem):
+    """The shadow of ``mem`` if it is a tracked workgroup array, else None."""
+    return env[SYNC].shadows.get(id(mem)) if mem.ndim == 1 else None
+
+
+def record(env, shadow: _Shadow, flat, mask, where: Where, write: bool) -> None:
+    """Check one access (an element per active thread) for races, then remember it."""
+    rows = env[ROWS]
+    f = np.broadcast_to(flat, rows.shape)
+    t = rows if mask is None else rows[mask]
+    if mask is not None:
+        f = f[mask]
+    if not t.size:
+        return
+    f = f.astype(np.int64)
+    sync = env[SYNC]
+    clock = sync.clock
+    b, lane = t // WARP_SIZE, (t % WARP_SIZE).astype(np.uint32)
+    # against the last write
+    writer = shadow.writer[f]
+    a = writer // WARP_SIZE
+    bad = (writer >= 0) & (writer != t) & (shadow.write_clock[f] > clock[b, a] - (a == b))
+    if np.count_nonzero(bad):
+        k = int(np.argmax(bad))
+        _race(env, shadow, f[k], (int(writer[k]), "writes", sync.ops[shadow.write_op[f[k]]]),
+              (int(t[k]), "writes" if write else "reads", where))  # fmt: skip
+    op = sync.op_id(where)
+    if not write:
+        now = clock[b, b]
+        stale = shadow.read_clock[f, b] != now
+        shadow.read_lanes[f[stale], b[stale]] = 0
+        shadow.read_clock[f, b] = now
+        np.bitwise_or.at(shadow.read_lanes, (f, b), np.uint32(1) << lane)
+        shadow.read_op[f, b] = op
+        return
+    if t.size > 1:  # two threads writing one element in this op
+        order = np.argsort(f, kind="stable")
+        same = f[order][1:] == f[order][:-1]
+        if np.count_nonzero(same):
+            i = int(np.argmax(same))
+            first, second = int(t[order[i]]), int(t[order[i + 1]])
+            _race(env, shadow, f[order[i]], (first, "writes", where), (second, "writes", where))
+    # against the reads since the last write
+    own = np.arange(sync.warps)[None, :] == b[:, None]
+    others = np.where(own, shadow.read_lanes[f] & ~(np.uint32(1) << lane)[:, None], shadow.read_lanes[f])
+    conflict = (shadow.read_clock[f] > clock[b] - own) & (others != 0)
+    if np.count_nonzero(conflict):
+        k, w = divmod(int(np.argmax(conflict)), sync.warps)
+        bits = int(others[k, w])
+        reader = w * WARP_SIZE + (bits & -bits).bit_length() - 1
+        _race(env, shadow, f[k], (reader, "reads", sync.ops[shadow.read_op[f[k], w]]), (int(t[k]), "writes", where))
+    shadow.writer[f] = t
+    shadow.write_clock[f] = clock[b, b]
+    shadow.write_op[f] = op
+    shadow.read_clock[f] = 0
+    shadow.read_lanes[f] = 0
+
+
+def _race(env, shadow: _Shadow, flat, earlier, later):
+    index = [int(i) for i in np.unravel_index(int(flat), shadow.shape)]
+    (u, verb_u, op_u), (t, verb_t, op_t) = earlier, later
+    raise InterpreterError(
+        f"{op_t}: a race on workgroup memory {shadow.text} at index {index}: {thread_name(env, u)} {verb_u} "
+        f"it ({op_u}), and {thread_name(env, t)} {verb_t} it ({op_t}), with no barrier between them"
+    )
+
+
+def warp_lanes(env, mask):
+    """Per warp of the block: its active lanes, its lanes, and the warps that are only
+    partly active (``mask`` is an array of the active threads)."""
+    n = env[ROWS].size
+    warps = -(-n // WARP_SIZE)
+    padded = np.zeros(warps * WARP_SIZE, bool)
+    padded[:n] = mask
+    active = padded.reshape(warps, WARP_SIZE).sum(axis=1)
+    present = np.minimum(WARP_SIZE, n - WARP_SIZE * np.arange(warps))
+    return active, present, np.flatnonzero((active != 0) & (active != present))
+
+
+def arriving_warps(env, mask, where: Where):
+    """The warps that reach a barrier, each with all its lanes (else an error naming a
+    thread that does not reach it)."""
+    if mask is None:
+        return np.arange(env[SYNC].warps)
+    active, present, partial = warp_lanes(env, mask)
+    if partial.size:
+        w = int(partial[0])
+        lanes = mask[w * WARP_SIZE : w * WARP_SIZE + present[w]]
+        missing = w * WARP_SIZE + int(np.argmin(lanes))
+        raise InterpreterError(
+            f"{where}: warp {w} reaches it with {active[w]} of {present[w]} lanes: "
+            f"{thread_name(env, missing)} does not (a barrier must not be in code a warp diverges on)"
+        )
+    return np.flatnonzero(active)
