@@ -124,7 +124,8 @@ def lower_tile_ops(text: str, options: Options | None = None, *,
         signatures = kernel_signatures(module)
         run_stages(module, STAGES[:1], options, source=text, source_name=source_name)
         # with locations, so that the interpreter names ops where the user wrote them
-        return module.operation.get_asm(enable_debug_info=True), signatures
+        # (generic form: some custom parsers, nvvm.barrier's, cannot take a loc alias after them)
+        return module.operation.get_asm(enable_debug_info=True, print_generic_op_form=True), signatures
 
 
 def lower_to_ptx(text: str, options: Options | None = None, *, source_name: str = SOURCE) -> Lowered:

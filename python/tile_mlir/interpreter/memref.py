@@ -1,7 +1,8 @@
 """The ``memref`` dialect: allocations, loads and stores.
 
 A memref kernel argument is the caller's array (row-major, flat). Workgroup memory
-(``#gpu.address_space<workgroup>``) is one array per block; other allocations
+(``#gpu.address_space<workgroup>``, allocated or a ``memref.global``) is one array per
+block; other allocations
 (``memref.alloca``, ``memref.alloc``, private attributions) hold one copy per thread,
 as a ``[numel, nthreads]`` array. Fresh memory holds NaN (floats) or 0xA5 bytes
 (integers; ``true`` for i1), so that a read before a write shows. Out-of-bounds
@@ -149,6 +150,27 @@ def _alloc(cx, op, where):
     return memref_type(cx, op.result.type).allocator(cx.define(op.result))
 
 
+def _get_global(cx, op, where):
+    """A workgroup ``memref.global``: one array per block, the same for every
+    ``memref.get_global`` of its symbol in the block (fresh, poisoned, at the first)."""
+    memref = memref_type(cx, op.result.type)
+    if not memref.workgroup:
+        raise Unsupported("a global outside workgroup memory")
+    name = ir.FlatSymbolRefAttr(op.attributes["name"]).value
+    slot = cx.define(op.result)
+    fresh = memref.allocator(slot)
+
+    def run(env, mask):
+        known = env[SYNC].globals.get(name)
+        if known is None:
+            fresh(env, mask)
+            env[SYNC].globals[name] = env[slot]
+        else:
+            env[slot] = known
+
+    return run
+
+
 def read(env, mem, flat, from_storage, mask, where: Where):
     """The value at flat index ``flat`` (scalar or per-thread array) of memory ``mem``;
     ``mask``: the threads that read (workgroup memory checks them for races)."""
@@ -239,6 +261,7 @@ register(
     {
         "memref.alloca": _alloc,
         "memref.alloc": _alloc,
+        "memref.get_global": _get_global,
         "memref.dealloc": no_op,
         "memref.load": _load,
         "memref.store": _store,

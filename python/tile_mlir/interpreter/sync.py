@@ -53,6 +53,7 @@ class BlockSync:
         self.shadows: dict[int, _Shadow] = {}
         self.ops: list[Where] = []
         self._op_ids: dict[int, int] = {}
+        self.globals: dict[str, np.ndarray] = {}  # workgroup memref.globals, by symbol
 
     def track(self, array, text: str, shape) -> None:
         """Check the accesses to a fresh workgroup array."""
