@@ -18,6 +18,7 @@ A failure is a ``CompileError`` that names its stage (``parse``, a pass, ``ptxas
 
 from __future__ import annotations
 
+import math
 import shutil
 import subprocess
 import tempfile
@@ -27,14 +28,15 @@ from pathlib import Path
 from mlir.dialects import gpu
 from mlir.passmanager import PassManager
 
+from .analysis import analyze
 from .diagnostics import format_errors
 from .errors import CompileError
-from .ir import ir, make_context
+from .ir import find_ops, ir, make_context
 from .options import Options
 from .passes import add_pass
 from .pipeline import STAGES, run_stages, save_repro
 from .signature import MLIR_TO_NUMPY, ArgSpec, KernelSignature
-from .vocab import DEFAULT_CHIP
+from .vocab import DEFAULT_CHIP, WARP_SIZE, WARPGROUP_SIZE
 
 # The name of the text in diagnostics, where it has no file name.
 SOURCE = "<source>"
@@ -50,16 +52,37 @@ class Lowered:
 def kernel_signatures(module: ir.Module) -> tuple[KernelSignature, ...]:
     """The launch signature of every ``gpu.func ... kernel`` in the module."""
     sigs = []
-
-    def visit(op):
-        if op.name == "gpu.func" and "gpu.kernel" in op.attributes:
-            fn_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-            name = ir.StringAttr(op.attributes["sym_name"]).value
-            sigs.append(KernelSignature(name, tuple(_arg_spec(name, i, t) for i, t in enumerate(fn_type.inputs))))
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
+    for op in find_ops(module.operation, "gpu.func"):
+        if "gpu.kernel" not in op.attributes:
+            continue
+        fn_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        args = tuple(_arg_spec(name, i, t) for i, t in enumerate(fn_type.inputs))
+        sigs.append(KernelSignature(name, args, *_block_needs(name, op)))
     return tuple(sigs)
+
+
+# Threads a block must be a whole number of, for a tile op of each exec scope.
+_SCOPE_UNIT = {"thread": 1, "warp": WARP_SIZE, "warpgroup": WARPGROUP_SIZE, "cta": WARP_SIZE}
+
+
+def _block_needs(kernel: str, fn) -> tuple[int | None, int]:
+    """(exact threads, threads multiple) that the kernel's tile ops need of a block
+    (``KernelSignature``). Two cta-scope ops that disagree are an error."""
+    exact, multiple = None, 1
+    for op in find_ops(fn, "tile.reduce"):
+        info = analyze(op).info
+        if info is None:
+            continue
+        multiple = math.lcm(multiple, _SCOPE_UNIT[info.exec_scope])
+        if info.exec_scope == "cta":
+            threads = WARP_SIZE * (info.src_layout.reach("warpid") + 1)
+            if exact not in (None, threads):
+                raise CompileError(
+                    "signature", f"kernel {kernel}: its cta-scope tile ops span {exact // WARP_SIZE} and "
+                    f"{threads // WARP_SIZE} warps, but a block has one size", "")
+            exact = threads
+    return exact, multiple
 
 
 def _arg_spec(kernel: str, i: int, t: ir.Type) -> ArgSpec:

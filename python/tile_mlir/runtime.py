@@ -35,13 +35,20 @@ import numpy as np
 
 from .arrays import Params, check_unwritten, dim3, pack, shared_bytes, stream_handle
 from .cache import Artifact
-from .errors import ArtifactError, CudaBindingsMissing, CudaError, KernelNotFound, LaunchError, OptionError
+from .errors import (
+    ArtifactError,
+    CudaBindingsMissing,
+    CudaError,
+    KernelNotFound,
+    LaunchError,
+    OptionError,
+)
 from .signature import KernelSignature
 from .vocab import Chip
 
 __all__ = [
-    "CudaKernel",
     "BoundLaunch",
+    "CudaKernel",
     "Kernels",
     "cuda_kernels",
     "gpu_available",
@@ -51,7 +58,7 @@ __all__ = [
 # --- the driver and its errors ------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _driver():
     """``cuda.bindings.driver``, imported on first use."""
     try:
@@ -89,7 +96,7 @@ def _check(result: tuple, call: str):
     return result[1] if len(result) == 2 else result[1:]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gpu_available() -> bool:
     """Whether a CUDA device can be used here. Never raises."""
     try:
@@ -222,6 +229,7 @@ class CudaKernel:
         3), with ``shared_mem`` bytes of dynamic shared memory, on ``stream`` (None: the
         default stream; an int handle, a cuda.core, torch or CuPy stream)."""
         grid, block = dim3(grid, "grid"), dim3(block, "block")
+        self.signature.check_block(block)
         shared_mem, stream = shared_bytes(shared_mem), stream_handle(stream)
         with self._lock:
             host = pack(self.signature, args, self._params, stream)
@@ -236,7 +244,7 @@ class CudaKernel:
                     "cuLaunchKernel",
                 )
 
-    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None) -> "BoundLaunch":
+    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None) -> BoundLaunch:
         """Check and pack ``args`` once for a launch on ``grid`` x ``block``; return a
         zero-argument callable that only launches (the arguments as ``launch`` takes them).
 
@@ -244,6 +252,7 @@ class CudaKernel:
         (a numpy array needs copies around every launch); the callable keeps them alive.
         """
         grid, block = dim3(grid, "grid"), dim3(block, "block")
+        self.signature.check_block(block)
         shared_mem, handle = shared_bytes(shared_mem), stream_handle(stream)
         params = Params(self.signature)
         host = pack(self.signature, args, params, handle)
@@ -310,7 +319,7 @@ class BoundLaunch:
     """A launch with its arguments packed (``CudaKernel.bind``): calling it only calls
     cuLaunchKernel."""
 
-    __slots__ = ("kernel", "args", "_params", "_call", "_launch")
+    __slots__ = ("_call", "_launch", "_params", "args", "kernel")
 
     def __init__(self, kernel: CudaKernel, args: tuple, params: Params, call: tuple):
         self.kernel = kernel

@@ -56,18 +56,45 @@ class ArgSpec:
 
 @dataclass(frozen=True)
 class KernelSignature:
+    """What a launch must pass: the arguments, and the block sizes the kernel's tile ops
+    can run on. A warp-scope op needs whole warps (``block_multiple`` 32), a
+    warpgroup-scope op whole warpgroups (128), and a cta-scope op exactly the threads of
+    its layout's warps (``block_threads``); anything else would compute a wrong answer
+    without a word, so a launch checks it (``check_block``)."""
+
     name: str
     args: tuple[ArgSpec, ...] = field(default_factory=tuple)
+    block_threads: int | None = None
+    block_multiple: int = 1
 
     def to_json(self) -> str:
-        return json.dumps(
-            {"name": self.name, "args": [[a.kind, a.dtype, list(a.shape)] for a in self.args]}
-        )
+        d = {"name": self.name, "args": [[a.kind, a.dtype, list(a.shape)] for a in self.args]}
+        if self.block_threads is not None:
+            d["block_threads"] = self.block_threads
+        if self.block_multiple != 1:
+            d["block_multiple"] = self.block_multiple
+        return json.dumps(d)
 
     @classmethod
-    def from_json(cls, text: str) -> "KernelSignature":
+    def from_json(cls, text: str) -> KernelSignature:
         d = json.loads(text)
-        return cls(d["name"], tuple(ArgSpec(k, t, tuple(s)) for k, t, s in d["args"]))
+        args = tuple(ArgSpec(k, t, tuple(s)) for k, t, s in d["args"])
+        return cls(d["name"], args, d.get("block_threads"), d.get("block_multiple", 1))
+
+    def check_block(self, block: tuple[int, int, int]) -> None:
+        """Raise LaunchError if the kernel's tile ops cannot run on blocks of ``block``."""
+        threads = block[0] * block[1] * block[2]
+        if self.block_threads is not None and threads != self.block_threads:
+            raise LaunchError(
+                f"kernel {self.name} needs blocks of {self.block_threads} threads (its cta-scope tile "
+                f"ops span {self.block_threads // 32} warps), got {block} = {threads} threads"
+            )
+        if threads % self.block_multiple:
+            unit = "warps (32 threads)" if self.block_multiple == 32 else "warpgroups (128 threads)"
+            raise LaunchError(
+                f"kernel {self.name} needs whole {unit} per block (its tile ops run at that scope), "
+                f"got {block} = {threads} threads"
+            )
 
     def describe(self) -> str:
         return f"{self.name}({', '.join(a.describe() for a in self.args)})"

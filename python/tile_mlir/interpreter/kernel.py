@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..arrays import dim3
 from ..errors import InterpreterError, LaunchError
 from ..ir import ir, make_context
 from ..signature import ArgSpec, KernelSignature
@@ -118,13 +119,6 @@ def _check_supported(programs) -> None:
         )
 
 
-def _dims(value, what: str) -> tuple[int, int, int]:
-    dims = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
-    if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and d >= 1 for d in dims):
-        raise LaunchError(f"{what} must be a positive int or a tuple of 1 to 3, got {value!r}")
-    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
-
-
 class InterpretedKernel:
     """A kernel run by the CPU interpreter; launched like a compiled one."""
 
@@ -145,7 +139,8 @@ class InterpretedKernel:
 
     def launch(self, grid, block, *args) -> None:
         """Run the kernel on ``grid`` blocks of ``block`` threads; arrays are updated in place."""
-        grid, block = _dims(grid, "grid"), _dims(block, "block")
+        grid, block = dim3(grid, "grid"), dim3(block, "block")
+        self.signature.check_block(block)
         n = block[0] * block[1] * block[2]
         if n > MAX_BLOCK_THREADS:
             raise LaunchError(f"kernel {self.name}: block {block} has {n} threads, over {MAX_BLOCK_THREADS}")

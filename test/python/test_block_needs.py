@@ -1,0 +1,107 @@
+"""A kernel's tile ops decide which blocks it can run on (``KernelSignature.check_block``):
+whole warps for a warp-scope op, whole warpgroups for a warpgroup-scope op, exactly the
+layout's warps for a cta-scope op. A launch on any other block would compute a wrong
+answer without a word; instead the CUDA runtime and the interpreter both refuse it,
+before anything runs."""
+
+import numpy as np
+import pytest
+
+from tile_mlir import runtime
+from tile_mlir.cache import Artifact
+from tile_mlir.compiler import kernel_signatures, lower_tile_ops
+from tile_mlir.errors import CompileError, LaunchError
+from tile_mlir.interpreter import interpreted_kernels
+from tile_mlir.ir import ir, make_context
+from tile_mlir.signature import KernelSignature
+
+PRIV = "#gpu.address_space<private>"
+CTA4 = ('kind = "sum", exec_scope = "cta", axes = array<i64: 0, 1>, '
+        'src_layout = #tile.layout<"S[(4, 32) : (1@warpid, 1@laneid)]">, '
+        'dst_layout = #tile.layout<"S[1 : 1] + R[(32, 4) : (1@laneid, 1@warpid)]">')
+WARP = ('kind = "max", exec_scope = "warp", axes = array<i64: 0>, '
+        'src_layout = #tile.layout<"S[32 : 1@laneid]">, dst_layout = #tile.layout<"S[1 : 1] + R[32 : 1@laneid]">')
+WG = ('kind = "sum", exec_scope = "warpgroup", axes = array<i64: 0>, '
+      'src_layout = #tile.layout<"S[128 : 1@tid_in_wg]">, dst_layout = #tile.layout<"S[1 : 1] + R[128 : 1@tid_in_wg]">')
+
+
+def kernel(*attrs: str) -> str:
+    """A kernel where thread t reduces A[t] with each op in turn and stores B[t]."""
+    ops = "\n".join(
+        f'      "tile.reduce"(%dst, %src) {{{a}}} : (memref<1xf32, {PRIV}>, memref<1xf32, {PRIV}>) -> ()'
+        for a in attrs
+    )
+    return f"""module attributes {{gpu.container_module}} {{
+  gpu.module @k [#nvvm.target<chip = "sm_90a">] {{
+    gpu.func @k(%A: memref<1024xf32>, %B: memref<1024xf32>) kernel {{
+      %c0 = arith.constant 0 : index
+      %t = gpu.thread_id x
+      %src = memref.alloca() : memref<1xf32, {PRIV}>
+      %dst = memref.alloca() : memref<1xf32, {PRIV}>
+      %a = memref.load %A[%t] : memref<1024xf32>
+      memref.store %a, %src[%c0] : memref<1xf32, {PRIV}>
+{ops}
+      %b = memref.load %dst[%c0] : memref<1xf32, {PRIV}>
+      memref.store %b, %B[%t] : memref<1024xf32>
+      gpu.return
+    }}
+  }}
+}}
+"""
+
+
+def signature(text: str) -> KernelSignature:
+    with make_context():
+        (sig,) = kernel_signatures(ir.Module.parse(text))
+    return sig
+
+
+@pytest.mark.parametrize(
+    "attrs, exact, multiple",
+    [((WARP,), None, 32), ((WG,), None, 128), ((CTA4,), 128, 32), ((WARP, CTA4), 128, 32), ((), None, 1)],
+)
+def test_the_signature_says_what_blocks_the_ops_need(attrs, exact, multiple):
+    sig = signature(kernel(*attrs))
+    assert (sig.block_threads, sig.block_multiple) == (exact, multiple)
+    assert KernelSignature.from_json(sig.to_json()) == sig
+
+
+def test_two_cta_ops_of_different_sizes_cannot_share_a_kernel():
+    cta2 = CTA4.replace("(4, 32)", "(2, 32)").replace("(32, 4)", "(32, 2)")
+    with pytest.raises(CompileError, match="span 4 and 2 warps, but a block has one size"):
+        signature(kernel(CTA4, cta2))
+
+
+@pytest.mark.parametrize(
+    "attrs, block, message",
+    [
+        ((CTA4,), 256, r"needs blocks of 128 threads \(its cta-scope tile ops span 4 warps\), got \(256, 1, 1\)"),
+        ((CTA4,), (32, 2), r"needs blocks of 128 threads .* got \(32, 2, 1\) = 64 threads"),
+        ((WARP,), 48, r"needs whole warps \(32 threads\) per block .* got \(48, 1, 1\)"),
+        ((WG,), 64, r"needs whole warpgroups \(128 threads\) per block"),
+    ],
+)
+def test_the_interpreter_refuses_a_wrong_block(attrs, block, message):
+    lowered, sigs = lower_tile_ops(kernel(*attrs))
+    (k,) = interpreted_kernels(lowered, sigs).values()
+    b = np.full(1024, np.nan, np.float32)
+    with pytest.raises(LaunchError, match=message):
+        k.launch(1, block, np.random.default_rng().random(1024, np.float32), b)
+    assert np.isnan(b).all()  # nothing ran
+
+
+def test_the_interpreter_runs_the_right_block():
+    lowered, sigs = lower_tile_ops(kernel(CTA4))
+    (k,) = interpreted_kernels(lowered, sigs).values()
+    a, b = np.random.default_rng().random(1024, np.float32), np.full(1024, np.nan, np.float32)
+    k.launch(1, 128, a, b)
+    assert np.allclose(b[:128], a[:128].astype(np.float64).sum(), rtol=1e-5)
+
+
+def test_the_cuda_runtime_refuses_a_wrong_block_before_any_driver_call(no_driver):
+    sig = signature(kernel(CTA4))
+    (k,) = runtime.cuda_kernels(Artifact(ptx="", cubin=b"x", signatures=(sig,), chip="sm_90a")).values()
+    a, b = np.zeros(1024, np.float32), np.zeros(1024, np.float32)
+    for launch in (lambda: k.launch(1, 64, a, b), lambda: k.bind(1, 64, a, b)):
+        with pytest.raises(LaunchError, match="needs blocks of 128 threads"):
+            launch()
