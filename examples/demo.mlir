@@ -1,4 +1,4 @@
-// The seed's demonstration (seed-reduction-local.rst, SPEC section 8): one
+// The demonstration (docs/spec.md, "The demonstration"): one
 // thread reduces a 4-element f32 register vector to a scalar. The kernel loads
 // A into registers, runs tile.reduce at thread scope, and stores the sum to B.
 module attributes {gpu.container_module} {

@@ -1,7 +1,7 @@
 // RUN: tile-opt %s --split-input-file --verify-diagnostics
 //
 // One broken rule per case; each error sits at the op's location and names
-// the rule (SPEC sections 2-5, checked by tile-verify right after parsing).
+// the rule (docs/spec.md, checked by tile-verify right after parsing).
 
 // IRDL: kind must be one of sum/max/min/maximum/minimum.
 func.func @kind_value(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {

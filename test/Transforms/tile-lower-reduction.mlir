@@ -6,7 +6,7 @@
 // accum applied once.
 
 
-// The seed's demonstration: one thread, 4 x f32 -> 1. A single reduction loop
+// The demonstration (docs/spec.md): one thread, 4 x f32 -> 1. A single reduction loop
 // that starts from src[0] and accumulates src[red] into dst[0].
 // CHECK-LABEL: func.func @demo
 // CHECK-SAME: (%[[DST:.*]]: memref<1xf32, {{.*}}>, %[[SRC:.*]]: memref<4xf32, {{.*}}>)

@@ -6,7 +6,7 @@ assignments and registers, shapes, positive and negative axes, kind, dtype,
 accum, thread or warp scope), lowers it with ``tile-lower-reduction`` (a quarter of
 the cases with ``fold=tree``), runs it in
 the interpreter on fresh random inputs and checks every dst place against the
-numpy reference (``ReduceCase.check``: integers exact, max/min exact with SPEC 4's
+numpy reference (``ReduceCase.check``: integers exact, max/min exact with docs/spec.md's
 NaN rules, sums within n * eps * sum|x| for n terms, replicas bit-identical).
 
 hypothesis drives the configuration through ``randoms()``, so a failure shrinks to

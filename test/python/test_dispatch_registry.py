@@ -1,4 +1,4 @@
-"""The dispatch registry (SPEC section 6), on a made-up op so the real variants stay out.
+"""The dispatch registry (docs/spec.md, "Dispatch"), on a made-up op so the real variants stay out.
 
 Covers: ordering by (-priority, variant), every predicate evaluated without
 short-circuit, the three predicate results (bool, (ok, reason), raise), impls

@@ -1,4 +1,4 @@
-"""Tests for tile_mlir.layout: SPEC section 3's examples, errors, and properties."""
+"""Tests for tile_mlir.layout: the examples of docs/spec.md ("Tile layouts"), errors, and properties."""
 
 import itertools
 import math
@@ -23,7 +23,7 @@ def home(layout, coord):
     return place
 
 
-# -- SPEC section 3's worked examples ------------------------------------------------------
+# -- the worked examples of docs/spec.md, "Tile layouts" ---------------------------------
 
 
 def test_row_per_lane():
