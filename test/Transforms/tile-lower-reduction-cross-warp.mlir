@@ -10,7 +10,7 @@
 // in the block, never barrier 0), then the 4 warp partials in ascending order. The
 // scratch holds 4 partials for each of up to 8 warpgroups, and says so.
 // CHECK: memref.global "private" @tile_scratch_0 : memref<32xf32, #gpu.address_space<workgroup>>
-// CHECK-SAME: tile.scratch = "cross_warp warpgroup reduce: 1 phase(s) x 8 instance(s) x 4 warp partial(s) x 1 x 1 slot(s) of f32: 128 bytes"
+// CHECK-SAME: tile.scratch = "cross_warp warpgroup reduce: 1 phase(s) x 8 instance(s) x 1 x 4 warp partial(s) x 1 slot(s) of f32: 128 bytes"
 // CHECK-LABEL: gpu.func @warpgroup_sum
 // CHECK-COUNT-5: gpu.shuffle  xor
 // CHECK:     %[[SCRATCH:.*]] = memref.get_global @tile_scratch_0
@@ -59,12 +59,13 @@ module attributes {gpu.container_module} {
 
 // A cta of 8 warps (known_block_size: the thread id is thread_id x), two rows of four
 // warps each; accum. The partials of a row are warps 0-3 (row 0) or 4-7 (row 1): the
-// scratch is [4 warps][2 rows], one gpu.barrier, and accum comes after the 4 partials.
+// scratch is [2 rows][4 warps], one gpu.barrier, and accum comes after the 4 partials.
 // CHECK: memref.global "private" @tile_scratch_0 : memref<8xf32, #gpu.address_space<workgroup>>
 // CHECK-LABEL: gpu.func @cta_rows_accum
 // CHECK:     %[[TID:.*]] = gpu.thread_id  x
 // CHECK-NOT: gpu.thread_id  y
-// CHECK:     %[[ROW:.*]] = arith.andi %{{.*}}, %c1 : index
+// CHECK:     %[[R:.*]] = arith.andi %{{.*}}, %c1 : index
+// CHECK:     %[[ROW:.*]] = arith.muli %[[R]], %c4 : index
 // CHECK:     scf.if
 // CHECK:     gpu.barrier
 // CHECK-NOT: nvvm.barrier

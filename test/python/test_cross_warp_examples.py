@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import tile_mlir
 from tile_mlir.lowering import threads
 
@@ -81,12 +80,6 @@ def test_one_phase_in_a_loop_races(rng, monkeypatch):
         kernel.launch(1, 128, rng.standard_normal(384).astype(np.float32), np.zeros(128, np.float32))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=tile_mlir.InterpreterError,
-    reason="the interpreter wants one barrier id for all the warps that reach an nvvm.barrier "
-    "at one op; warpgroup w of the block waits on id 8 + w",
-)
 def test_warpgroup_sum_in_a_block_of_two_warpgroups(rng):
     a = rng.standard_normal(256).astype(np.float32)
     b = np.full(256, np.nan, np.float32)

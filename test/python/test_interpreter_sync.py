@@ -319,3 +319,38 @@ def test_each_block_has_its_own_workgroup_memory(rng):
     a, b = rng.uniform(1, 2, 192).astype(np.float32), np.zeros(192, np.float32)
     kernel("%A: memref<192xf32>, %B: memref<192xf32>", body, SCRATCH).launch(3, 64, a, b)
     np.testing.assert_array_equal(b, a.reshape(3, 64)[:, ::-1].reshape(-1))
+
+
+def per_warpgroup(read_other: bool) -> str:
+    """256 threads: thread t writes S[t], meets its warpgroup g = t / 128 on barrier 8 + g
+    (128 threads), then reads S[t ^ 64], written in its own warpgroup, or (``read_other``)
+    S[t ^ 128], written in the other one."""
+    flip = 128 if read_other else 64
+    return f"""
+      %t = gpu.thread_id x
+      %c7 = arith.constant 7 : index
+      %flip = arith.constant {flip} : index
+      %g = arith.shrui %t, %c7 : index
+      %a = memref.load %A[%t] : memref<256xf32>
+      memref.store %a, %S[%t] : memref<256xf32, #gpu.address_space<workgroup>>
+      %g32 = arith.index_cast %g : index to i32
+      %c8_i32 = arith.constant 8 : i32
+      %id = arith.addi %g32, %c8_i32 : i32
+      %n = arith.constant 128 : i32
+      nvvm.barrier id = %id number_of_threads = %n
+      %j = arith.xori %t, %flip : index
+      %x = memref.load %S[%j] : memref<256xf32, #gpu.address_space<workgroup>>
+      memref.store %x, %B[%t] : memref<256xf32>"""
+
+
+def test_each_warpgroup_meets_on_its_own_named_barrier(rng):
+    """Warps that reach one nvvm.barrier op with different ids are different barriers:
+    each warpgroup's barrier orders its own threads, and reading what the other
+    warpgroup wrote races."""
+    args = "%A: memref<256xf32>, %B: memref<256xf32>"
+    scratch = "workgroup(%S : memref<256xf32, #gpu.address_space<workgroup>>)"
+    a, b = rng.uniform(1, 2, 256).astype(np.float32), np.zeros(256, np.float32)
+    kernel(args, per_warpgroup(False), scratch).launch(1, 256, a, b)
+    np.testing.assert_array_equal(b, a[np.arange(256) ^ 64])
+    with pytest.raises(InterpreterError, match=r"a race on workgroup memory .* writes it .* reads it"):
+        kernel(args, per_warpgroup(True), scratch).launch(1, 256, a, b)

@@ -12,7 +12,7 @@
 // warpgroup, the writers (lane 0), named barrier 8 + w over 128 threads, the partials in
 // ascending order.
 // WG:       memref.global "private" @tile_scratch_0 : memref<8xf32, #gpu.address_space<workgroup>>
-// WG-SAME:  tile.scratch = "cross_warp warpgroup reduce: 1 phase(s) x 2 instance(s) x 4 warp partial(s) x 1 x 1 slot(s) of f32: 32 bytes"
+// WG-SAME:  tile.scratch = "cross_warp warpgroup reduce: 1 phase(s) x 2 instance(s) x 1 x 4 warp partial(s) x 1 slot(s) of f32: 32 bytes"
 // WG-LABEL: gpu.func @warpgroup_sum
 // WG-COUNT-5: gpu.shuffle  xor
 // WG:       %[[SCRATCH:.*]] = memref.get_global @tile_scratch_0
@@ -54,20 +54,21 @@
 // WG-PTX-NEXT:  add.rn.f32 {{%r[0-9]+}}, [[S012]], [[P3]];
 // WG-PTX-NOT:   bar.sync 0
 
-// A cta of 8 warps, 2 rows: scratch[w][k] with k the row (thread bit 7), the block's
-// barrier, the row's 4 partials 2 apart.
+// A cta of 8 warps, 2 rows: scratch[k][w] with k the row (thread bit 7), the block's
+// barrier, the row's 4 partials side by side.
 // ROWS:       memref.global "private" @tile_scratch_0 : memref<8xf32, #gpu.address_space<workgroup>>
-// ROWS-SAME:  tile.scratch = "cross_warp cta reduce: 1 phase(s) x 1 instance(s) x 4 warp partial(s) x 2 x 1 slot(s) of f32: 32 bytes"
+// ROWS-SAME:  tile.scratch = "cross_warp cta reduce: 1 phase(s) x 1 instance(s) x 2 x 4 warp partial(s) x 1 slot(s) of f32: 32 bytes"
 // ROWS-LABEL: gpu.func @cta_row_max
 // ROWS:       %[[TID:.*]] = gpu.thread_id  x
 // ROWS:       %[[ID:.*]] = gpu.thread_id  x
 // ROWS-NOT:   gpu.thread_id  y
 // ROWS:       %[[HI:.*]] = arith.shrui %[[ID]], %c7 : index
 // ROWS:       %[[K:.*]] = arith.andi %[[HI]], %{{.*}} : index
+// ROWS:       %[[KW:.*]] = arith.muli %[[K]], %c4 : index
 // ROWS:       scf.if
 // ROWS:       gpu.barrier
 // ROWS-NOT:   nvvm.barrier
-// ROWS:       %[[P0:.*]] = memref.load %{{.*}}[%[[K]]]
+// ROWS:       %[[P0:.*]] = memref.load %{{.*}}[%[[KW]]]
 // ROWS-COUNT-3: memref.load
 // ROWS:       arith.maxnumf
 // ROWS:       arith.maxnumf
@@ -78,16 +79,12 @@
 // ROWS-PTX-COUNT-5: shfl.sync.bfly.b32
 // ROWS-PTX:       st.shared.b32
 // ROWS-PTX:       bar.sync 0;
-// ROWS-PTX-NEXT:  add.s64 [[AT:%rd[0-9]+]]
-// ROWS-PTX-NEXT:  ld.shared.b32 {{%r[0-9]+}}, [[[AT]]];
-// ROWS-PTX-NEXT:  ld.shared.b32 {{%r[0-9]+}}, [[[AT]]+8];
-// ROWS-PTX-NEXT:  ld.shared.b32 {{%r[0-9]+}}, [[[AT]]+16];
-// ROWS-PTX-NEXT:  ld.shared.b32 {{%r[0-9]+}}, [[[AT]]+24];
+// ROWS-PTX-NEXT:  ld.shared.v4.b32
 // ROWS-PTX-COUNT-3: max.f32
 
 // The op in a loop: two halves and the counter; one barrier per run; accum last.
 // LOOP:       memref.global "private" @tile_scratch_0 : memref<8xf32, #gpu.address_space<workgroup>>
-// LOOP-SAME:  tile.scratch = "cross_warp cta reduce: 2 phase(s) x 1 instance(s) x 4 warp partial(s) x 1 x 1 slot(s) of f32: 32 bytes"
+// LOOP-SAME:  tile.scratch = "cross_warp cta reduce: 2 phase(s) x 1 instance(s) x 1 x 4 warp partial(s) x 1 slot(s) of f32: 32 bytes"
 // LOOP-LABEL: gpu.func @cta_loop_sum
 // LOOP-NEXT:  %[[COUNTER:.*]] = memref.alloca() : memref<1xi32, #gpu.address_space<private>>
 // LOOP:       memref.store %c0_i32, %[[COUNTER]][

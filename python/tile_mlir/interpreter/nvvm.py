@@ -81,8 +81,10 @@ def _redux_sync(cx, op, where):
 
 def _named_barrier(cx, op, where):
     """``nvvm.barrier id = %i number_of_threads = %n`` (PTX ``bar.sync id, n``): the warps
-    that reach it (whole warps) must be n threads; without a count, the whole block.
-    It orders the workgroup accesses of those warps only."""
+    that reach it (whole warps) with id i must be n threads; without a count, the whole
+    block. It orders the workgroup accesses of those warps only. Warps that reach the op
+    together with different ids (each warpgroup on its own barrier) are separate
+    barriers; the id and the count must be the same on all lanes of a warp."""
     has_id, has_count, has_predicate = ints(op.attributes["operandSegmentSizes"])
     if has_predicate or len(op.results):
         raise Unsupported("a barrier with a reduction")
@@ -91,26 +93,47 @@ def _named_barrier(cx, op, where):
     count = operands[has_id] if has_count else None
     whole_block = block_barrier(cx, op, where)
 
+    def per_warp(env, slot, warps, what):
+        """The value of ``slot`` on each warp of ``warps`` (one value per warp)."""
+        x = env[slot]
+        if type(x) is not np.ndarray or x.ndim == 0:
+            return np.full(len(warps), int(x))
+        lanes = x[: len(x) // WARP_SIZE * WARP_SIZE].reshape(-1, WARP_SIZE)[warps]
+        if np.count_nonzero(lanes != lanes[:, :1]):
+            w = int(warps[np.flatnonzero((lanes != lanes[:, :1]).any(axis=1))[0]])
+            raise InterpreterError(f"{where}: the {what} differs across the lanes of warp {w}")
+        return lanes[:, 0].astype(np.int64)
+
     def run(env, mask):
-        number = 0 if barrier is None else uniform(env[barrier], mask, where, "barrier id")
-        if not 0 <= number < 16:
-            raise InterpreterError(f"{where}: barrier {number} is outside 0..15")
         if count is None:
+            if barrier is not None:
+                number = uniform(env[barrier], mask, where, "barrier id")
+                if not 0 <= number < 16:
+                    raise InterpreterError(f"{where}: barrier {number} is outside 0..15")
             whole_block(env, mask)
             return
-        threads = uniform(env[count], mask, where, "thread count")
-        if threads <= 0 or threads % WARP_SIZE:
-            raise InterpreterError(f"{where}: a thread count of {threads} is not a positive multiple of {WARP_SIZE}")
         warps = arriving_warps(env, mask, where)
-        if len(warps) * WARP_SIZE != threads:
-            first = int(warps[0]) * WARP_SIZE
-            raise InterpreterError(
-                f"{where}: barrier {number} waits for {threads} threads, and {len(warps) * WARP_SIZE} arrive "
-                f"(warps {', '.join(map(str, warps.tolist()))} of block {tuple(int(env[s]) for s in BID)}): "
-                f"{thread_name(env, first)} would "
-                + ("wait forever" if len(warps) * WARP_SIZE < threads else "pass a barrier meant for fewer threads")
-            )
-        env[SYNC].barrier(warps)
+        ids = per_warp(env, barrier, warps, "barrier id") if barrier is not None else np.zeros(len(warps), np.int64)
+        counts = per_warp(env, count, warps, "thread count")
+        for number in np.unique(ids):
+            group = warps[ids == number]
+            threads = set(counts[ids == number].tolist())
+            if len(threads) > 1:
+                raise InterpreterError(f"{where}: barrier {number} is reached with thread counts {sorted(threads)}")
+            (threads,) = threads
+            if not 0 <= number < 16:
+                raise InterpreterError(f"{where}: barrier {number} is outside 0..15")
+            if threads <= 0 or threads % WARP_SIZE:
+                raise InterpreterError(f"{where}: a thread count of {threads} is not a positive multiple of {WARP_SIZE}")
+            if len(group) * WARP_SIZE != threads:
+                first = int(group[0]) * WARP_SIZE
+                raise InterpreterError(
+                    f"{where}: barrier {number} waits for {threads} threads, and {len(group) * WARP_SIZE} arrive "
+                    f"(warps {', '.join(map(str, group.tolist()))} of block {tuple(int(env[s]) for s in BID)}): "
+                    f"{thread_name(env, first)} would "
+                    + ("wait forever" if len(group) * WARP_SIZE < threads else "pass a barrier meant for fewer threads")
+                )
+            env[SYNC].barrier(group)
 
     return run
 

@@ -12,7 +12,7 @@ scope's thread count, rounded up to a power of two). The algorithm, per dst slot
 1. fold the thread's own registers (``registers.fold_registers``, linear or tree);
 2. the lane butterfly over ``Ll``, highest bit first (``registers.lane_butterfly``);
 3. the *writers*, the threads with no ``Ll`` or ``R`` bit set (one per warp and kept
-   element), store the warp's partial at ``scratch[phase][instance][w][k][s]``, with
+   element), store the warp's partial at ``scratch[phase][instance][k][w][s]``, with
    ``w = compress(t, Lw)`` and ``k = compress(t, K)``;
 4. the barrier of the scope: ``gpu.barrier`` for a cta, a named barrier over the
    warpgroup's own 128 threads for a warpgroup;
@@ -21,9 +21,10 @@ scope's thread count, rounded up to a power of two). The algorithm, per dst slot
    same bits;
 6. ``accum`` once, and the store (``registers.finish``).
 
-The scratch is the op's own (``threads.Site.scratch``): ``2^|Lw| * 2^|K| * S`` elements
+The scratch is the op's own (``threads.Site.scratch``): ``2^|K| * 2^|Lw| * S`` elements
 per instance of the scope (8 warpgroup instances, or as many as ``known_block_size``
-allows), doubled for an op that may run more than once. Then a phase counter alternates
+allows), a kept element's partials side by side (so one slot's partials load as one
+vector when S is 1), doubled for an op that may run more than once. Then a phase counter alternates
 the halves: a thread can only write a half again after the next barrier, which every
 thread reaches only after reading that half. So one barrier per op is enough, and the
 op never races on its scratch, in a loop or not.
@@ -105,20 +106,19 @@ def _emit(plan: Plan, dst, src, site: Site, block) -> None:
         elem = values[0].type
         with name("tile.reduce.exchange"):
             what = (f"cross_warp {info.exec_scope} reduce: {phases} phase(s) x {instances} instance(s) x "
-                    f"{W} warp partial(s) x {K} x {S} slot(s) of {elem}")
+                    f"{K} x {W} warp partial(s) x {S} slot(s) of {elem}")
             scratch = site.scratch(elem, phases * instances * per_instance, what)
             t, instance = scope_thread(info.exec_scope, block)
             base = emit.add_slots(_times(instance, per_instance), _times(site.phase(), instances * per_instance) if phases > 1 else 0)
-            k = _times(compress(t, k_bits), S)
-            mine = emit.add_slots(base, emit.add_slots(_times(compress(t, warp_bits), K * S), k))
+            row = emit.add_slots(base, _times(compress(t, k_bits), W * S))  # [k][w][s]
+            mine = emit.add_slots(row, _times(compress(t, warp_bits), S))
             writer_mask = sum(1 << b for b in (*lane_bits, *info.src_replica_bits))
             writer = arith.cmpi(arith.CmpIPredicate.eq, arith.andi(t, emit.index(writer_mask)), emit.index(0)) if writer_mask else None
             _store_partials(values, scratch, mine, writer)
             barrier(info.exec_scope, instance)
-            row = emit.add_slots(base, k)
             out = []
             for s in range(S):
-                partials = [memref.load(scratch, [_at(row, w * K * S + s)]) for w in range(W)]
+                partials = [memref.load(scratch, [_at(row, w * S + s)]) for w in range(W)]
                 out.append(_fold(info.kind, partials, plan.fold))
         return out
 
