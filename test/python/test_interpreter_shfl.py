@@ -40,7 +40,7 @@ def ptx_shfl(values, mode: str, b: int, c: int, lanes):
 def group_kernel(mode: str, b: int, c: int, group: int, run_groups: str = "all"):
     """Lane t: x = A[t]; its group of ``group`` lanes (a member mask of those lanes)
     shuffles x; B[t] = the result. ``run_groups="even"``: odd groups skip the shuffle."""
-    skip = "" if run_groups == "all" else f"""
+    skip = "" if run_groups == "all" else """
       %gi = arith.divui %t, %cg : index
       %odd = arith.remui %gi, %c2 : index
       %run = arith.cmpi eq, %odd, %c0 : index"""
@@ -141,8 +141,8 @@ def one_shuffle(mask: str, b: int = 1) -> str:
         # lanes name the lane 16 below or above them, never themselves
         ("%mask = arith.shli %one, %lane : i32", 16, r"thread \(16, 0, 0\) .* executes it, but its member mask 0x00000001 does not name its lane 16"),
         # lanes 0-15 name lanes 0-15, lanes 16-31 all 32 lanes: lane 16 names lane 0, whose mask differs
-        ("%hi = arith.cmpi uge, %t32, %c16 : i32\n      %full = arith.constant -1 : i32\n"
-         "      %mask = arith.select %hi, %full, %c65535 : i32", 1,
+        (("%hi = arith.cmpi uge, %t32, %c16 : i32\n      %full = arith.constant -1 : i32\n"
+          "      %mask = arith.select %hi, %full, %c65535 : i32"), 1,
          r"member mask 0xffffffff of thread \(16, 0, 0\) .* names lane 0, and thread \(0, 0, 0\) .* executes it with mask 0x0000ffff"),
     ],
 )  # fmt: skip

@@ -27,9 +27,9 @@ from .core import (
     BID,
     GDIM,
     LANE,
-    ROWS,
     SYNC,
     TID,
+    WARP,
     N,
     Unsupported,
     register,
@@ -99,7 +99,7 @@ def _shfl_sync(cx, op, where):
     r = cx.define(op.result)
 
     def run(env, mask):
-        n, lane, rows = env[N], env[LANE], env[ROWS]
+        n, lane = env[N], env[LANE]
         member = np.broadcast_to(np.asarray(env[m]).astype(np.int64) & 0xFFFFFFFF, (n,))
         check_members(env, member, mask, where)
         bval = np.asarray(env[b]).astype(np.int64) & 31
@@ -116,7 +116,7 @@ def _shfl_sync(cx, op, where):
             j = (lane & segment) | (bval & ~segment)
             ok = j <= top
         j = np.where(ok, j, lane)
-        source = rows - lane + j
+        source = env[WARP] * WARP_SIZE + j
         bad = (((member >> j) & 1) == 0) | (source >= n)
         if mask is not None:
             bad = bad & mask
@@ -126,7 +126,7 @@ def _shfl_sync(cx, op, where):
             raise InterpreterError(f"{where}: {thread_name(env, k)} reads lane {int(j[k])}, which {why}")
         value = env[v]
         if type(value) is np.ndarray:
-            value = value[source if mask is None else np.where(mask, source, rows)]
+            value = value[source if mask is None else np.where(mask, source, 0)]  # inactive: any
         env[r] = value
 
     return run

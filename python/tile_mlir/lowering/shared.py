@@ -60,23 +60,20 @@ SCOPES = ("thread", "warp", "warpgroup", "cta")
 
 
 def shared_applies(op, ctx):
-    """A scope the variant runs at, plain row-major tiles, and a known block at cta scope."""
+    """Plain row-major tiles, a scope the variant runs at, and a known block at cta scope."""
     info = reduce_info(op, ctx)
     if info is None:
         return False, "the op is not valid (see valid)"
+    layouts = (("src", info.src_layout), ("dst", info.dst_layout))
+    bent = [f"{role}_layout {layout}" for role, layout in layouts if layout.canonical() != _plain(layout)]
     problems = []
-    if info.exec_scope not in SCOPES:
-        problems.append(f"exec_scope {info.exec_scope}: the variant runs at {', '.join(SCOPES)} scope")
-    bent = [
-        f"{role}_layout {layout}"
-        for role, layout in (("src", info.src_layout), ("dst", info.dst_layout))
-        if layout.canonical() != TileLayout.row_major(layout.shape).canonical()
-    ]
     if bent:
         problems.append(
             f"{' and '.join(bent)} {'is not a plain row-major tile' if len(bent) == 1 else 'are not plain row-major tiles'}"
             ": the shared variant reads workgroup memory row-major, with no thread axes, replicas or strides"
         )
+    if info.exec_scope not in SCOPES:
+        problems.append(f"exec_scope {info.exec_scope}: the variant runs at {', '.join(SCOPES)} scope")
     if info.exec_scope == "cta" and known_block_size(op) is None:
         problems.append(
             "cta scope needs the block size (known_block_size on the gpu.func): the number of "
@@ -85,18 +82,19 @@ def shared_applies(op, ctx):
     return not problems, "; ".join(problems)
 
 
-@register_dispatch(
-    "tile.reduce",
-    "cuda",
-    variant="shared",
-    priority=10,
-    when=[
-        predicate("storage_scope", match_storage_scope, expected_scope=["shared"]),
-        predicate("valid", validate_op),
-        predicate("shared_applies", shared_applies),
-    ],
-    copyable=False,
+def _plain(layout: TileLayout) -> TileLayout:
+    """The row-major layout of ``layout``'s shape, registers only (canonical)."""
+    return TileLayout.row_major(layout.shape).canonical()
+
+
+SHARED_PREDICATES = (
+    predicate("storage_scope", match_storage_scope, expected_scope=["shared"]),
+    predicate("valid", validate_op),
+    predicate("shared_applies", shared_applies),
 )
+
+
+@register_dispatch("tile.reduce", "cuda", variant="shared", priority=10, when=SHARED_PREDICATES, copyable=False)
 def lower_shared(op, ctx, rewriter):
     block = known_block_size(op)
     lower_with(op, ctx, rewriter, lambda plan, dst, src: _emit(plan, dst, src, block))
