@@ -88,7 +88,6 @@ def _redux_sync(cx, op, where):
     return run
 
 
-
 def _shfl_sync(cx, op, where):
     """``nvvm.shfl.sync kind %mask, %value, %b, %c`` (module docstring)."""
     kind_attr = str(op.attributes["kind"])  # "#nvvm<shfl_kind bfly>"
