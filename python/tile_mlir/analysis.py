@@ -257,14 +257,18 @@ def _analyze(op) -> Analysis:
 
 
 def _check_block(out: Analysis, block: tuple[int, ...] | None) -> None:
-    """At cta scope, the layouts' warps are the block's warps: where the function fixes
-    its block size, the two must agree."""
+    """At cta scope, a register layout's warps are the block's warps: where the function
+    fixes its block size, the two must agree. (An operand in workgroup or global memory
+    is one tile that the whole block shares: its layout spreads nothing over threads.)"""
     if block is None:
         return
     threads = 1
     for extent in block:
         threads *= extent
-    for name, layout in (("src", out.info.src_layout), ("dst", out.info.dst_layout)):
+    info = out.info
+    for name, layout, operand in (("src", info.src_layout, info.src), ("dst", info.dst_layout, info.dst)):
+        if operand.storage != "local":
+            continue
         warps = layout.reach("warpid") + 1
         if warps * WARP_SIZE != threads:
             out.errors.append(

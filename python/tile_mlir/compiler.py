@@ -67,20 +67,24 @@ _SCOPE_UNIT = {"thread": 1, "warp": WARP_SIZE, "warpgroup": WARPGROUP_SIZE, "cta
 
 
 def _block_needs(kernel: str, fn) -> tuple[int | None, int]:
-    """(exact threads, threads multiple) that the kernel's tile ops need of a block
-    (``KernelSignature``). Two cta-scope ops that disagree are an error."""
+    """(exact threads, threads multiple) that a kernel needs of its block
+    (``KernelSignature``): exactly its ``known_block_size``, which the lowering may rely
+    on; whole warps or warpgroups for register tile ops of those scopes; exactly the
+    layout's warps for a cta-scope register tile op. Needs that disagree are an error."""
     exact, multiple = None, 1
+    if "known_block_size" in fn.attributes:
+        exact = math.prod(ir.DenseI32ArrayAttr(fn.attributes["known_block_size"]))
     for op in find_ops(fn, "tile.reduce"):
         info = analyze(op).info
-        if info is None:
+        if info is None or info.src.storage != "local":
             continue
         multiple = math.lcm(multiple, _SCOPE_UNIT[info.exec_scope])
         if info.exec_scope == "cta":
             threads = WARP_SIZE * (info.src_layout.reach("warpid") + 1)
             if exact not in (None, threads):
                 raise CompileError(
-                    "signature", f"kernel {kernel}: its cta-scope tile ops span {exact // WARP_SIZE} and "
-                    f"{threads // WARP_SIZE} warps, but a block has one size", "")
+                    "signature", f"kernel {kernel}: its block must have both {exact} and {threads} "
+                    "threads (known_block_size, or the warps of its cta-scope tile ops)", "")
             exact = threads
     return exact, multiple
 

@@ -67,6 +67,24 @@ AXIS_LIMITS = {
     "warpid": MAX_BLOCK_THREADS // WARP_SIZE,
 }
 
+# The canonical NaN of each float type, as NVIDIA GPUs return it from f32/f16/bf16
+# arithmetic: positive, every payload bit set. Every NaN a reduction returns is this one.
+CANONICAL_NAN_BITS = {"f16": 0x7FFF, "bf16": 0x7FFF, "f32": 0x7FFFFFFF, "f64": 0x7FFFFFFFFFFFFFFF}
+
+
+def shared_group_size(elements: int, reduced: int, threads: int) -> int:
+    """G, the lanes that reduce one dst element together in the ``shared`` variant
+    (docs/lowering-shared.md): the smallest power of two with ``elements * G >= threads``
+    (every thread of the scope gets work), but at most 32 (a group stays in one warp),
+    at most ``reduced`` (every lane has an element to fold) and a divisor of ``threads``
+    (no thread is left over). Here because the numpy model of the fold order
+    (``tile_mlir.testing.shared_cases``) needs it too, without MLIR."""
+    g = 1
+    while g * elements < threads and 2 * g <= min(WARP_SIZE, reduced) and threads % (2 * g) == 0:
+        g *= 2
+    return g
+
+
 # --- memory --------------------------------------------------------------------------
 
 # #gpu.address_space<NAME> -> the storage scope the dialect calls it; no memory

@@ -12,6 +12,7 @@
 // CHECK-NEXT: local_redux (prio=15): rejected: storage_scope — src is global (no memory space); expected local on both sides; redux_applies — dtype f32: redux.sync has no float add; exec_scope thread: redux.sync is a warp-scope instruction; no chip (no #nvvm.target on a gpu.module, no chip option)
 // CHECK-NEXT: cross_warp (prio=10): rejected: storage_scope — src is global (no memory space); expected local on both sides; cross_warp_applies — exec_scope thread: the variant exchanges warps at warpgroup or cta scope; no reduced warp bits: the reduction stays inside warps (see local)
 // CHECK-NEXT: local (prio=10): rejected: storage_scope — src is global (no memory space); expected local on both sides
+// CHECK-NEXT: shared (prio=10): rejected: storage_scope — dst is local (#gpu.address_space<private>) and src is global (no memory space); expected shared on both sides
 func.func @global_src(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<4xf32>) {
   // expected-error @+1 {{local (prio=10): rejected: storage_scope — src is global (no memory space); expected local on both sides}}
   "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32>) -> ()
@@ -44,9 +45,9 @@ func.func @two_reasons(%dst: memref<1xf16, #gpu.address_space<workgroup>>, %src:
 // -----
 
 // A forced unknown variant lists the registered ones.
-// CHECK: error: 'tile.reduce' op dispatch = "locl" names no variant of tile.reduce for target cuda; registered: sm100_packed (prio=20), local_redux (prio=15), cross_warp (prio=10), local (prio=10)
+// CHECK: error: 'tile.reduce' op dispatch = "locl" names no variant of tile.reduce for target cuda; registered: sm100_packed (prio=20), local_redux (prio=15), cross_warp (prio=10), local (prio=10), shared (prio=10)
 func.func @forced_unknown(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{dispatch = "locl" names no variant of tile.reduce for target cuda; registered: sm100_packed (prio=20), local_redux (prio=15), cross_warp (prio=10), local (prio=10)}}
+  // expected-error @+1 {{dispatch = "locl" names no variant of tile.reduce for target cuda; registered: sm100_packed (prio=20), local_redux (prio=15), cross_warp (prio=10), local (prio=10), shared (prio=10)}}
   "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "thread", dispatch = "locl"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }
@@ -125,6 +126,32 @@ gpu.module @kernels [#nvvm.target<chip = "sm_100a">] {
   gpu.func @forced_sm100_two_dims(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<4x4xf32, #gpu.address_space<private>>) {
     // expected-error @+1 {{sm100_applies — 2 reduced dims [0, 1]: the fast path reduces one dim}}
     "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "thread", axes = array<i64: 0, 1>, dispatch = "sm100_packed"} : (memref<1xf32, #gpu.address_space<private>>, memref<4x4xf32, #gpu.address_space<private>>) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+// The shared variant: a cta-scope op in a function without known_block_size (the
+// block's threads decide the groups), and a shared tile with a lane layout (the
+// variant reads plain row-major tiles).
+// CHECK: shared (prio=10): rejected: shared_applies — cta scope needs the block size (known_block_size on the gpu.func): the number of threads decides the groups
+gpu.module @kernels [#nvvm.target<chip = "sm_90a">] {
+  gpu.func @shared_cta_unknown_block(%dst: memref<4xf32, #gpu.address_space<workgroup>>, %src: memref<4x8xf32, #gpu.address_space<workgroup>>) kernel {
+    // expected-error @+1 {{shared (prio=10): rejected: shared_applies — cta scope needs the block size (known_block_size on the gpu.func)}}
+    "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "cta"} : (memref<4xf32, #gpu.address_space<workgroup>>, memref<4x8xf32, #gpu.address_space<workgroup>>) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+// CHECK: shared (prio=10): rejected: shared_applies — src_layout S[(32, 4) : (1@laneid, 1)] and dst_layout S[32 : 1@laneid] are not plain row-major tiles: the shared variant reads workgroup memory row-major, with no thread axes, replicas or strides{{$}}
+gpu.module @kernels [#nvvm.target<chip = "sm_90a">] {
+  gpu.func @shared_lane_layout(%dst: memref<1xf32, #gpu.address_space<workgroup>>, %src: memref<4xf32, #gpu.address_space<workgroup>>) kernel {
+    // expected-error @+1 {{shared (prio=10): rejected: shared_applies — src_layout S[(32, 4) : (1@laneid, 1)] and dst_layout S[32 : 1@laneid] are not plain row-major tiles}}
+    "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "warp", axes = array<i64: 1>,
+        src_layout = #tile.layout<"S[(32, 4) : (1@laneid, 1)]">, dst_layout = #tile.layout<"S[32 : 1@laneid]">} : (memref<1xf32, #gpu.address_space<workgroup>>, memref<4xf32, #gpu.address_space<workgroup>>) -> ()
     gpu.return
   }
 }

@@ -25,7 +25,7 @@ WG = ('kind = "sum", exec_scope = "warpgroup", axes = array<i64: 0>, '
       'src_layout = #tile.layout<"S[128 : 1@tid_in_wg]">, dst_layout = #tile.layout<"S[1 : 1] + R[128 : 1@tid_in_wg]">')
 
 
-def kernel(*attrs: str) -> str:
+def kernel(*attrs: str, block: str = "") -> str:
     """A kernel where thread t reduces A[t] with each op in turn and stores B[t]."""
     ops = "\n".join(
         f'      "tile.reduce"(%dst, %src) {{{a}}} : (memref<1xf32, {PRIV}>, memref<1xf32, {PRIV}>) -> ()'
@@ -33,7 +33,7 @@ def kernel(*attrs: str) -> str:
     )
     return f"""module attributes {{gpu.container_module}} {{
   gpu.module @k [#nvvm.target<chip = "sm_90a">] {{
-    gpu.func @k(%A: memref<1024xf32>, %B: memref<1024xf32>) kernel {{
+    gpu.func @k(%A: memref<1024xf32>, %B: memref<1024xf32>) kernel{block} {{
       %c0 = arith.constant 0 : index
       %t = gpu.thread_id x
       %src = memref.alloca() : memref<1xf32, {PRIV}>
@@ -68,7 +68,7 @@ def test_the_signature_says_what_blocks_the_ops_need(attrs, exact, multiple):
 
 def test_two_cta_ops_of_different_sizes_cannot_share_a_kernel():
     cta2 = CTA4.replace("(4, 32)", "(2, 32)").replace("(32, 4)", "(32, 2)")
-    with pytest.raises(CompileError, match="span 4 and 2 warps, but a block has one size"):
+    with pytest.raises(CompileError, match="its block must have both 128 and 64 threads"):
         signature(kernel(CTA4, cta2))
 
 
@@ -105,3 +105,11 @@ def test_the_cuda_runtime_refuses_a_wrong_block_before_any_driver_call(no_driver
     for launch in (lambda: k.launch(1, 64, a, b), lambda: k.bind(1, 64, a, b)):
         with pytest.raises(LaunchError, match="needs blocks of 128 threads"):
             launch()
+
+
+def test_known_block_size_is_what_the_block_must_be():
+    block = " attributes {known_block_size = array<i32: 32, 2, 1>}"
+    sig = signature(kernel(WARP, block=block))
+    assert (sig.block_threads, sig.block_multiple) == (64, 32)
+    with pytest.raises(CompileError, match="the block has 64 threads .* at cta scope they must match"):
+        lower_tile_ops(kernel(CTA4, block=block))  # tile-verify says so first

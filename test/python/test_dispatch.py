@@ -69,6 +69,7 @@ def test_registry_order():
         ("local_redux", 15),
         ("cross_warp", 10),
         ("local", 10),
+        ("shared", 10),
     ]
 
 

@@ -1,10 +1,19 @@
-"""The ``nvvm`` dialect: ``nvvm.redux.sync``, the barriers (``nvvm.barrier`` with an id
-and a thread count, ``nvvm.barrier0``, ``nvvm.bar.warp.sync``) and the special registers
-(``tid``, ``ntid``, ``ctaid``, ``nctaid``, ``laneid``, ``warpsize``).
+"""The ``nvvm`` dialect: ``nvvm.redux.sync``, ``nvvm.shfl.sync``, the barriers
+(``nvvm.barrier`` with an id and a thread count, ``nvvm.barrier0``,
+``nvvm.bar.warp.sync``) and the special registers (``tid``, ``ntid``, ``ctaid``,
+``nctaid``, ``laneid``, ``warpsize``).
 
 ``nvvm.redux.sync`` (i32, the full member mask only) reduces over the 32 lanes of each
 warp and gives every lane the result: ``add`` wraps, ``min``/``max`` are signed,
 ``umin``/``umax`` unsigned.
+
+``nvvm.shfl.sync`` (PTX ``shfl.sync.{up,down,bfly,idx}.b32``) runs over the lanes its
+member mask names, which may be part of a warp: a lane that executes it must be in its
+own mask, and every lane the mask names (that the block has) must execute it at the
+same op with the same mask, as PTX asks; other lanes of the warp may be elsewhere. The
+source lane follows PTX's rule (clamp in bits 0-4 of c, segment mask in bits 8-12; a
+source out of range gives the lane its own value), and must be in the mask: PTX leaves
+a value read from any other lane undefined. Each of these is an error naming a thread.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from .core import (
     LANE,
     SYNC,
     TID,
+    WARP,
     N,
     Unsupported,
     register,
@@ -77,6 +87,81 @@ def _redux_sync(cx, op, where):
 
     return run
 
+
+def _shfl_sync(cx, op, where):
+    """``nvvm.shfl.sync kind %mask, %value, %b, %c`` (module docstring)."""
+    kind_attr = str(op.attributes["kind"])  # "#nvvm<shfl_kind bfly>"
+    kind = kind_attr[kind_attr.rindex(" ") + 1 : -1]
+    if "return_value_and_is_valid" in op.attributes:
+        raise Unsupported("return_value_and_is_valid (a {value, valid} result)")
+    m, v, b, c = (cx.use(x) for x in op.operands)
+    r = cx.define(op.result)
+
+    def run(env, mask):
+        n, lane = env[N], env[LANE]
+        member = np.broadcast_to(np.asarray(env[m]).astype(np.int64) & 0xFFFFFFFF, (n,))
+        check_members(env, member, mask, where)
+        bval = np.asarray(env[b]).astype(np.int64) & 31
+        cval = np.asarray(env[c]).astype(np.int64)
+        segment, clamp = (cval >> 8) & 31, cval & 31
+        top = (lane & segment) | (clamp & ~segment)
+        if kind == "up":
+            j, ok = lane - bval, lane - bval >= top
+        elif kind == "down":
+            j, ok = lane + bval, lane + bval <= top
+        elif kind == "bfly":
+            j, ok = lane ^ bval, (lane ^ bval) <= top
+        else:  # idx
+            j = (lane & segment) | (bval & ~segment)
+            ok = j <= top
+        j = np.where(ok, j, lane)
+        source = env[WARP] * WARP_SIZE + j
+        bad = (((member >> j) & 1) == 0) | (source >= n)
+        if mask is not None:
+            bad = bad & mask
+        if np.count_nonzero(bad):
+            k = int(np.argmax(bad))
+            why = "the block does not have" if source[k] >= n else f"its member mask 0x{int(member[k]):08x} does not name"
+            raise InterpreterError(f"{where}: {thread_name(env, k)} reads lane {int(j[k])}, which {why}")
+        value = env[v]
+        if type(value) is np.ndarray:
+            value = value[source if mask is None else np.where(mask, source, 0)]  # inactive: any
+        env[r] = value
+
+    return run
+
+
+def check_members(env, member, mask, where) -> None:
+    """The lanes that execute a ``shfl.sync`` (``mask``) agree with their member masks
+    (``member``, per thread): each names itself, and each lane it names that the block
+    has executes it too, with the same mask."""
+    n = env[N]
+    warps = -(-n // WARP_SIZE)
+    size = warps * WARP_SIZE
+    masks, active, exists = np.zeros(size, np.int64), np.zeros(size, bool), np.zeros(size, bool)
+    masks[:n], exists[:n] = member, True
+    active[:n] = True if mask is None else mask
+    masks, active, exists = (a.reshape(warps, WARP_SIZE) for a in (masks, active, exists))
+    lanes = np.arange(WARP_SIZE)
+    names = ((masks[:, :, None] >> lanes) & 1).astype(bool)  # [warp, lane, named lane]
+    outside = active & ~names[:, lanes, lanes]
+    if np.count_nonzero(outside):
+        w, lane = (int(x[0]) for x in np.nonzero(outside))
+        raise InterpreterError(
+            f"{where}: {thread_name(env, w * WARP_SIZE + lane)} executes it, but its member mask "
+            f"0x{int(masks[w, lane]):08x} does not name its lane {lane}"
+        )
+    needed = active[:, :, None] & names & exists[:, None, :]
+    absent = needed & ~active[:, None, :]
+    differs = needed & active[:, None, :] & (masks[:, :, None] != masks[:, None, :])
+    for problem, what in ((absent, "does not execute it with it"), (differs, "executes it with mask 0x{:08x}")):
+        if np.count_nonzero(problem):
+            w, lane, other = (int(x[0]) for x in np.nonzero(problem))
+            raise InterpreterError(
+                f"{where}: the member mask 0x{int(masks[w, lane]):08x} of "
+                f"{thread_name(env, w * WARP_SIZE + lane)} names lane {other}, and "
+                f"{thread_name(env, w * WARP_SIZE + other)} " + what.format(int(masks[w, other]))
+            )
 
 
 def _named_barrier(cx, op, where):
@@ -174,6 +259,7 @@ _SPECIAL_REGISTERS = {"tid": TID, "ntid": BDIM, "ctaid": BID, "nctaid": GDIM}
 register(
     {
         "nvvm.redux.sync": _redux_sync,
+        "nvvm.shfl.sync": _shfl_sync,
         "nvvm.barrier": _named_barrier,
         "nvvm.barrier0": block_barrier,
         "nvvm.bar.warp.sync": _warp_sync,

@@ -41,7 +41,7 @@ from ..ir import ir
 from ..vocab import WARP_SIZE, WARPGROUP_SIZE
 from . import emit
 from .local import match_storage_scope, reduce_info, validate_op
-from .registers import Plan, emit_across_lanes, lane_butterfly, lower_with, name
+from .registers import Plan, emit_across_lanes, fold_values, lane_butterfly, lower_with, name
 from .threads import Site, barrier, compress, scope_thread
 
 SCOPES = ("warpgroup", "cta")
@@ -119,7 +119,7 @@ def _emit(plan: Plan, dst, src, site: Site, block) -> None:
             out = []
             for s in range(S):
                 partials = [memref.load(scratch, [_at(row, w * S + s)]) for w in range(W)]
-                out.append(_fold(info.kind, partials, plan.fold))
+                out.append(fold_values(info.kind, partials, plan.fold))
         return out
 
     emit_across_lanes(plan, dst, src, across)
@@ -136,19 +136,6 @@ def _store_partials(values, scratch, at, writer) -> None:
         for s, v in enumerate(values):
             memref.store(v, scratch, [_at(at, s)])
         scf.yield_([])
-
-
-def _fold(kind: str, partials: list[ir.Value], fold: str) -> ir.Value:
-    """The warps' partials in ascending order (linear), or pairwise level by level (tree)."""
-    if fold != "tree":
-        acc = partials[0]
-        for p in partials[1:]:
-            acc = emit.combine(kind, acc, p)
-        return acc
-    while len(partials) > 1:
-        pairs = [emit.combine(kind, a, b) for a, b in zip(partials[0::2], partials[1::2])]
-        partials = pairs + partials[len(pairs) * 2 :]
-    return partials[0]
 
 
 def _times(v, n: int):

@@ -10,9 +10,10 @@ from __future__ import annotations
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from mlir.dialects import arith, gpu, memref, scf
+from mlir.dialects import arith, gpu, memref, nvvm, scf
 
 from ..ir import ir
+from ..vocab import CANONICAL_NAN_BITS
 
 FLOAT_COMBINE = {
     "sum": arith.addf,
@@ -63,11 +64,6 @@ def constant(t: ir.Type, v: int) -> ir.Value:
     if key not in cache:
         cache[key] = arith.constant(t, v)
     return cache[key]
-
-
-# The canonical NaN of each float type, as NVIDIA GPUs return it from f32/f16/bf16
-# arithmetic: positive, every payload bit set.
-CANONICAL_NAN_BITS = {"f16": 0x7FFF, "bf16": 0x7FFF, "f32": 0x7FFFFFFF, "f64": 0x7FFFFFFFFFFFFFFF}
 
 
 def canonical_nan(v: ir.Value) -> ir.Value:
@@ -170,36 +166,53 @@ def store(v: ir.Value, buf: ir.Value, shape, slot) -> None:
 
 # --- shuffles -------------------------------------------------------------------------
 
+# ``nvvm.shfl.sync``'s c operand for a butterfly over the whole warp: clamp 31 in bits
+# 0-4, segment mask 0 in bits 8-12 (the source lane is always lane ^ offset).
+BFLY_CLAMP = 0x1F
 
-def shuffle_xor(v: ir.Value, offset: int) -> ir.Value:
-    """``gpu.shuffle xor`` of any supported type, full mask and width 32.
 
-    32-bit values shuffle as they are; 64-bit values as two 32-bit halves;
-    16-bit values widened bit-exactly to i32 (no float conversion, so NaN
-    payloads and -0.0 survive).
+def shuffle_xor(v: ir.Value, offset: int, member_mask: ir.Value | None = None) -> ir.Value:
+    """The value of ``v`` in lane ``lane ^ offset``, for any supported type.
+
+    Without ``member_mask``: ``gpu.shuffle xor`` with width 32, the full member mask.
+    With ``member_mask`` (an i32 value): ``nvvm.shfl.sync bfly`` over exactly the lanes
+    it names, so a group of lanes can shuffle while other lanes of its warp run other
+    code. 32-bit values shuffle as they are; 64-bit values as two 32-bit halves;
+    16-bit values widened bit-exactly to i32 (no float conversion, so NaN payloads and
+    -0.0 survive).
     """
-    return _shuffle_xor(v, i32(offset), i32(32))
+    return _shuffle_xor(v, _mover(offset, member_mask))
 
 
-def _shuffle_xor(v: ir.Value, offset: ir.Value, width: ir.Value) -> ir.Value:
+def _mover(offset: int, member_mask: ir.Value | None):
+    """The 32-bit move of one shuffle step: ``move(x) -> x of lane (lane ^ offset)``."""
+    off = i32(offset)
+    if member_mask is None:
+        width = i32(32)
+        return lambda x: gpu.ShuffleOp(x, off, width, _xor_mode()).results[0]
+    clamp = i32(BFLY_CLAMP)
+    return lambda x: nvvm.shfl_sync(x.type, member_mask, x, off, clamp, nvvm.ShflKind.bfly)
+
+
+def _shuffle_xor(v: ir.Value, move) -> ir.Value:
     t = v.type
     bits = bit_width(t)
     i32t = ir.IntegerType.get_signless(32)
     if bits == 32:
-        return _shfl(v, offset, width)
+        return move(v)
     ib = ir.IntegerType.get_signless(bits)
     raw = _as_int(v)
     if bits == 16:
-        moved = arith.trunci(ib, _shfl(arith.extui(i32t, raw), offset, width))
+        moved = arith.trunci(ib, move(arith.extui(i32t, raw)))
     else:  # 64
         lo = arith.trunci(i32t, raw)
         hi = arith.trunci(i32t, arith.shrui(raw, constant(ib, 32)))
-        lo, hi = _shfl(lo, offset, width), _shfl(hi, offset, width)
+        lo, hi = move(lo), move(hi)
         moved = arith.ori(arith.extui(ib, lo), arith.shli(arith.extui(ib, hi), constant(ib, 32)))
     return _from_int(moved, t)
 
 
-def shuffle_xor_all(values: list[ir.Value], offset: int) -> list[ir.Value]:
+def shuffle_xor_all(values: list[ir.Value], offset: int, member_mask: ir.Value | None = None) -> list[ir.Value]:
     """``shuffle_xor`` of each of ``values`` (all of one type), in order.
 
     16-bit values move in pairs, two per 32-bit shuffle: value 2k in the low
@@ -207,24 +220,24 @@ def shuffle_xor_all(values: list[ir.Value], offset: int) -> list[ir.Value]:
     ``shli``, ``ori``; back with ``trunci``, ``shrui``, bitcast). An odd last
     value shuffles alone, widened. Other types shuffle one by one.
     """
-    off, width = i32(offset), i32(32)
+    move = _mover(offset, member_mask)
     if len(values) < 2 or bit_width(values[0].type) != 16:
-        return [_shuffle_xor(v, off, width) for v in values]
+        return [_shuffle_xor(v, move) for v in values]
     out = []
     for a, b in zip(values[0::2], values[1::2]):
-        out.extend(_shuffle_pair(a, b, off, width))
+        out.extend(_shuffle_pair(a, b, move))
     if len(values) % 2:
-        out.append(_shuffle_xor(values[-1], off, width))
+        out.append(_shuffle_xor(values[-1], move))
     return out
 
 
-def _shuffle_pair(a: ir.Value, b: ir.Value, offset: ir.Value, width: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """Two 16-bit values through one 32-bit ``gpu.shuffle xor``."""
+def _shuffle_pair(a: ir.Value, b: ir.Value, move) -> tuple[ir.Value, ir.Value]:
+    """Two 16-bit values through one 32-bit shuffle."""
     i16, i32t = ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
     sixteen = constant(i32t, 16)
     low = arith.extui(i32t, _as_int(a))
     high = arith.shli(arith.extui(i32t, _as_int(b)), sixteen)
-    moved = _shfl(arith.ori(low, high), offset, width)
+    moved = move(arith.ori(low, high))
     a_moved = arith.trunci(i16, moved)
     b_moved = arith.trunci(i16, arith.shrui(moved, sixteen))
     return _from_int(a_moved, a.type), _from_int(b_moved, b.type)
@@ -241,9 +254,6 @@ def _from_int(x: ir.Value, t: ir.Type) -> ir.Value:
     """Integer bits ``x`` back as a value of type ``t`` (the inverse of ``_as_int``)."""
     return arith.bitcast(t, x) if is_float(t) else x
 
-
-def _shfl(v: ir.Value, offset: ir.Value, width: ir.Value) -> ir.Value:
-    return gpu.ShuffleOp(v, offset, width, _xor_mode()).results[0]
 
 
 def _xor_mode() -> ir.Attribute:

@@ -12,7 +12,8 @@ lives here, once:
   the registers folded into each of them, ``r`` in ``[0, R)``, in row-major
   order of the reduced coordinates. The src slot is ``slot(s) + slot(r)``; the
   dst slot uses the dst layout's iters (a compact dst is normal).
-* ``fold_registers``: the in-thread fold, ``linear`` (default) or ``tree``.
+* ``fold_registers``: the in-thread fold, ``linear`` (default) or ``tree``;
+  ``fold_values``: the same two orders over a list of values.
 * ``finish``: ``accum`` (once) and the store.
 * ``emit_thread_wise`` and ``emit_across_lanes``: the two shapes of a lowering,
   with the variant's own fold or lane step plugged in.
@@ -118,10 +119,22 @@ def fold_registers(plan: Plan, src, slots) -> list[ir.Value]:
 def _tree_fold(plan: Plan, src, base) -> ir.Value:
     level = [plan.load(src, base, r) for r in range(plan.R)]
     with name("tile.reduce.tree"):
-        while len(level) > 1:
-            pairs = [emit.combine(plan.info.kind, a, b) for a, b in zip(level[0::2], level[1::2])]
-            level = pairs + level[len(pairs) * 2 :]
-    return level[0]
+        return fold_values(plan.info.kind, level, "tree")
+
+
+def fold_values(kind: str, values: list[ir.Value], fold: str) -> ir.Value:
+    """``values`` combined in their order: ``linear`` is op(op(op(x0, x1), x2), ...);
+    ``tree`` is pairwise, level by level (element 2k with 2k+1, an odd last element
+    moving up unchanged)."""
+    if fold != "tree":
+        acc = values[0]
+        for v in values[1:]:
+            acc = emit.combine(kind, acc, v)
+        return acc
+    while len(values) > 1:
+        pairs = [emit.combine(kind, a, b) for a, b in zip(values[0::2], values[1::2])]
+        values = pairs + values[len(pairs) * 2 :]
+    return values[0]
 
 
 def finish(plan: Plan, dst, s, v) -> None:
@@ -165,16 +178,17 @@ def emit_thread_wise(plan: Plan, dst, src, fold_one: FoldOne = fold_one_register
             scf.yield_([])
 
 
-def lane_butterfly(kind: str, values: list[ir.Value], bits) -> list[ir.Value]:
+def lane_butterfly(kind: str, values: list[ir.Value], bits, member_mask: ir.Value | None = None) -> list[ir.Value]:
     """Combine each value across the lanes that differ in ``bits``: for each bit b,
     highest first, ``v = op(v, shuffle xor v, 1 << b)``, the values' shuffles
     interleaved. Every lane of a group ends with identical bits: lanes i and
     i ^ (1 << b) compute op(v_i, v_j) and op(v_j, v_i), and every combine here is
     commutative on PTX (NaN results are canonical; an f64 NaN is made canonical by
-    ``finish``, in every lane alike)."""
+    ``finish``, in every lane alike). The shuffles name every lane of the warp, or
+    only those of ``member_mask`` (an i32 value; ``emit.shuffle_xor``)."""
     for b in sorted(bits, reverse=True):
         with name(f"tile.reduce.butterfly.{1 << b}"):
-            others = emit.shuffle_xor_all(values, 1 << b)
+            others = emit.shuffle_xor_all(values, 1 << b, member_mask)
             values = [emit.combine(kind, v, o) for v, o in zip(values, others)]
     return values
 

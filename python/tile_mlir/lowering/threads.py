@@ -3,13 +3,16 @@
 Everything builds at the current insertion point and location, as ``emit`` does.
 
 * ``scope_thread(scope, block)``: the thread's index inside its instance of the exec
-  scope, and the instance's index in the block (warpgroup w of the block; 0 for a cta).
+  scope, and the instance's index in the block: for a warp, its lane and warp w of the
+  block; for a warpgroup, its index in the warpgroup and warpgroup w; for a cta, the
+  linear thread id and 0.
   The linear thread id is ``x + y * Dx + z * Dx * Dy``; where the function's
   ``known_block_size`` says the block is one-dimensional, it is ``x``.
 * ``compress(t, bits)``: the listed bits of ``t``, packed from bit 0 up, in order.
 * ``barrier(scope, instance)``: ``gpu.barrier`` for a cta; for a warpgroup a named
   barrier over its own 128 threads (PTX ``bar.sync id, 128``, id
-  ``FIRST_NAMED_BARRIER + instance``), never the whole block.
+  ``FIRST_NAMED_BARRIER + instance``), never the whole block; for a warp
+  ``nvvm.bar.warp.sync`` over its 32 lanes (``__syncwarp()``); nothing for a thread.
 * ``Site``: where an op sits. It allocates the op's own scratch, a
   ``memref.global`` in workgroup memory at the enclosing symbol table, named
   ``tile_scratch_<n>`` and carrying a ``tile.scratch`` attribute that says what it
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 from mlir.dialects import arith, gpu, memref, nvvm
 
 from ..ir import ir
-from ..vocab import FIRST_NAMED_BARRIER, WARPGROUP_SIZE, address_space
+from ..vocab import FIRST_NAMED_BARRIER, WARP_SIZE, WARPGROUP_SIZE, address_space
 from . import emit
 
 # Ops whose regions run at most once each time the op runs: anything else (scf.for,
@@ -51,9 +54,9 @@ def scope_thread(scope: str, block: tuple[int, ...] | None) -> tuple[ir.Value, i
     linear = linear_thread_id(block)
     if scope == "cta":
         return linear, 0
-    assert scope == "warpgroup", scope
-    shift = WARPGROUP_SIZE.bit_length() - 1
-    return arith.andi(linear, emit.index(WARPGROUP_SIZE - 1)), arith.shrui(linear, emit.index(shift))
+    size = {"warp": WARP_SIZE, "warpgroup": WARPGROUP_SIZE}[scope]
+    shift = size.bit_length() - 1
+    return arith.andi(linear, emit.index(size - 1)), arith.shrui(linear, emit.index(shift))
 
 
 def compress(t: ir.Value, bits) -> ir.Value | int:
@@ -76,9 +79,15 @@ def compress(t: ir.Value, bits) -> ir.Value | int:
 
 def barrier(scope: str, instance) -> None:
     """The barrier of one instance of ``scope`` (module docstring)."""
+    if scope == "thread":
+        return
     if scope == "cta":
         gpu.barrier()
         return
+    if scope == "warp":
+        nvvm.bar_warp_sync(emit.i32(-1))
+        return
+    assert scope == "warpgroup", scope
     i32 = ir.IntegerType.get_signless(32)
     if isinstance(instance, int):
         bar_id = emit.i32(FIRST_NAMED_BARRIER + instance)

@@ -30,6 +30,7 @@ from .. import api, cache
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
 from .cases import CASES
+from .shared_cases import SHARED_CASES
 
 # The examples (the demonstration among them), so they launch from the cache too.
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
@@ -60,7 +61,7 @@ def main(argv=None) -> int:
         _use_cache_dir(str(Path(args.cache).resolve()))
     root = cache.cache_dir()
 
-    texts = [case.kernel_text(args.chip) for case in CASES] + [p.read_text() for p in EXAMPLES]
+    texts = [case.kernel_text(args.chip) for case in CASES + SHARED_CASES] + [p.read_text() for p in EXAMPLES]
     # Spawned workers, not forked ones: the caller may hold MLIR contexts and their threads.
     with ProcessPoolExecutor(
         max_workers=max(1, args.jobs),
