@@ -1,6 +1,6 @@
 """Every case of the conformance matrix, compiled, launched, and checked against numpy.
 
-For each case (``tile_mlir.testing.cases.CASES``): fresh random inputs (and, for the
+For each case (``tile_mlir.testing.matrix.CASES``): fresh random inputs (and, for the
 special cases, every NaN / infinity / signed-zero scenario), a poisoned output buffer
 (holding the old values with accum), one launch of one block of ``case.threads()``
 threads, then ``case.check`` must find nothing. See conftest.py for the command.
@@ -14,7 +14,8 @@ import pytest
 
 import tile_mlir
 from tile_mlir.runtime import gpu_available
-from tile_mlir.testing.cases import CASES, special_inputs
+from tile_mlir.testing.cases import special_inputs
+from tile_mlir.testing.matrix import CASES
 
 CHIP = "sm_90a"  # what tile_mlir.testing.prepare compiles for by default
 BACKEND = os.environ.get("TILE_MLIR_CONFORMANCE_BACKEND", "cuda")

@@ -1,4 +1,4 @@
-"""The conformance matrix (tile_mlir.testing.cases) on the CPU.
+"""The conformance matrix (tile_mlir.testing.matrix, tile_mlir.testing.cases) on the CPU.
 
 * Every case is a valid op (tile_mlir.analysis) and lowers to PTX with the promised
   shuffle count and no local memory.
@@ -20,22 +20,9 @@ from tile_mlir.compiler import lower_to_ptx
 from tile_mlir.errors import CompileError
 from tile_mlir.ir import find_ops, ir, make_context
 from tile_mlir.testing import prepare
-from tile_mlir.testing.cases import (
-    CASES,
-    DTYPES,
-    FLOAT_DTYPES,
-    KINDS,
-    THREAD_SHAPES,
-    ReduceCase,
-    bits,
-    narrow,
-    pattern_case,
-    poison,
-    special_inputs,
-    thread_case,
-    widen,
-)
-from tile_mlir.vocab import LANE_BITS
+from tile_mlir.testing.cases import ReduceCase, bits, narrow, poison, special_inputs, widen
+from tile_mlir.testing.matrix import CASES, THREAD_SHAPES, pattern_case, thread_case
+from tile_mlir.vocab import DTYPES, FLOAT_DTYPES, KINDS, LANE_BITS
 
 BY_NAME = {case.name: case for case in CASES}
 

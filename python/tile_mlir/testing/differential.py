@@ -52,8 +52,8 @@ from pathlib import Path
 import numpy as np
 
 from ..layout import Iter, TileLayout
-from ..vocab import LANE_BITS
-from .cases import DTYPES, KINDS, ReduceCase
+from ..vocab import DTYPES, KINDS, LANE_BITS
+from .cases import ReduceCase
 
 MAX_REGISTERS = 64  # registers per thread in one random src tile
 

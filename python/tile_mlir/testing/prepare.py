@@ -29,7 +29,7 @@ from pathlib import Path
 from .. import api, cache
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
-from .cases import CASES
+from .matrix import CASES
 
 # The examples (the demonstration among them), so they launch from the cache too.
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
@@ -50,7 +50,7 @@ def _use_cache_dir(path: str) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tile_mlir.testing.prepare",
-        description="Compile every conformance case (tile_mlir.testing.cases.CASES) into the compile cache.",
+        description="Compile every conformance case (tile_mlir.testing.matrix.CASES) into the compile cache.",
     )
     parser.add_argument("--cache", help="the cache directory (default: $TILE_MLIR_CACHE_DIR, else the cache's default)")
     parser.add_argument("--chip", default=DEFAULT_CHIP, help=f"the chip to compile for (default: {DEFAULT_CHIP})")
