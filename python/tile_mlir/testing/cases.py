@@ -14,6 +14,17 @@ launched as one block of ``T = case.threads()`` threads, does::
     B[tid, :] <- dst
 
 So register slot ``s`` of thread ``t`` is ``A[t, s]`` before and ``B[t, s]`` after.
+
+With ``repeat = n > 1`` the op sits inside an ``scf.for`` of ``n`` iterations (so its
+lowering must expect to run again), and A holds one src tile per iteration::
+
+    dst <- B[tid, :]                                        only with accum
+    scf.for i in 0..n:  src <- A[i, tid, :];  "tile.reduce"(dst, src)
+    B[tid, :] <- dst
+
+The logical src input ``x`` then has a leading dim of ``n``: with accum the result is
+``old`` combined with every iteration's reduction in turn, without it the last
+iteration's reduction.
 The copies are straight-line, one load and one store per element, rather than
 ``scf.for`` loops as in ``examples/demo.mlir``: LLVM only partially unrolls a loop
 of more than about 16 iterations, and its dynamic indices would then put the
@@ -145,6 +156,7 @@ class ReduceCase:
     src_layout: str | None = None  # layout text; None: row-major over the memref, registers only
     dst_layout: str | None = None
     special: bool = False  # run with special_inputs (NaN, infinities, signed zeros)
+    repeat: int = 1  # iterations of the loop around the op (1: no loop)
 
     def threads(self) -> int:
         """The block size: one instance of the exec scope (for a cta, the src layout's
@@ -152,6 +164,17 @@ class ReduceCase:
         if self.exec_scope == "cta":
             return WARP_SIZE * (TileLayout.parse(self.src_layout).reach("warpid") + 1)
         return SCOPE_THREADS[self.exec_scope]
+
+    @property
+    def x_shape(self) -> tuple[int, ...]:
+        """The shape of the logical src input: the src tile's, after a dim of ``repeat``
+        iterations when there is a loop."""
+        return ((self.repeat,) if self.repeat > 1 else ()) + self.src_tile.shape
+
+    def buffer_shapes(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The shapes of the kernel's arguments A and B (module docstring)."""
+        a = (self.threads(), math.prod(self.src_shape))
+        return ((self.repeat, *a) if self.repeat > 1 else a), (self.threads(), math.prod(self.dst_shape))
 
     # -- layouts and places --------------------------------------------------------------
 
@@ -182,8 +205,7 @@ class ReduceCase:
     def kernel_text(self, chip: str = "sm_90a") -> str:
         """A complete module: ``gpu.module @kernels`` with the kernel ``@<name>``."""
         dt, threads = self.dtype, self.threads()
-        a_type = f"memref<{threads}x{math.prod(self.src_shape)}x{dt}>"
-        b_type = f"memref<{threads}x{math.prod(self.dst_shape)}x{dt}>"
+        a_type, b_type = (f"memref<{'x'.join(map(str, shape))}x{dt}>" for shape in self.buffer_shapes())
         src_type, dst_type = private_type(self.src_shape, dt), private_type(self.dst_shape, dt)
         n_consts = max(math.prod(self.src_shape), math.prod(self.dst_shape))
         attrs = [
@@ -200,13 +222,29 @@ class ReduceCase:
         body = ["%tid = gpu.thread_id x"]
         body += [f"%c{n} = arith.constant {n} : index" for n in range(n_consts)]
         body += [f"%src = memref.alloca() : {src_type}", f"%dst = memref.alloca() : {dst_type}"]
-        body.append("// A[tid, :] -> src")
-        body += _copies("a", self.src_shape, "%A", a_type, "%src", src_type, load_global=True)
         if self.accum:
             body.append("// B[tid, :] -> dst: the old values")
             body += _copies("o", self.dst_shape, "%B", b_type, "%dst", dst_type, load_global=True)
-        body.append(f'"tile.reduce"(%dst, %src) {{{", ".join(attrs)}}}')
-        body.append(f"  : ({dst_type}, {src_type}) -> ()")
+        reduce = [
+            f'"tile.reduce"(%dst, %src) {{{", ".join(attrs)}}}',
+            f"  : ({dst_type}, {src_type}) -> ()",
+        ]
+        if self.repeat == 1:
+            body.append("// A[tid, :] -> src")
+            body += _copies("a", self.src_shape, "%A", a_type, "%src", src_type, load_global=True)
+            body += reduce
+        else:
+            body += [
+                "%lo = arith.constant 0 : index",
+                f"%hi = arith.constant {self.repeat} : index",
+                "%step = arith.constant 1 : index",
+                "scf.for %i = %lo to %hi step %step {",
+                "  // A[i, tid, :] -> src",
+                *("  " + line for line in _copies("a", self.src_shape, "%A", a_type, "%src", src_type, True, "%i, ")),
+                *("  " + line for line in reduce),
+                # A real loop on the GPU too: the op's code runs again, not a copy of it.
+                "} {llvm.loop_annotation = #llvm.loop_annotation<unroll = <disable = true>>}",
+            ]
         body.append("// dst -> B[tid, :]")
         body += _copies("b", self.dst_shape, "%B", b_type, "%dst", dst_type, load_global=False)
         body.append("gpu.return")
@@ -225,8 +263,14 @@ class ReduceCase:
     # -- host buffers --------------------------------------------------------------------
 
     def pack(self, x: np.ndarray) -> np.ndarray:
-        """Logical src tensor -> ``A[threads, src numel]`` (every place of every element)."""
-        return self._pack(x, self.src_tile, self.src_shape, self._src_index)
+        """Logical src input -> ``A[threads, src numel]`` (every place of every element);
+        with a loop, ``A[repeat, threads, src numel]``, one tile per iteration."""
+        if self.repeat == 1:
+            return self._pack(x, self.src_tile, self.src_shape, self._src_index)
+        x = np.asarray(x)
+        if x.shape != self.x_shape:
+            raise ValueError(f"{self.name}: got shape {x.shape}, expected {self.x_shape}")
+        return np.stack([self._pack(xi, self.src_tile, self.src_shape, self._src_index) for xi in x])
 
     def pack_dst(self, values: np.ndarray) -> np.ndarray:
         """Logical dst tensor -> ``B[threads, dst numel]``, the same way as ``pack``."""
@@ -268,13 +312,18 @@ class ReduceCase:
         """The values each dst element combines: shape (dst numel, terms), widened.
 
         Row k lists the src elements reduced into dst element k (row-major), then
-        the old value with accum.
+        the old value with accum. With a loop: every iteration's with accum, else the
+        last one's.
         """
         v = widen(x, self.dtype)
-        red = list(self.reduced_dims)
-        kept = [d for d in range(v.ndim) if d not in red]
+        if self.repeat > 1:
+            v = v if self.accum else v[-1:]
+        else:
+            v = v[np.newaxis]
+        red = [1 + d for d in self.reduced_dims]
+        kept = [d for d in range(1, v.ndim) if d not in red]
         n_dst = math.prod(self.dst_tile.shape)
-        terms = np.transpose(v, kept + red).reshape(n_dst, -1)
+        terms = np.concatenate([np.transpose(vi, [d - 1 for d in kept + red]).reshape(n_dst, -1) for vi in v], axis=1)
         if self.accum:
             terms = np.concatenate([terms, widen(old, self.dtype).reshape(n_dst, 1)], axis=1)
         return terms
@@ -363,7 +412,7 @@ class ReduceCase:
     def random_inputs(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Fresh random ``(x, old)``, never zero: floats in [-1, 1], small signed ints."""
         return (
-            _random_values(rng, self.src_tile.shape, self.dtype),
+            _random_values(rng, self.x_shape, self.dtype),
             _random_values(rng, self.dst_tile.shape, self.dtype),
         )
 
@@ -439,7 +488,7 @@ def special_inputs(case: ReduceCase, rng: np.random.Generator) -> list[tuple[str
     if not is_float(case.dtype):
         raise ValueError(f"{case.name}: special inputs are for float dtypes, not {case.dtype}")
     return [
-        (name, narrow(gen(rng, case.src_tile.shape), case.dtype),
+        (name, narrow(gen(rng, case.x_shape), case.dtype),
          narrow(gen(rng, case.dst_tile.shape), case.dtype))
         for name, gen in SPECIAL_SCENARIOS.items()
     ]
@@ -474,8 +523,10 @@ def private_type(shape, dtype: str) -> str:
     return f"memref<{'x'.join(map(str, shape))}x{dtype}, #gpu.address_space<private>>"
 
 
-def _copies(p: str, shape, glob: str, glob_type: str, loc: str, loc_type: str, load_global: bool) -> list[str]:
-    """Straight-line copies between ``glob[tid, flat]`` and ``loc[i...]``, one per element.
+def _copies(
+    p: str, shape, glob: str, glob_type: str, loc: str, loc_type: str, load_global: bool, lead: str = ""
+) -> list[str]:
+    """Straight-line copies between ``glob[lead tid, flat]`` and ``loc[i...]``, one per element.
 
     ``flat`` is the row-major index of ``i...`` over ``shape``; ``p`` prefixes the
     SSA names so that two copies never clash. The direction is global -> private
@@ -484,7 +535,7 @@ def _copies(p: str, shape, glob: str, glob_type: str, loc: str, loc_type: str, l
     lines = []
     for flat, idx in enumerate(itertools.product(*map(range, shape))):
         here = f"{loc}[{', '.join(f'%c{i}' for i in idx)}] : {loc_type}"
-        there = f"{glob}[%tid, %c{flat}] : {glob_type}"
+        there = f"{glob}[{lead}%tid, %c{flat}] : {glob_type}"
         load, store = (there, here) if load_global else (here, there)
         lines.append(f"%{p}{flat} = memref.load {load}")
         lines.append(f"memref.store %{p}{flat}, {store}")
