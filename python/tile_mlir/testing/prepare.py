@@ -12,7 +12,8 @@ the GPU machine and run ``test/gpu`` there with ``TILE_MLIR_CACHE_DIR=DIR``.
 The cache directory is ``--cache``, else ``$TILE_MLIR_CACHE_DIR``, else the cache's
 default (``tile_mlir.cache.cache_dir()``). The cache key covers the IR, the options (the chip), the
 toolchain versions and a digest of tile_mlir's own source, so a changed lowering is
-rebuilt. The last line printed is the summary::
+rebuilt; the entries older builds left are then removed (``cache.prune_stale``), so the
+directory holds what the GPU needs and little else. The last line printed is the summary::
 
     prepared N kernels into DIR (M built, K cached)
 """
@@ -69,6 +70,9 @@ def main(argv=None) -> int:
         initargs=(str(root),),
     ) as pool:
         built = sum(pool.map(prepare_one, texts, [args.chip] * len(texts)))
+    stale = cache.prune_stale()
+    if stale:
+        print(f"removed {stale} stale entries (built by another toolchain or tile_mlir source)")
     print(f"prepared {len(texts)} kernels into {root} ({built} built, {len(texts) - built} cached)")
     return 0
 
