@@ -187,11 +187,14 @@ def _dst_shape(op: _Op, rng: random.Random):
     return "does not match src shape"
 
 
-def _dst_replica(op: _Op, rng: random.Random):
+def _dst_replica(op: _Op, rng: random.Random, warp_bits: bool = False):
+    """The dst leaves out one of its thread replica iters; with ``warp_bits``, one that
+    holds a reduced warp bit."""
     if op.case.dst_layout is None:
         return None
-    dst = op.layout("dst")
-    thread = [it for it in dst.replica if it.axis != "m"]
+    src, dst = op.layout("src"), op.layout("dst")
+    reduced = {b for a in op.case.axes for it in src.shard[a % src.rank] for b in iter_bits(it) if b >= 5}
+    thread = [it for it in dst.replica if it.axis != "m" and (not warp_bits or set(iter_bits(it)) & reduced)]
     if not thread:
         return None
     drop = rng.choice(thread)
@@ -219,20 +222,6 @@ def _warp_bit_at_warp_scope(op: _Op, rng: random.Random):
     op.set_layout("src", TileLayout(shard, src.replica))
     op.set_layout("dst", TileLayout(dst.shard, (*dst.replica, Iter(2, 1, axis))))
     return f"src_layout: axis {axis} is not allowed at warp scope"
-
-
-def _dst_misses_a_warp_bit(op: _Op, rng: random.Random):
-    """The dst leaves out (a replica iter holding) a reduced warp bit."""
-    if op.case.src_layout is None:
-        return None
-    src, dst = op.layout("src"), op.layout("dst")
-    reduced = {b for a in op.case.axes for it in src.shard[a % src.rank] for b in iter_bits(it) if b >= 5}
-    holding = [it for it in dst.replica if set(iter_bits(it)) & reduced]
-    if not holding:
-        return None
-    drop = rng.choice(holding)
-    op.set_layout("dst", TileLayout(dst.shard, tuple(it for it in dst.replica if it is not drop)))
-    return "dst_layout must replicate over thread bits"
 
 
 def _block_size_mismatch(op: _Op, rng: random.Random):
@@ -264,7 +253,7 @@ RULES = {
     "dst replicates over the reduced bits": _dst_replica,
     "axes of the scope": _axis_not_in_scope,
     "a warp bit at warp scope": _warp_bit_at_warp_scope,
-    "dst replicates over the reduced warp bits": _dst_misses_a_warp_bit,
+    "dst replicates over the reduced warp bits": lambda op, rng: _dst_replica(op, rng, warp_bits=True),
     "a cta's block size": _block_size_mismatch,
     "gpu memory spaces": _memory_space,
 }
