@@ -42,7 +42,7 @@ def pytest_terminal_summary(terminalreporter):
             1
             for outcome in outcomes
             for report in terminalreporter.stats.get(outcome, [])
-            if "test_conformance" in getattr(report, "nodeid", "")
+            if "test_conformance.py::" in getattr(report, "nodeid", "")
         )
 
     passed, failed, skipped = count("passed"), count("failed", "error"), count("skipped")
