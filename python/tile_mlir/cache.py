@@ -29,6 +29,10 @@ fails because the entry exists) discards its copy and returns the winner's. Read
 every file against the checksums in ``meta.json``; a corrupt entry (missing file, checksum
 mismatch, bad JSON) is removed and reported as a miss, so the caller rebuilds it.
 
+Every edit to tile_mlir changes the full key, so a cache that is prepared again and again
+would keep every older build; ``prune_stale()`` removes the entries of other toolchains
+(``tile_mlir.testing.prepare`` calls it after storing every kernel).
+
 Nothing here imports MLIR or CUDA.
 """
 
@@ -283,3 +287,40 @@ def _discard(path: Path) -> None:
         shutil.rmtree(trash, ignore_errors=True)
     else:
         trash.unlink(missing_ok=True)
+
+
+def prune_stale() -> int:
+    """Remove from the cache directory what no compile here will read again: the entries
+    another toolchain built (their ``meta.json`` names other versions than
+    ``toolchain_versions()``; any edit to tile_mlir's source makes every older entry
+    one), and the ``by-source/`` index files left naming no entry. A machine without
+    MLIR reads what the index names, and ``store`` points it at the newest entry of each
+    source, so after storing every kernel again (``tile_mlir.testing.prepare``) the copy
+    it gets is whole and holds nothing stale. Returns how many entries went; does nothing
+    where the MLIR bindings are missing (the versions are unknown there).
+    """
+    root, current = cache_dir(), toolchain_versions()
+    if current["mlir"] is None or not root.is_dir():
+        return 0
+    removed = 0
+    for path in root.iterdir():
+        if not (_KEY.fullmatch(path.name) and path.is_dir()):
+            continue
+        try:
+            toolchain = json.loads((path / "meta.json").read_text())["meta"].get("toolchain")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            toolchain = None  # unreadable: a lookup would remove it too
+        if toolchain != current:
+            _discard(path)
+            removed += 1
+    index = root / "by-source"
+    for path in index.iterdir() if index.is_dir() else ():
+        if path.name.startswith("."):
+            continue
+        try:
+            named = path.read_text()
+        except OSError:
+            continue
+        if not (_KEY.fullmatch(named) and (root / named).is_dir()):
+            path.unlink(missing_ok=True)
+    return removed

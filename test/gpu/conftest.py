@@ -3,9 +3,9 @@
 One documented command, in two halves (compile here, launch there)::
 
     # where MLIR and ptxas are (the development machine):
-    python -m tile_mlir.testing.prepare --cache .tile-cache/conformance
+    python -m tile_mlir.testing.prepare --cache .tile-cache
     # on the GPU machine, with the working tree and .tile-cache/ copied over:
-    TILE_MLIR_CACHE_DIR=.tile-cache/conformance PYTHONPATH=python python3 -m pytest test/gpu -q
+    TILE_MLIR_CACHE_DIR=.tile-cache PYTHONPATH=python python3 -m pytest test/gpu -q
 
 Without a GPU every test skips ("no GPU"). ``TILE_MLIR_CONFORMANCE_BACKEND=interpreter``
 runs the same suite on the CPU interpreter instead (it needs MLIR).
@@ -15,16 +15,16 @@ failure; ``TILE_MLIR_SEED=<seed>`` repeats a run. The last line of the terminal 
 is ``conformance: N passed, M failed``.
 """
 
-import os
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 
-SEED = int(os.environ.get("TILE_MLIR_SEED") or np.random.SeedSequence().entropy)
+from tile_mlir.testing.conformance import session_seed  # noqa: E402
+
+SEED = session_seed()
 
 
 @pytest.fixture(scope="session")
@@ -42,7 +42,7 @@ def pytest_terminal_summary(terminalreporter):
             1
             for outcome in outcomes
             for report in terminalreporter.stats.get(outcome, [])
-            if "test_conformance" in getattr(report, "nodeid", "")
+            if "test_conformance.py::" in getattr(report, "nodeid", "")
         )
 
     passed, failed, skipped = count("passed"), count("failed", "error"), count("skipped")

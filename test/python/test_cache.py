@@ -290,3 +290,30 @@ def test_store_leaves_no_temp_files(cache_root, monkeypatch):
     names = [p.name for p in cache_root.rglob("*")]
     assert not [n for n in names if n.startswith((".tmp-", ".trash-"))]
     assert os.listdir(cache_root / "by-source") == [cache.source_key(IR, SM90)]
+
+
+# --- pruning ---------------------------------------------------------------------------------
+
+
+def test_prune_stale_keeps_this_toolchains_entries_and_what_the_index_needs(cache_root, monkeypatch):
+    other = IR.replace("demo", "other")
+    monkeypatch.setattr(cache, "toolchain_versions", lambda: {**VERSIONS, "tile_mlir_source": "old"})
+    cache.store(IR, SM90, artifact(meta={"build": "old"}))
+    cache.store(other, SM90, artifact(meta={"build": "old"}))  # not stored again below
+    (cache_root / "bench").mkdir()  # a folder of another user of the directory
+    now = {**VERSIONS, "tile_mlir_source": "new"}
+    monkeypatch.setattr(cache, "toolchain_versions", lambda: dict(now))
+    fresh = cache.store(IR, SM90, artifact(meta={"build": "new"}))
+    cache.store(IR, Options(chip="sm_80"), artifact(meta={"build": "new"}))
+    assert len(entries(cache_root)) == 5
+
+    assert cache.prune_stale() == 2
+    assert entries(cache_root) == sorted(["bench", cache.key(IR, SM90, now), cache.key(IR, Options(chip="sm_80"), now)])
+    assert sorted(os.listdir(cache_root / "by-source")) == sorted(
+        [cache.source_key(IR, SM90), cache.source_key(IR, Options(chip="sm_80"))]
+    )
+    assert cache.prune_stale() == 0
+    monkeypatch.setattr(cache, "toolchain_versions", lambda: {**now, "mlir": None})  # the GPU machine
+    assert cache.lookup(IR, SM90) == fresh and cache.lookup(other, SM90) is None
+    assert cache.prune_stale() == 0  # without MLIR, the versions are unknown: nothing goes
+    assert len(entries(cache_root)) == 3

@@ -1,7 +1,9 @@
-"""The conformance matrix (tile_mlir.testing.cases) on the CPU.
+"""The conformance matrix (tile_mlir.testing.matrix, tile_mlir.testing.cases) on the CPU.
 
 * Every case is a valid op (tile_mlir.analysis) and lowers to PTX with the promised
-  shuffle count and no local memory.
+  shuffle count, no local memory, and exactly one barrier (``bar.sync``) for an op that
+  reduces across warps (none otherwise): the block's for a cta, the warpgroup's own
+  128 threads for a warpgroup.
 * The numpy side is self-consistent: an output built from the reference passes
   ``check``, and a wrong value, an unwritten place or disagreeing replicas are reported.
 * ``pack``, ``reference`` and the dtype conversions agree with hand-computed examples.
@@ -20,22 +22,9 @@ from tile_mlir.compiler import lower_to_ptx
 from tile_mlir.errors import CompileError
 from tile_mlir.ir import find_ops, ir, make_context
 from tile_mlir.testing import prepare
-from tile_mlir.testing.cases import (
-    CASES,
-    DTYPES,
-    FLOAT_DTYPES,
-    KINDS,
-    THREAD_SHAPES,
-    ReduceCase,
-    bits,
-    narrow,
-    pattern_case,
-    poison,
-    special_inputs,
-    thread_case,
-    widen,
-)
-from tile_mlir.vocab import LANE_BITS
+from tile_mlir.testing.cases import ReduceCase, bits, narrow, poison, special_inputs, widen
+from tile_mlir.testing.matrix import CASES, THREAD_SHAPES, pattern_case, thread_case
+from tile_mlir.vocab import DTYPES, FLOAT_DTYPES, KINDS, LANE_BITS
 
 BY_NAME = {case.name: case for case in CASES}
 
@@ -68,6 +57,20 @@ def test_matrix_coverage():
         assert f"warp_f32_sum_{tag}_accum" in names
     assert all(case.dtype in FLOAT_DTYPES for case in CASES if case.special)
     assert {c.exec_scope for c in CASES} == {"thread", "warp", "warpgroup", "cta"}
+    # Across warps: blocked ctas of 2 to 32 warps, whole or by rows; mma tiles with warps
+    # along M and along N, reduced over either; warpgroups over wid_in_wg; a loop.
+    for warps in (2, 4, 8, 16, 32):
+        assert {f"cta_f32_sum_cta{warps}_all", f"cta_f32_max_cta{warps}_rows_accum"} <= names
+    for tiles in ("mma2x2", "mma4x1", "mma1x4", "wgmma8"):
+        assert {f"cta_f32_minimum_{tiles}_{dim}{accum}" for dim in "mn" for accum in ("", "_accum")} <= names
+    for tag in ("wg_all", "wg_over_warps", "wg_mma_m", "wg_kept_replica", "loop3_wg"):
+        assert f"warpgroup_f32_maximum_{tag}_accum" in names
+    for dtype in DTYPES:
+        assert {f"cta_{dtype}_sum_loop3_cta4_accum", f"cta_{dtype}_max_cta8_all"} <= names
+        for kind in KINDS:
+            if dtype in FLOAT_DTYPES:
+                assert {f"cta_{dtype}_{kind}_cta8_all_special", f"cta_{dtype}_{kind}_cta8_all_accum_special"} <= names
+    assert {case.repeat for case in CASES if "loop3" in case.name} == {3}
 
 
 def _tile_reduce(module: ir.Module):
@@ -153,6 +156,15 @@ def test_expected_shuffle_counts():
         "warpgroup_f32_sum_wg_all": 2 * 5,
         "warpgroup_f32_sum_wg_over_warps": 0,
         "cta_f32_sum_cta8_rows": 5,
+        "cta_f32_sum_cta32_all": 5,
+        "cta_i32_sum_cta8_all": 5,  # no redux.sync across warps: cross_warp shuffles
+        "cta_f32_sum_cta32_rows": 0,
+        "cta_f32_sum_mma2x2_n": 2 * 2,  # lane bits 0-1, 2 rows per thread
+        "cta_f32_sum_mma2x2_m": 3 * 2,  # lane bits 2-4, 2 columns per thread
+        "cta_f32_sum_wgmma8_m": 3 * 8,
+        "warpgroup_f32_sum_wg_kept_replica": 1,
+        "warpgroup_f32_sum_wg_mma_m": 3 * 4,
+        "cta_f64_sum_loop3_cta4_accum": 5 * 2,  # the loop stays a loop: its op once
         "thread_f32_sum_32_to_1": 0,
     }
     assert {name: expected_shuffles(BY_NAME[name]) for name in counts} == counts
@@ -163,15 +175,37 @@ def test_ptx_shuffle_count(case, lowered):
     assert ptx_of(lowered, case).count("shfl.sync.bfly") == expected_shuffles(case)
     (signature,) = lowered[case.name].signatures
     assert signature.name == case.name
-    assert [a.shape for a in signature.args] == [
-        (case.threads(), math.prod(case.src_shape)),
-        (case.threads(), math.prod(case.dst_shape)),
-    ]
+    assert tuple(a.shape for a in signature.args) == case.buffer_shapes()
 
 
 @pytest.mark.parametrize("case", case_params(CASES))
 def test_ptx_has_no_local_memory(case, lowered):
     assert re.findall(r"\b(?:ld|st)\.local\b[^\n]*", ptx_of(lowered, case)) == []
+
+
+def crosses_warps(case: ReduceCase) -> bool:
+    """Whether the reduced dims carry warp bits (thread bits 5 and up)."""
+    return any(b >= LANE_BITS for d in case.reduced_dims for b in thread_bits(case.src_tile.shard[d]))
+
+
+@pytest.mark.parametrize("case", case_params(CASES))
+def test_ptx_barriers(case, lowered):
+    """One barrier per op across warps, of its scope; none for an op inside warps. The
+    loop cases keep their loop (it is not unrolled), so their op's code is there once."""
+    barriers = re.findall(r"\b(?:bar|barrier)(?:\.cta)?\.(?:sync|arrive|red)\b[^;]*;", ptx_of(lowered, case))
+    if not crosses_warps(case):
+        assert barriers == []
+    elif case.exec_scope == "cta":
+        assert [re.sub(r"\s+", " ", b) for b in barriers] == ["bar.sync 0;"]
+    else:  # a named barrier (id 8 + the warpgroup's index) over the warpgroup's 128 threads
+        assert len(barriers) == 1 and re.fullmatch(r"bar\.sync\s+%r\d+, 128;", barriers[0]), barriers
+
+
+def test_crosses_warps():
+    crossing = {case.name for case in CASES if crosses_warps(case)}
+    assert {"cta_f32_sum_cta2_all", "cta_f32_sum_mma2x2_n", "cta_f32_sum_mma1x4_n", "cta_f32_sum_mma4x1_m",
+            "warpgroup_f32_sum_wg_all", "warpgroup_f32_sum_wg_over_warps", "cta_f32_sum_loop3_cta4"} <= crossing
+    assert not {"cta_f32_sum_mma4x1_n", "cta_f32_sum_mma1x4_m", "warpgroup_f32_sum_wg_warps"} & crossing
 
 
 # --- the numpy side: pack, reference, check ------------------------------------------------
@@ -184,8 +218,11 @@ def all_inputs(case, seed=0):
 
 
 def perfect_output(case, x, old):
-    """What a correct kernel writes: the reference, rounded to the dtype, on every dst place."""
-    return case.pack_dst(narrow(case.reference(x, old), case.dtype))
+    """What a correct kernel writes: the reference, rounded to the dtype, on every dst place.
+    A NaN is written as a plain quiet NaN: numpy's keeps an input's payload, which a
+    16-bit type could narrow to the poison bits."""
+    ref = case.reference(x, old)
+    return case.pack_dst(narrow(np.where(np.isnan(ref), np.nan, ref), case.dtype))
 
 
 def _last_place(case, b):

@@ -1,8 +1,9 @@
-"""The GPU conformance matrix of ``tile.reduce``: kernels, inputs, numpy references.
+"""One conformance case of ``tile.reduce``: its kernel, its inputs, its numpy reference.
 
 Each ``ReduceCase`` is one ``tile.reduce`` wrapped in a complete kernel
 (``kernel_text``), plus everything needed to run it and judge the result with
-numpy alone. This module imports no MLIR, so it runs on the GPU machine.
+numpy alone. ``tile_mlir.testing.matrix`` lists the cases of the conformance matrix.
+This module imports no MLIR, so it runs on the GPU machine.
 
 The kernel ``@<name>(%A: memref<T x NSRC x dt>, %B: memref<T x NDST x dt>)``,
 launched as one block of ``T = case.threads()`` threads, does::
@@ -13,6 +14,17 @@ launched as one block of ``T = case.threads()`` threads, does::
     B[tid, :] <- dst
 
 So register slot ``s`` of thread ``t`` is ``A[t, s]`` before and ``B[t, s]`` after.
+
+With ``repeat = n > 1`` the op sits inside an ``scf.for`` of ``n`` iterations (so its
+lowering must expect to run again), and A holds one src tile per iteration::
+
+    dst <- B[tid, :]                                        only with accum
+    scf.for i in 0..n:  src <- A[i, tid, :];  "tile.reduce"(dst, src)
+    B[tid, :] <- dst
+
+The logical src input ``x`` then has a leading dim of ``n``: with accum the result is
+``old`` combined with every iteration's reduction in turn, without it the last
+iteration's reduction.
 The copies are straight-line, one load and one store per element, rather than
 ``scf.for`` loops as in ``examples/demo.mlir``: LLVM only partially unrolls a loop
 of more than about 16 iterations, and its dynamic indices would then put the
@@ -62,7 +74,7 @@ from functools import cached_property
 import numpy as np
 
 from ..layout import Place, TileLayout
-from ..vocab import DTYPES, FLOAT_DTYPES, KINDS, SCOPE_THREADS, WARP_SIZE
+from ..vocab import DTYPES, FLOAT_DTYPES, KINDS, SCOPE_THREADS, WARP_SIZE  # noqa: F401  (DTYPES, KINDS: re-exported)
 
 # How each dtype sits in a numpy array, and the unsigned type of its bits.
 _STORAGE = {
@@ -144,6 +156,7 @@ class ReduceCase:
     src_layout: str | None = None  # layout text; None: row-major over the memref, registers only
     dst_layout: str | None = None
     special: bool = False  # run with special_inputs (NaN, infinities, signed zeros)
+    repeat: int = 1  # iterations of the loop around the op (1: no loop)
 
     def threads(self) -> int:
         """The block size: one instance of the exec scope (for a cta, the src layout's
@@ -151,6 +164,17 @@ class ReduceCase:
         if self.exec_scope == "cta":
             return WARP_SIZE * (TileLayout.parse(self.src_layout).reach("warpid") + 1)
         return SCOPE_THREADS[self.exec_scope]
+
+    @property
+    def x_shape(self) -> tuple[int, ...]:
+        """The shape of the logical src input: the src tile's, after a dim of ``repeat``
+        iterations when there is a loop."""
+        return ((self.repeat,) if self.repeat > 1 else ()) + self.src_tile.shape
+
+    def buffer_shapes(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The shapes of the kernel's arguments A and B (module docstring)."""
+        a = (self.threads(), math.prod(self.src_shape))
+        return ((self.repeat, *a) if self.repeat > 1 else a), (self.threads(), math.prod(self.dst_shape))
 
     # -- layouts and places --------------------------------------------------------------
 
@@ -181,8 +205,7 @@ class ReduceCase:
     def kernel_text(self, chip: str = "sm_90a") -> str:
         """A complete module: ``gpu.module @kernels`` with the kernel ``@<name>``."""
         dt, threads = self.dtype, self.threads()
-        a_type = f"memref<{threads}x{math.prod(self.src_shape)}x{dt}>"
-        b_type = f"memref<{threads}x{math.prod(self.dst_shape)}x{dt}>"
+        a_type, b_type = (f"memref<{'x'.join(map(str, shape))}x{dt}>" for shape in self.buffer_shapes())
         src_type, dst_type = private_type(self.src_shape, dt), private_type(self.dst_shape, dt)
         n_consts = max(math.prod(self.src_shape), math.prod(self.dst_shape))
         attrs = [
@@ -199,13 +222,29 @@ class ReduceCase:
         body = ["%tid = gpu.thread_id x"]
         body += [f"%c{n} = arith.constant {n} : index" for n in range(n_consts)]
         body += [f"%src = memref.alloca() : {src_type}", f"%dst = memref.alloca() : {dst_type}"]
-        body.append("// A[tid, :] -> src")
-        body += _copies("a", self.src_shape, "%A", a_type, "%src", src_type, load_global=True)
         if self.accum:
             body.append("// B[tid, :] -> dst: the old values")
             body += _copies("o", self.dst_shape, "%B", b_type, "%dst", dst_type, load_global=True)
-        body.append(f'"tile.reduce"(%dst, %src) {{{", ".join(attrs)}}}')
-        body.append(f"  : ({dst_type}, {src_type}) -> ()")
+        reduce = [
+            f'"tile.reduce"(%dst, %src) {{{", ".join(attrs)}}}',
+            f"  : ({dst_type}, {src_type}) -> ()",
+        ]
+        if self.repeat == 1:
+            body.append("// A[tid, :] -> src")
+            body += _copies("a", self.src_shape, "%A", a_type, "%src", src_type, load_global=True)
+            body += reduce
+        else:
+            body += [
+                "%lo = arith.constant 0 : index",
+                f"%hi = arith.constant {self.repeat} : index",
+                "%step = arith.constant 1 : index",
+                "scf.for %i = %lo to %hi step %step {",
+                "  // A[i, tid, :] -> src",
+                *("  " + line for line in _copies("a", self.src_shape, "%A", a_type, "%src", src_type, True, "%i, ")),
+                *("  " + line for line in reduce),
+                # A real loop on the GPU too: the op's code runs again, not a copy of it.
+                "} {llvm.loop_annotation = #llvm.loop_annotation<unroll = <disable = true>>}",
+            ]
         body.append("// dst -> B[tid, :]")
         body += _copies("b", self.dst_shape, "%B", b_type, "%dst", dst_type, load_global=False)
         body.append("gpu.return")
@@ -224,8 +263,14 @@ class ReduceCase:
     # -- host buffers --------------------------------------------------------------------
 
     def pack(self, x: np.ndarray) -> np.ndarray:
-        """Logical src tensor -> ``A[threads, src numel]`` (every place of every element)."""
-        return self._pack(x, self.src_tile, self.src_shape, self._src_index)
+        """Logical src input -> ``A[threads, src numel]`` (every place of every element);
+        with a loop, ``A[repeat, threads, src numel]``, one tile per iteration."""
+        if self.repeat == 1:
+            return self._pack(x, self.src_tile, self.src_shape, self._src_index)
+        x = np.asarray(x)
+        if x.shape != self.x_shape:
+            raise ValueError(f"{self.name}: got shape {x.shape}, expected {self.x_shape}")
+        return np.stack([self._pack(xi, self.src_tile, self.src_shape, self._src_index) for xi in x])
 
     def pack_dst(self, values: np.ndarray) -> np.ndarray:
         """Logical dst tensor -> ``B[threads, dst numel]``, the same way as ``pack``."""
@@ -267,13 +312,18 @@ class ReduceCase:
         """The values each dst element combines: shape (dst numel, terms), widened.
 
         Row k lists the src elements reduced into dst element k (row-major), then
-        the old value with accum.
+        the old value with accum. With a loop: every iteration's with accum, else the
+        last one's.
         """
         v = widen(x, self.dtype)
-        red = list(self.reduced_dims)
-        kept = [d for d in range(v.ndim) if d not in red]
+        if self.repeat > 1:
+            v = v if self.accum else v[-1:]
+        else:
+            v = v[np.newaxis]
+        red = [1 + d for d in self.reduced_dims]
+        kept = [d for d in range(1, v.ndim) if d not in red]
         n_dst = math.prod(self.dst_tile.shape)
-        terms = np.transpose(v, kept + red).reshape(n_dst, -1)
+        terms = np.concatenate([np.transpose(vi, [d - 1 for d in kept + red]).reshape(n_dst, -1) for vi in v], axis=1)
         if self.accum:
             terms = np.concatenate([terms, widen(old, self.dtype).reshape(n_dst, 1)], axis=1)
         return terms
@@ -362,7 +412,7 @@ class ReduceCase:
     def random_inputs(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """Fresh random ``(x, old)``, never zero: floats in [-1, 1], small signed ints."""
         return (
-            _random_values(rng, self.src_tile.shape, self.dtype),
+            _random_values(rng, self.x_shape, self.dtype),
             _random_values(rng, self.dst_tile.shape, self.dtype),
         )
 
@@ -438,7 +488,7 @@ def special_inputs(case: ReduceCase, rng: np.random.Generator) -> list[tuple[str
     if not is_float(case.dtype):
         raise ValueError(f"{case.name}: special inputs are for float dtypes, not {case.dtype}")
     return [
-        (name, narrow(gen(rng, case.src_tile.shape), case.dtype),
+        (name, narrow(gen(rng, case.x_shape), case.dtype),
          narrow(gen(rng, case.dst_tile.shape), case.dtype))
         for name, gen in SPECIAL_SCENARIOS.items()
     ]
@@ -473,8 +523,10 @@ def private_type(shape, dtype: str) -> str:
     return f"memref<{'x'.join(map(str, shape))}x{dtype}, #gpu.address_space<private>>"
 
 
-def _copies(p: str, shape, glob: str, glob_type: str, loc: str, loc_type: str, load_global: bool) -> list[str]:
-    """Straight-line copies between ``glob[tid, flat]`` and ``loc[i...]``, one per element.
+def _copies(
+    p: str, shape, glob: str, glob_type: str, loc: str, loc_type: str, load_global: bool, lead: str = ""
+) -> list[str]:
+    """Straight-line copies between ``glob[lead tid, flat]`` and ``loc[i...]``, one per element.
 
     ``flat`` is the row-major index of ``i...`` over ``shape``; ``p`` prefixes the
     SSA names so that two copies never clash. The direction is global -> private
@@ -483,7 +535,7 @@ def _copies(p: str, shape, glob: str, glob_type: str, loc: str, loc_type: str, l
     lines = []
     for flat, idx in enumerate(itertools.product(*map(range, shape))):
         here = f"{loc}[{', '.join(f'%c{i}' for i in idx)}] : {loc_type}"
-        there = f"{glob}[%tid, %c{flat}] : {glob_type}"
+        there = f"{glob}[{lead}%tid, %c{flat}] : {glob_type}"
         load, store = (there, here) if load_global else (here, there)
         lines.append(f"%{p}{flat} = memref.load {load}")
         lines.append(f"memref.store %{p}{flat}, {store}")
@@ -510,169 +562,3 @@ def _replica_groups(held, raw) -> str:
 def _show(value, raw=None) -> str:
     text = repr(float(value)) if isinstance(value, (float, np.floating)) else str(int(value))
     return text if raw is None else f"{text} (0x{int(raw):x})"
-
-
-# --- the matrix ----------------------------------------------------------------------------
-
-# (tag, src memref shape, axes, dst memref shape): thread-scope shapes of rank 1 to 3.
-THREAD_SHAPES = (
-    ("1_to_1", (1,), (0,), (1,)),
-    ("4_to_1", (4,), (0,), (1,)),
-    ("7_to_1", (7,), (0,), (1,)),
-    ("16_to_1", (16,), (0,), (1,)),
-    ("32_to_1", (32,), (0,), (1,)),
-    ("4x8_to_8", (4, 8), (0,), (8,)),
-    ("4x8_to_4", (4, 8), (1,), (4,)),
-    ("3x4x5_to_4", (3, 4, 5), (0, 2), (4,)),
-    ("2x3x4_to_2x3", (2, 3, 4), (-1,), (2, 3)),
-    ("2x3x4_to_3x4", (2, 3, 4), (0,), (3, 4)),
-)
-
-
-@dataclass(frozen=True)
-class _Pattern:
-    """A layout pair at warp or warpgroup scope, to instantiate per kind and dtype."""
-
-    tag: str
-    scope: str
-    axes: tuple[int, ...]
-    src_shape: tuple[int, ...]
-    src_layout: str
-    dst_shape: tuple[int, ...]
-    dst_layout: str
-
-
-PATTERNS = {
-    p.tag: p
-    for p in (
-        # 32 rows, one per lane, each folded in registers: no shuffle.
-        _Pattern("rowperlane", "warp", (1,), (64,), "S[(32, 64) : (1@laneid, 1)]", (1,), "S[32 : 1@laneid]"),
-        # One element per lane, reduced over all 32 lanes: 5 butterfly steps.
-        _Pattern("fulllane", "warp", (0,), (1,), "S[32 : 1@laneid]", (1,), "S[1 : 1] + R[32 : 1@laneid]"),
-        # Four columns, each over all 32 lanes: 4 interleaved butterflies.
-        _Pattern("lanes_x4", "warp", (0,), (4,), "S[(32, 4) : (1@laneid, 1)]", (4,), "S[4 : 1] + R[32 : 1@laneid]"),
-        # Groups of 8 adjacent lanes (lane bits 0-2).
-        _Pattern("groups8", "warp", (1,), (1,), "S[(4, 8) : (8@laneid, 1@laneid)]", (1,), "S[4 : 8@laneid] + R[8 : 1@laneid]"),
-        # Strided groups {i, i+8, i+16, i+24} (lane bits 3-4: the replica stride decides the group).
-        _Pattern("strided8", "warp", (1,), (1,), "S[(8, 4) : (1@laneid, 8@laneid)]", (1,), "S[8 : 1@laneid] + R[4 : 8@laneid]"),
-        # Quads of adjacent lanes (lane bits 0-1), one element per lane.
-        _Pattern("quads", "warp", (1,), (1,), "S[(8, 4) : (4@laneid, 1@laneid)]", (1,), "S[8 : 4@laneid] + R[4 : 1@laneid]"),
-        # The mma-accumulator-like layout, rows reduced over their quad: 4 dst slots.
-        _Pattern(
-            "mma", "warp", (1,), (8,), "S[((8, 4), (4, 2)) : ((4@laneid, 2), (1@laneid, 1))]",
-            (4,), "S[((8, 4)) : ((4@laneid, 1))] + R[4 : 1@laneid]",
-        ),
-        # A src replicated over lane bits 3-4, folded over 8 registers, then lane bits 0-2.
-        _Pattern(
-            "fold_and_lanes", "warp", (1,), (32,), "S[(4, (8, 8)) : (8, (1, 1@laneid))] + R[4 : 8@laneid]",
-            (4,), "S[4 : 1] + R[(8, 4) : (1@laneid, 8@laneid)]",
-        ),
-        # Warpgroup, one row per thread, reduced within the thread.
-        _Pattern("wg_rows", "warpgroup", (1,), (16,), "S[(128, 16) : (1@tid_in_wg, 1)]", (1,), "S[128 : 1@tid_in_wg]"),
-        # Warpgroup over wid_in_wg and laneid, reduced within the thread.
-        _Pattern(
-            "wg_warps", "warpgroup", (2,), (8,), "S[(4, 32, 8) : (1@wid_in_wg, 1@laneid, 1)]",
-            (1,), "S[(4, 32) : (1@wid_in_wg, 1@laneid)]",
-        ),
-        # A src register replica: slots 8..15 repeat slots 0..7; each element counts once.
-        _Pattern("reg_replica_src", "thread", (0,), (16,), "S[8 : 1] + R[2 : 8]", (1,), "S[1 : 1]"),
-        # A dst register replica: each result lands in slots s and s + 4.
-        _Pattern("reg_replica_dst", "thread", (1,), (32,), "S[(4, 8) : (8, 1)]", (8,), "S[4 : 1] + R[2 : 4]"),
-        # A dst replicated over lanes and registers at once.
-        _Pattern(
-            "reg_replica_lanes", "warp", (0,), (4,), "S[(32, 4) : (1@laneid, 1)]",
-            (8,), "S[4 : 1] + R[(32, 2) : (1@laneid, 4)]",
-        ),
-        # Across warps (cross_warp): a warpgroup over its 4 warps, and ctas of 2 and 8
-        # warps, whole or in two rows.
-        _Pattern(
-            "wg_all", "warpgroup", (0,), (2,), "S[(128, 2) : (1@tid_in_wg, 1)]",
-            (2,), "S[2 : 1] + R[128 : 1@tid_in_wg]",
-        ),
-        _Pattern(
-            "wg_over_warps", "warpgroup", (0,), (4,), "S[(4, 32, 4) : (1@wid_in_wg, 1@laneid, 1)]",
-            (4,), "S[(32, 4) : (1@laneid, 1)] + R[4 : 1@wid_in_wg]",
-        ),
-        _Pattern(
-            "cta2_all", "cta", (0, 1, 2), (4,), "S[(2, 32, 4) : (1@warpid, 1@laneid, 1)]",
-            (1,), "S[1 : 1] + R[(32, 2) : (1@laneid, 1@warpid)]",
-        ),
-        _Pattern(
-            "cta8_rows", "cta", (1,), (2,), "S[(2, (4, 32, 2)) : (4@warpid, (1@warpid, 1@laneid, 1))]",
-            (1,), "S[2 : 4@warpid] + R[(32, 4) : (1@laneid, 1@warpid)]",
-        ),
-        # One reduced dim kept with extent 1, the other dropped.
-        _Pattern("keep_mixed", "thread", (0, 2), (24,), "S[(2, 3, 4)]", (3,), "S[(1, 3)]"),
-        # 24 rows on lanes 0..23 (not a power of two): lanes 24..31 hold nothing.
-        _Pattern("lanes24", "warp", (1,), (4,), "S[(24, 4) : (1@laneid, 1)]", (1,), "S[24 : 1@laneid]"),
-        # 3 kept rows on lanes 0, 8, 16, each reduced over its 8 adjacent lanes.
-        _Pattern(
-            "lanes3x8", "warp", (1,), (1,), "S[(3, 8) : (8@laneid, 1@laneid)]",
-            (1,), "S[3 : 8@laneid] + R[8 : 1@laneid]",
-        ),
-    )
-}
-
-
-def thread_case(tag: str, kind: str, dtype: str, accum: bool, special: bool = False) -> ReduceCase:
-    """A thread-scope case over one of ``THREAD_SHAPES``, without layouts."""
-    _, src, axes, dst = next(s for s in THREAD_SHAPES if s[0] == tag)
-    return ReduceCase(
-        _case_name("thread", dtype, kind, tag, accum, special),
-        kind, dtype, "thread", axes, accum, src, dst, special=special,
-    )
-
-
-def pattern_case(tag: str, kind: str, dtype: str, accum: bool, special: bool = False) -> ReduceCase:
-    """A case over one of ``PATTERNS``."""
-    p = PATTERNS[tag]
-    return ReduceCase(
-        _case_name(p.scope, dtype, kind, tag, accum, special),
-        kind, dtype, p.scope, p.axes, accum, p.src_shape, p.dst_shape,
-        p.src_layout, p.dst_layout, special=special,
-    )
-
-
-def _case_name(scope, dtype, kind, tag, accum, special) -> str:
-    return "_".join([scope, dtype, kind, tag] + ["accum"] * accum + ["special"] * special)
-
-
-def _matrix() -> tuple[ReduceCase, ...]:
-    cases: dict[str, ReduceCase] = {}
-
-    def add(case: ReduceCase) -> None:
-        if cases.setdefault(case.name, case) != case:
-            raise AssertionError(f"two different cases named {case.name}")
-
-    both = (False, True)
-    # The thread-scope matrix: every shape, sum/max/min, with and without accum.
-    for tag, _, _, _ in THREAD_SHAPES:
-        for kind in ("sum", "max", "min"):
-            for accum in both:
-                add(thread_case(tag, kind, "f32", accum))
-    # Every layout pattern, every kind, with and without accum, in f32.
-    for tag in PATTERNS:
-        for kind in KINDS:
-            for accum in both:
-                add(pattern_case(tag, kind, "f32", accum))
-    # Every dtype x every kind: the full-lane warp case and the 4 -> 1 thread case.
-    for dtype in DTYPES:
-        for kind in KINDS:
-            add(thread_case("4_to_1", kind, dtype, False))
-            for accum in both:
-                add(pattern_case("fulllane", kind, dtype, accum))
-    # Multi-slot and strided butterflies in the other widths (16- and 64-bit shuffles).
-    for dtype in DTYPES:
-        for tag in ("lanes_x4", "mma", "strided8"):
-            add(pattern_case(tag, "sum", dtype, False))
-    # NaN, infinities and signed zeros: every kind and float dtype.
-    for dtype in FLOAT_DTYPES:
-        for kind in KINDS:
-            add(thread_case("7_to_1", kind, dtype, False, special=True))
-            add(pattern_case("mma", kind, dtype, False, special=True))
-            for accum in both:
-                add(pattern_case("fulllane", kind, dtype, accum, special=True))
-    return tuple(cases.values())
-
-
-CASES: tuple[ReduceCase, ...] = _matrix()

@@ -2,22 +2,33 @@
 
 ``random_case(rng)`` draws one valid configuration from a ``random.Random``:
 
-* the exec scope, thread, warp or warpgroup; a kind; a dtype; accum or not;
+* the exec scope, thread, warp, warpgroup or cta; a kind; a dtype; accum or not; for
+  a cta, its warps (``WARPS``: mostly 2-8, sometimes 1, 16 or 32);
 * a src layout of rank 1-3: every thread bit of the scope (lane bits 0-4 at warp
-  scope, thread bits 0-6 at warpgroup scope) goes to a random dim (split into
-  ``laneid``, ``wid_in_wg`` or ``tid_in_wg`` iters), to the src replica, or stays
-  unused; reduced dims get thread bits at warp scope only; sometimes a kept dim gets a
-  lane iter of 3, 5, 6 or 7 lanes on free bits; every dim gets 0-2 register iters of
-  extent 1-4, the iters of a dim in random order, and the register strides are
-  row-major over a random permutation of the register iters (sometimes with a gap, so
-  span > size); sometimes a register replica on slots past the span;
+  scope, thread bits 0-6 at warpgroup scope, lane bits and one bit per doubling of the
+  warps at cta scope) goes to a random dim, reduced or kept, to the src replica, or
+  stays unused; the bits of a dim or of the replica become iters of runs of
+  consecutive bits, split at random: ``laneid`` below bit 5, ``wid_in_wg`` (warpgroup)
+  or ``warpid`` (cta) from bit 5 up, or at warpgroup scope ``tid_in_wg`` (which may
+  cross bit 5). So reduced dims carry warp bits (the ``cross_warp`` variant), and
+  replicas sometimes do too. Sometimes a kept dim gets a lane iter of 3, 5, 6 or 7
+  lanes on free bits; every dim gets 0-2 register iters of extent 1-4 (fewer registers
+  in blocks of 16 or 32 warps: ``FEWER_REGISTERS``), the iters of a dim in random order,
+  and the register strides are row-major over a random permutation of the register
+  iters (sometimes with a gap, so span > size); sometimes a register replica on slots
+  past the span;
 * the reduced axes, a random non-empty set, each written positive or negative,
   sometimes twice;
 * the dst layout the rules ask for: the kept dims with the same thread iters and
   register extents (its own compact random strides), each reduced dim dropped or kept
-  with extent 1 on its own, replicated over the src replica bits and the reduced lane
-  bits, sometimes with a register replica;
+  with extent 1 on its own, replicated over the src replica bits and every reduced
+  thread bit (lane and warp bits), sometimes with a register replica;
 * at thread scope, half the cases have no layouts at all (multi-dim memrefs).
+
+A draw whose reduction across warps would need more workgroup scratch than a block
+has statically (``SCRATCH_LIMIT``; the cross_warp lowering's sizes) is drawn again, so
+that every case also runs on the GPU. A cta case's block is its src layout's warps
+(``ReduceCase.threads``).
 
 The property test ``test/python/test_differential.py`` feeds it hypothesis's
 ``randoms()`` (so failures shrink) and checks the interpreter against numpy.
@@ -28,7 +39,8 @@ The bitwise comparison with the hardware is two commands (compile here, launch t
     python -m tile_mlir.testing.differential compare --dir DIR                        # on the GPU
 
 ``prepare`` draws the seeded sample, draws inputs, runs every case in the
-interpreter, compiles it into the compile cache under ``DIR/cache``, and saves the
+interpreter, compiles it into the compile cache under ``DIR/cache`` (dropping the
+entries an older compiler left there), and saves the
 cases, inputs and interpreter outputs in ``DIR``. ``compare`` (numpy and
 cuda-python only) launches each kernel on the GPU with the same inputs and
 compares the outputs with the interpreter's bit for bit, at every place the dst
@@ -52,19 +64,29 @@ from pathlib import Path
 import numpy as np
 
 from ..layout import Iter, TileLayout
-from ..vocab import LANE_BITS
-from .cases import DTYPES, KINDS, ReduceCase
+from ..vocab import DTYPES, KINDS, LANE_BITS
+from .cases import ReduceCase
 
-MAX_REGISTERS = 64  # registers per thread in one random src tile
+SCOPES = ("thread", "warp", "warp", "warpgroup", "cta")  # drawn uniformly: warp twice as often
+WARPS = (1, 2, 2, 4, 4, 8, 8, 16, 32)  # a cta's warps (the interpreter's time grows with them)
+SRC_REGISTERS = 64  # registers per thread in one random src tile
+# Fewer in a block of 16 or 32 warps (by the scope's thread bits): there a thread has at
+# most 128 or 64 hardware registers.
+FEWER_REGISTERS = {9: 16, 10: 8}
+SCRATCH_LIMIT = 48 * 1024  # bytes of static workgroup memory a block may declare
+_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "f64": 8, "i64": 8}
+_WARP_AXIS = {"warpgroup": "wid_in_wg", "cta": "warpid"}
 
 
 def _thread_iters(bits: list[int], scope: str, rng: random.Random) -> list[Iter]:
     """Thread iters moving exactly ``bits`` of the thread index: runs of consecutive bits,
-    split at random. At warp scope they are ``laneid`` iters; at warpgroup scope a run
-    is ``tid_in_wg``, or ``laneid`` below bit 5 and ``wid_in_wg`` from bit 5 up."""
+    split at random. A run below bit 5 is a ``laneid`` iter, one from bit 5 up a
+    ``wid_in_wg`` or ``warpid`` iter; at warpgroup scope a run may instead be a
+    ``tid_in_wg`` iter, which may cross bit 5."""
     runs, run = [], []
     for b in sorted(bits):
-        if run and (b != run[-1] + 1 or rng.random() < 0.3 or (b == LANE_BITS and scope == "warpgroup")):
+        split = b == LANE_BITS and (scope == "cta" or (scope == "warpgroup" and rng.random() < 0.5))
+        if run and (b != run[-1] + 1 or rng.random() < 0.3 or split):
             runs.append(run)
             run = []
         run.append(b)
@@ -72,13 +94,21 @@ def _thread_iters(bits: list[int], scope: str, rng: random.Random) -> list[Iter]
         runs.append(run)
     iters = []
     for r in runs:
-        if scope == "warpgroup" and rng.random() < 0.5:
+        if scope == "warpgroup" and (r[0] < LANE_BITS <= r[-1] or rng.random() < 0.5):
             iters.append(Iter(1 << len(r), 1 << r[0], "tid_in_wg"))
         elif r[0] >= LANE_BITS:
-            iters.append(Iter(1 << len(r), 1 << (r[0] - LANE_BITS), "wid_in_wg"))
+            iters.append(Iter(1 << len(r), 1 << (r[0] - LANE_BITS), _WARP_AXIS[scope]))
         else:
             iters.append(Iter(1 << len(r), 1 << r[0], "laneid"))
     return iters
+
+
+def iter_bits(it: Iter) -> list[int]:
+    """The thread-index bits a power-of-two thread iter moves (warp axes from bit 5)."""
+    if it.axis == "m" or it.extent == 1:
+        return []
+    low = (LANE_BITS if it.axis in ("wid_in_wg", "warpid") else 0) + it.stride.bit_length() - 1
+    return list(range(low, low + it.extent.bit_length() - 1))
 
 
 def _uneven_lane_iter(free: list[int], rng: random.Random) -> tuple[Iter, list[int]] | None:
@@ -118,7 +148,15 @@ def _with_register_replica(layout: TileLayout, rng: random.Random) -> TileLayout
 
 def random_case(rng: random.Random, name: str = "diff") -> ReduceCase:
     """One valid random configuration (module docstring)."""
-    scope = rng.choice(("thread", "warp", "warp", "warpgroup"))
+    while True:
+        case = _draw(rng, name)
+        if case is not None:
+            return case
+
+
+def _draw(rng: random.Random, name: str) -> ReduceCase | None:
+    """A random configuration, or None when its scratch would not fit (module docstring)."""
+    scope = rng.choice(SCOPES)
     kind, dtype, accum = rng.choice(KINDS), rng.choice(DTYPES), rng.random() < 0.5
     rank = rng.randint(1, 3)
     axes_set = sorted(rng.sample(range(rank), rng.randint(1, rank)))
@@ -134,16 +172,16 @@ def random_case(rng: random.Random, name: str = "diff") -> ReduceCase:
         return ReduceCase(name, kind, dtype, scope, tuple(axes), accum, shape, dst or (1,))
 
     # The src layout: thread bits, then register iters, in a random order per dim.
-    # Reduced dims get thread bits at warp scope only (warpgroup reduces within a thread).
     dims: list[list[Iter]] = [[] for _ in range(rank)]
     replica_bits: list[int] = []
-    nbits = {"thread": 0, "warp": LANE_BITS, "warpgroup": LANE_BITS + 2}[scope]
+    nbits = {"thread": 0, "warp": LANE_BITS, "warpgroup": LANE_BITS + 2}.get(scope)
+    if nbits is None:
+        nbits = LANE_BITS + rng.choice(WARPS).bit_length() - 1
     kept = [d for d in range(rank) if d not in axes_set]
-    movers = list(range(rank)) if scope == "warp" else kept
     owner: dict[int, list[int]] = {}
     free = []
     for b in range(nbits):
-        choice = rng.choice([*movers, *movers, "replica", "unused"])
+        choice = rng.choice([*range(rank), *range(rank), "replica", "unused"])
         if choice == "replica":
             replica_bits.append(b)
         elif choice == "unused":
@@ -152,11 +190,11 @@ def random_case(rng: random.Random, name: str = "diff") -> ReduceCase:
             owner.setdefault(choice, []).append(b)
     for d, bits in owner.items():
         dims[d] += _thread_iters(bits, scope, rng)
-    if scope == "warp" and kept and rng.random() < 0.3:
+    if scope != "thread" and kept and rng.random() < 0.3:
         uneven = _uneven_lane_iter(free, rng)  # rows on 3, 5, 6 or 7 lanes
         if uneven:
             dims[rng.choice(kept)].append(uneven[0])
-    budget = MAX_REGISTERS
+    budget = FEWER_REGISTERS.get(nbits, SRC_REGISTERS)
     for d in range(rank):
         for _ in range(rng.randint(0 if dims[d] else 1, 2)):
             extent = rng.randint(1, min(4, budget))
@@ -170,8 +208,7 @@ def random_case(rng: random.Random, name: str = "diff") -> ReduceCase:
     # The dst layout the rules ask for: the kept dims on the same threads with the same
     # register extents (compact strides of its own), each reduced dim dropped or kept
     # with extent 1, replicated over the src replica bits and the reduced thread bits.
-    reduced_bits = sorted(int(math.log2(it.stride)) + k for d in axes_set for it in dims[d]
-                          if it.axis == "laneid" for k in range(int(math.log2(it.extent))))
+    reduced_bits = sorted(b for d in axes_set for it in dims[d] for b in iter_bits(it))
     dst_dims = []
     for d in range(rank):
         if d in keep:
@@ -181,10 +218,26 @@ def random_case(rng: random.Random, name: str = "diff") -> ReduceCase:
     dst_dims = _assign_strides(dst_dims, rng, gap=False) if dst_dims else [[Iter(1, 1, "m")]]
     dst = TileLayout(tuple(map(tuple, dst_dims)), tuple(_thread_iters(replica_bits + reduced_bits, scope, rng)))
     dst = _with_register_replica(dst, rng)
-    return ReduceCase(
+    case = ReduceCase(
         name, kind, dtype, scope, tuple(axes), accum, (max(src.span, 1),), (max(dst.span, 1),),
         str(src), str(dst),
     )
+    slots = math.prod(it.extent for d in kept for it in dims[d] if it.axis == "m")
+    if scratch_bytes(case, reduced_bits, replica_bits, slots) > SCRATCH_LIMIT:
+        return None
+    return case
+
+
+def scratch_bytes(case: ReduceCase, reduced_bits, replica_bits, slots: int) -> int:
+    """The workgroup scratch the cross_warp lowering gives the op (lowering/cross_warp.py):
+    a partial per reduced warp-bit combination, kept thread-bit combination and dst slot
+    of a thread, for each of 8 warpgroups a block may hold (one cta); 0 within warps."""
+    if all(b < LANE_BITS for b in reduced_bits):
+        return 0
+    threads = case.threads()
+    partials = 1 << ((threads - 1).bit_length() - sum(b < LANE_BITS for b in reduced_bits) - len(replica_bits))
+    instances = 8 if case.exec_scope == "warpgroup" else 1
+    return instances * partials * slots * _BYTES[case.dtype]
 
 
 def sample(count: int, seed: int) -> list[ReduceCase]:
@@ -197,7 +250,7 @@ def sample(count: int, seed: int) -> list[ReduceCase]:
 
 def prepare(count: int, seed: int, root: Path) -> int:
     """Draw, interpret, compile and save the sample (needs MLIR)."""
-    from .. import api
+    from .. import api, cache
 
     root.mkdir(parents=True, exist_ok=True)
     os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
@@ -216,6 +269,7 @@ def prepare(count: int, seed: int, root: Path) -> int:
         api.compile(text, backend="cuda")  # into DIR/cache; no CUDA call
         arrays[f"a{i}"], arrays[f"b0_{i}"] = a, case.output_buffer(old if case.accum else None)
         arrays[f"b{i}"] = b
+    cache.prune_stale()
     np.savez_compressed(root / "data.npz", **arrays)
     (root / "cases.json").write_text(json.dumps([asdict(c) for c in cases]))
     print(f"prepared {count} differential cases (seed {seed}) in {root}")

@@ -3,7 +3,8 @@
 ``random_invalid_case(rng)`` draws a valid configuration (``differential.random_case``)
 and breaks one rule of docs/spec.md in it, chosen at random among the rules that apply
 to that configuration. It returns an ``InvalidCase``: the rule's name, the op as a
-complete ``func.func`` (the op on line 2, column 3), and a fragment that the diagnostic
+complete ``func.func`` (the op on line 2, column 3; a cta's function declares its
+``gpu.known_block_size``, the src layout's warps), and a fragment that the diagnostic
 must contain. ``test/python/test_invalid.py`` checks that every one is rejected by
 ``tile-verify`` with that diagnostic, at the op's own location.
 
@@ -21,7 +22,7 @@ from ..vocab import AXIS_LIMITS, REDUCE_ATTRIBUTES
 
 REQUIRED = ("kind", "exec_scope")  # the dialect (IRDL) requires these; see the parser's message
 from .cases import ReduceCase, private_type
-from .differential import random_case
+from .differential import iter_bits, random_case
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class _Op:
     src_type: str
     attrs: dict[str, str]
     case: ReduceCase
+    block: int | None = None  # the function's gpu.known_block_size (x), if it declares one
 
     @classmethod
     def of(cls, case: ReduceCase) -> _Op:
@@ -51,12 +53,14 @@ class _Op:
         if case.src_layout is not None:
             attrs["src_layout"] = f'#tile.layout<"{case.src_layout}">'
             attrs["dst_layout"] = f'#tile.layout<"{case.dst_layout}">'
-        return cls(private_type(case.dst_shape, case.dtype), private_type(case.src_shape, case.dtype), attrs, case)
+        block = case.threads() if case.exec_scope == "cta" else None
+        return cls(private_type(case.dst_shape, case.dtype), private_type(case.src_shape, case.dtype), attrs, case, block)
 
     def text(self) -> str:
         attrs = ", ".join(f"{k} = {v}" for k, v in self.attrs.items())
+        block = "" if self.block is None else f" attributes {{gpu.known_block_size = array<i32: {self.block}, 1, 1>}}"
         return (
-            f"func.func @bad(%dst: {self.dst_type}, %src: {self.src_type}) {{\n"
+            f"func.func @bad(%dst: {self.dst_type}, %src: {self.src_type}){block} {{\n"
             f'  "tile.reduce"(%dst, %src) {{{attrs}}} : ({self.dst_type}, {self.src_type}) -> ()\n'
             "  return\n}\n"
         )
@@ -183,11 +187,14 @@ def _dst_shape(op: _Op, rng: random.Random):
     return "does not match src shape"
 
 
-def _dst_replica(op: _Op, rng: random.Random):
+def _dst_replica(op: _Op, rng: random.Random, warp_bits: bool = False):
+    """The dst leaves out one of its thread replica iters; with ``warp_bits``, one that
+    holds a reduced warp bit."""
     if op.case.dst_layout is None:
         return None
-    dst = op.layout("dst")
-    thread = [it for it in dst.replica if it.axis != "m"]
+    src, dst = op.layout("src"), op.layout("dst")
+    reduced = {b for a in op.case.axes for it in src.shard[a % src.rank] for b in iter_bits(it) if b >= 5}
+    thread = [it for it in dst.replica if it.axis != "m" and (not warp_bits or set(iter_bits(it)) & reduced)]
     if not thread:
         return None
     drop = rng.choice(thread)
@@ -198,9 +205,31 @@ def _dst_replica(op: _Op, rng: random.Random):
 def _axis_not_in_scope(op: _Op, rng: random.Random):
     if op.case.src_layout is None:
         return None
-    axis = {"thread": "laneid", "warp": "wid_in_wg", "warpgroup": "warpid"}[op.case.exec_scope]
+    axis = {"thread": "laneid", "warp": "wid_in_wg", "warpgroup": "warpid", "cta": "wid_in_wg"}[op.case.exec_scope]
     op.set_layout("src", _replica(op, "src", Iter(2, 2**4, axis) if axis == "laneid" else Iter(1, 1, axis)))
     return f"src_layout: axis {axis} is not allowed at {op.case.exec_scope} scope"
+
+
+def _warp_bit_at_warp_scope(op: _Op, rng: random.Random):
+    """A reduced dim spans two warps (``warpid`` or ``wid_in_wg``), and the dst replicates
+    over them as the rules ask: only the scope forbids it."""
+    if op.case.exec_scope != "warp" or op.case.src_layout is None:
+        return None
+    axis = rng.choice(["warpid", "wid_in_wg"])
+    src, dst = op.layout("src"), op.layout("dst")
+    d = rng.choice(sorted({a % src.rank for a in op.case.axes}))
+    shard = tuple((Iter(2, 1, axis), *dim) if k == d else dim for k, dim in enumerate(src.shard))
+    op.set_layout("src", TileLayout(shard, src.replica))
+    op.set_layout("dst", TileLayout(dst.shard, (*dst.replica, Iter(2, 1, axis))))
+    return f"src_layout: axis {axis} is not allowed at warp scope"
+
+
+def _block_size_mismatch(op: _Op, rng: random.Random):
+    """A cta's function declares a block of another number of threads than its layouts' warps."""
+    if op.block is None:
+        return None
+    op.block = rng.choice([n for n in (op.block // 2, op.block + 32, op.block * 2, 1024) if 0 < n <= 1024 and n != op.block])
+    return f"but the block has {op.block} threads"
 
 
 def _memory_space(op: _Op, rng: random.Random):
@@ -223,6 +252,9 @@ RULES = {
     "dst shape": _dst_shape,
     "dst replicates over the reduced bits": _dst_replica,
     "axes of the scope": _axis_not_in_scope,
+    "a warp bit at warp scope": _warp_bit_at_warp_scope,
+    "dst replicates over the reduced warp bits": lambda op, rng: _dst_replica(op, rng, warp_bits=True),
+    "a cta's block size": _block_size_mismatch,
     "gpu memory spaces": _memory_space,
 }
 

@@ -12,7 +12,8 @@ the GPU machine and run ``test/gpu`` there with ``TILE_MLIR_CACHE_DIR=DIR``.
 The cache directory is ``--cache``, else ``$TILE_MLIR_CACHE_DIR``, else the cache's
 default (``tile_mlir.cache.cache_dir()``). The cache key covers the IR, the options (the chip), the
 toolchain versions and a digest of tile_mlir's own source, so a changed lowering is
-rebuilt. The last line printed is the summary::
+rebuilt; the entries older builds left are then removed (``cache.prune_stale``), so the
+directory holds what the GPU needs and little else. The last line printed is the summary::
 
     prepared N kernels into DIR (M built, K cached)
 """
@@ -29,7 +30,7 @@ from pathlib import Path
 from .. import api, cache
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
-from .cases import CASES
+from .matrix import CASES
 from .shared_cases import SHARED_CASES
 
 # The examples (the demonstration among them), so they launch from the cache too.
@@ -51,7 +52,7 @@ def _use_cache_dir(path: str) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tile_mlir.testing.prepare",
-        description="Compile every conformance case (tile_mlir.testing.cases.CASES) into the compile cache.",
+        description="Compile every conformance case (tile_mlir.testing.matrix.CASES) into the compile cache.",
     )
     parser.add_argument("--cache", help="the cache directory (default: $TILE_MLIR_CACHE_DIR, else the cache's default)")
     parser.add_argument("--chip", default=DEFAULT_CHIP, help=f"the chip to compile for (default: {DEFAULT_CHIP})")
@@ -70,6 +71,9 @@ def main(argv=None) -> int:
         initargs=(str(root),),
     ) as pool:
         built = sum(pool.map(prepare_one, texts, [args.chip] * len(texts)))
+    stale = cache.prune_stale()
+    if stale:
+        print(f"removed {stale} stale entries (built by another toolchain or tile_mlir source)")
     print(f"prepared {len(texts)} kernels into {root} ({built} built, {len(texts) - built} cached)")
     return 0
 

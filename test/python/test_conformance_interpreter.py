@@ -1,0 +1,44 @@
+"""The GPU conformance suite on CI: every case of ``tile_mlir.testing.matrix.CASES`` run
+in the CPU interpreter and checked against numpy, by the same code as test/gpu
+(``tile_mlir.testing.conformance.run_case``), so what the H200 checks, CI checks too.
+
+The inputs' seed is drawn per run (``TILE_MLIR_SEED`` repeats one) and named in every
+failure.
+
+And the loop cases catch a lowering that forgets that its op runs again: without the
+phase counter (``Site.repeats`` forced to False) the op's one scratch buffer is written
+by the next iteration while other warps still read it, which the interpreter reports as
+a race.
+"""
+
+import dataclasses
+
+import pytest
+
+from tile_mlir.compiler import lower_tile_ops
+from tile_mlir.interpreter import InterpreterError
+from tile_mlir.lowering.threads import Site
+from tile_mlir.options import Options
+from tile_mlir.testing.conformance import CHIP, failure_message, run_case, session_seed
+from tile_mlir.testing.matrix import CASES, pattern_case
+
+SEED = session_seed()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+def test_case_in_the_interpreter(case):
+    problems = run_case(case, "interpreter", SEED)
+    assert not problems, failure_message(case, SEED, problems)
+
+
+@pytest.mark.parametrize("tag", ["loop3_cta4", "loop3_wg"])
+def test_a_loop_without_the_phase_counter_races(tag, monkeypatch):
+    case = pattern_case(tag, "sum", "f32", True)
+    assert case.repeat == 3
+    assert "2 phase(s)" in lower_tile_ops(case.kernel_text(CHIP), Options(chip=CHIP))[0]
+
+    of = Site.of.__func__
+    monkeypatch.setattr(Site, "of", classmethod(lambda cls, op: dataclasses.replace(of(cls, op), repeats=False)))
+    assert "1 phase(s)" in lower_tile_ops(case.kernel_text(CHIP), Options(chip=CHIP))[0]
+    with pytest.raises(InterpreterError, match=r"a race on workgroup memory .* with no barrier between them"):
+        run_case(case, "interpreter", SEED)
