@@ -6,7 +6,10 @@ exactly the text that ``benchmarks.prepare`` compiled and finds it in the compil
 * ``row_reduce``: an M x N row-major matrix -> M row sums or maxima (f32 out), with
   ``vector.load`` into a private register tile, a thread-scope ``tile.reduce`` (accum)
   per chunk and a warp-scope ``tile.reduce`` per row.
+* ``cta_row_reduce``: the same with W warps per row: a cta-scope ``tile.reduce`` per row
+  (the ``cross_warp`` lowering), for rows too long for one warp.
 * ``warp_latency``: K dependent warp-scope ``tile.reduce`` in a loop, timed with clock64.
+* ``cross_warp_latency``: K dependent cta-scope reductions of 32 warp partials (clock64).
 * ``launch_probe``: the 2-argument kernel the launch-overhead benchmark launches.
 * ``many_reduces``: a module with n ``tile.reduce`` ops, for tile-lower-reduction's scaling.
 """
@@ -39,7 +42,21 @@ def _priv(shape, elem: str = "f32") -> str:
 
 
 @dataclass(frozen=True)
-class RowConfig:
+class _Rows:
+    """An M x N row-major matrix reduced along its rows into M f32 results."""
+
+    M: int
+    N: int
+    dtype: str  # "f32" | "bf16"; accumulation and output are f32
+    kind: str  # "sum" | "max"
+
+    @property
+    def V(self) -> int:  # elements per 16-byte vector
+        return 16 // ITEMSIZE[self.dtype]
+
+
+@dataclass(frozen=True)
+class RowConfig(_Rows):
     """One row-reduction kernel.
 
     G lanes share a row (32 // G rows per warp at once); each lane loads C vectors of
@@ -47,10 +64,6 @@ class RowConfig:
     warp does R steps of S * (32 // G) rows; W warps per block.
     """
 
-    M: int
-    N: int
-    dtype: str  # "f32" | "bf16"; accumulation and output are f32
-    kind: str  # "sum" | "max"
     G: int = 32
     S: int = 1
     C: int = 8
@@ -59,10 +72,6 @@ class RowConfig:
     unroll_chunks: bool = False
     nc: bool = False  # X noalias + readonly: loads through the non-coherent path (ld.global.nc)
     prefetch: bool = False  # load chunk k+1 before folding chunk k (needs 2+ chunks)
-
-    @property
-    def V(self) -> int:  # elements per 16-byte vector
-        return 16 // ITEMSIZE[self.dtype]
 
     @property
     def chunks(self) -> int:  # chunk-loop trip count
@@ -137,6 +146,42 @@ def _load_chunk(c: RowConfig, tile: str, k: str, indent: str) -> str:
     return "".join(indent + line + "\n" for line in text.splitlines())
 
 
+def _constants(c, *named) -> str:
+    """The index constants %c0, %c1, %cV, then ``%c<name>`` for each (name, value), then
+    %cchunks, %clast and the accumulators' initial value %init, one line each."""
+    pairs = (("0", 0), ("1", 1), ("V", c.V), *named, ("chunks", c.chunks), ("last", c.chunks - 1))
+    return ("".join(f"      %c{n} = arith.constant {v} : index\n" for n, v in pairs)
+            + f"      %init = arith.constant {IDENTITY[(c.kind, 'f32')]} : f32\n")
+
+
+def _chunk_loops(c, ind: str) -> str:
+    """The chunk loop of a row kernel (``RowConfig`` or ``CtaRowConfig``): load chunk k of
+    the S rows into %tile, fold it into %acc with a thread-scope ``tile.reduce`` (accum);
+    with ``prefetch``, chunk k+1 is loaded into %next before chunk k is folded."""
+    S, C, V = c.S, c.C, c.V
+    combine = "sum" if c.kind == "sum" else "max"
+    fold = (f'"tile.reduce"(%acc, %tile) {{kind = "{combine}", exec_scope = "thread", axes = array<i64: 2>, accum = true}}\n'
+            f"  : ({_priv((S, C))}, {_priv((S, C, V))}) -> ()")
+    tt = _priv((S, C, V))
+    copy = (f"%nv = vector.load %next[%s, %j, %c0] : {tt}, vector<{V}xf32>\n{ind}      "
+            f"vector.store %nv, %tile[%s, %j, %c0] : {tt}, vector<{V}xf32>")
+    if c.prefetch:  # software pipelining: chunk k+1's loads are issued before chunk k is folded
+        return (_load_chunk(c, "%tile", "%c0", ind)
+                + f"{ind}scf.for %k = %c0 to %clast step %c1 {{\n"
+                + f"{ind}  %k1 = arith.addi %k, %c1 : index\n"
+                + _load_chunk(c, "%next", "%k1", ind + "  ")
+                + "".join(f"{ind}  {line}\n" for line in fold.splitlines())
+                + f"{ind}  scf.for %s = %c0 to %cS step %c1 {{\n{ind}    scf.for %j = %c0 to %cC step %c1 {{\n"
+                + f"{ind}      {copy}\n"
+                + f"{ind}    }} {UNROLL}\n{ind}  }} {UNROLL}\n"
+                + f"{ind}}}\n"
+                + "".join(f"{ind}{line}\n" for line in fold.splitlines()))
+    return (f"{ind}scf.for %k = %c0 to %cchunks step %c1 {{\n"
+            + _load_chunk(c, "%tile", "%k", ind + "  ")
+            + "".join(f"{ind}  {line}\n" for line in fold.splitlines())
+            + f"{ind}}}{(' ' + UNROLL) if c.unroll_chunks else ''}\n")
+
+
 def row_reduce(c: RowConfig) -> str:
     """The kernel ``c.name``(X: memref<MxNxT>, Y: memref<Mxf32>), launched on c.grid x c.block."""
     c.check()
@@ -145,45 +190,11 @@ def row_reduce(c: RowConfig) -> str:
     combine = "sum" if c.kind == "sum" else "max"
     x_attrs, y_attrs = ("llvm.align = 16 : i64, llvm.noalias, llvm.readonly", " {llvm.noalias}") if c.nc else ("llvm.align = 16 : i64", "")
     src_layout, dst_layout, red_axis = _warp_layouts(c.G, S, C)
-    fold = (f'"tile.reduce"(%acc, %tile) {{kind = "{combine}", exec_scope = "thread", axes = array<i64: 2>, accum = true}}\n'
-            f"  : ({_priv((S, C))}, {_priv((S, C, V))}) -> ()")
-    ind = " " * 8
-    tt = _priv((S, C, V))
-    copy = (f"%nv = vector.load %next[%s, %j, %c0] : {tt}, vector<{V}xf32>\n{ind}      "
-            f"vector.store %nv, %tile[%s, %j, %c0] : {tt}, vector<{V}xf32>")
-    if c.prefetch:  # software pipelining: chunk k+1's loads are issued before chunk k is folded
-        chunks = (_load_chunk(c, "%tile", "%c0", ind)
-                  + f"{ind}scf.for %k = %c0 to %clast step %c1 {{\n"
-                  + f"{ind}  %k1 = arith.addi %k, %c1 : index\n"
-                  + _load_chunk(c, "%next", "%k1", ind + "  ")
-                  + "".join(f"{ind}  {line}\n" for line in fold.splitlines())
-                  + f"{ind}  scf.for %s = %c0 to %cS step %c1 {{\n{ind}    scf.for %j = %c0 to %cC step %c1 {{\n"
-                  + f"{ind}      {copy}\n"
-                  + f"{ind}    }} {UNROLL}\n{ind}  }} {UNROLL}\n"
-                  + f"{ind}}}\n"
-                  + "".join(f"{ind}{line}\n" for line in fold.splitlines()))
-    else:
-        chunks = (f"{ind}scf.for %k = %c0 to %cchunks step %c1 {{\n"
-                  + _load_chunk(c, "%tile", "%k", ind + "  ")
-                  + "".join(f"{ind}  {line}\n" for line in fold.splitlines())
-                  + f"{ind}}}{(' ' + UNROLL) if c.unroll_chunks else ''}\n")
+    chunks = _chunk_loops(c, " " * 8)
+    consts = _constants(c, ("G", c.G), ("S", S), ("C", C), ("R", c.R), ("W", c.W), ("32", 32), ("RW", 32 // c.G),
+                        ("step", c.rows_per_step), ("warps", c.warps))
     body = f"""    gpu.func @{c.name}(%X: {X} {{{x_attrs}}}, %Y: {Y}{y_attrs}) kernel {{
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      %cV = arith.constant {V} : index
-      %cG = arith.constant {c.G} : index
-      %cS = arith.constant {S} : index
-      %cC = arith.constant {C} : index
-      %cR = arith.constant {c.R} : index
-      %cW = arith.constant {c.W} : index
-      %c32 = arith.constant 32 : index
-      %cRW = arith.constant {32 // c.G} : index
-      %cstep = arith.constant {c.rows_per_step} : index
-      %cwarps = arith.constant {c.warps} : index
-      %cchunks = arith.constant {c.chunks} : index
-      %clast = arith.constant {c.chunks - 1} : index
-      %init = arith.constant {IDENTITY[(c.kind, 'f32')]} : f32
-      %lane = gpu.lane_id
+{consts}      %lane = gpu.lane_id
       %tid = gpu.thread_id x
       %bid = gpu.block_id x
       %bw = arith.muli %bid, %cW : index
@@ -250,6 +261,137 @@ def row_candidates(M: int, N: int, dtype: str, kind: str) -> list[RowConfig]:
 
 ROW_SHAPES = ((16384, 4096), (65536, 1024), (4096, 16384), (262144, 128))
 ROW_CASES = [(M, N, dt, kind) for dt in ("f32", "bf16") for (M, N) in ROW_SHAPES for kind in ("sum", "max")]
+
+
+# --- 1b. row reduction, several warps per row -------------------------------------------
+
+
+@dataclass(frozen=True)
+class CtaRowConfig(_Rows):
+    """One row-reduction kernel with W warps per row: each block of W warps (32*W
+    threads) reduces S rows at once, R times (grid-stride over the rows). Each thread
+    loads C vectors of 16 bytes per row per chunk (S*C loads in flight), thread t taking
+    vectors (k*C + j)*32*W + t of chunk k, so each load instruction of the block reads
+    32*W*16 contiguous bytes of a row. The per-thread accumulators [S, C] are reduced by
+    one cta-scope ``tile.reduce`` whose src layout puts the W warps along the row (the
+    ``cross_warp`` lowering: in-thread fold, lane butterfly, warp partials through
+    workgroup scratch, one barrier, fold in warp order)."""
+
+    W: int = 8
+    S: int = 1
+    C: int = 4
+    R: int = 1
+    unroll_chunks: bool = False
+    prefetch: bool = False
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.W
+
+    @property
+    def chunks(self) -> int:
+        return self.N // (self.threads * self.V * self.C)
+
+    @property
+    def grid(self) -> int:
+        return self.M // (self.S * self.R)
+
+    @property
+    def block(self) -> int:
+        return self.threads
+
+    @property
+    def name(self) -> str:
+        return f"cta_row_{self.kind}_{self.dtype}_{self.M}x{self.N}"
+
+    def label(self) -> str:
+        flags = [f for f, on in (("U", self.unroll_chunks), ("P", self.prefetch)) if on]
+        return " ".join([f"W{self.W} S{self.S} C{self.C} R{self.R}", *flags])
+
+    def check(self) -> None:
+        if self.W < 2 or self.W > 32 or self.W & (self.W - 1):
+            raise ValueError(f"{self}: W must be a power of two in 2..32 (warps along the row)")
+        if self.N % (self.threads * self.V * self.C) or self.chunks < 1:
+            raise ValueError(f"{self}: N must split into 32*W threads x C vectors of {self.V}")
+        if self.prefetch and (self.chunks < 2 or self.unroll_chunks):
+            raise ValueError(f"{self}: prefetch needs 2+ chunks and a rolled chunk loop")
+        if self.M % (self.S * self.R):
+            raise ValueError(f"{self}: M must split into blocks of S rows x R steps")
+
+
+def cta_layouts(W: int, S: int, C: int) -> tuple[str, str]:
+    """(src, dst) layouts of the accumulators [S, C]: each of the S rows spread over 32
+    lanes x W warps x C registers, reduced (axis 1) into a result every thread holds."""
+    return (f"S[({S}, (32, {W}, {C})) : ({C}, (1@laneid, 1@warpid, 1))]",
+            f"S[{S} : 1] + R[(32, {W}) : (1@laneid, 1@warpid)]")
+
+
+def cta_row_reduce(c: CtaRowConfig) -> str:
+    """The kernel ``c.name``(X: memref<MxNxT>, Y: memref<Mxf32>), launched on c.grid x c.block
+    (the block size is also the function's ``known_block_size``)."""
+    c.check()
+    S, C, V = c.S, c.C, c.V
+    X, Y = f"memref<{c.M}x{c.N}x{c.dtype}>", f"memref<{c.M}xf32>"
+    src_layout, dst_layout = cta_layouts(c.W, S, C)
+    combine = "sum" if c.kind == "sum" else "max"
+    ind = " " * 8 if c.R > 1 else " " * 6
+    step = (f"{ind}%tg = arith.muli %t, %cgrid : index\n{ind}%blk = arith.addi %tg, %bid : index\n"
+            if c.R > 1 else f"{ind}%blk = arith.addi %bid, %c0 : index\n")
+    inner = f"""{step}{ind}%row0 = arith.muli %blk, %cS : index
+{ind}scf.for %s = %c0 to %cS step %c1 {{
+{ind}  scf.for %j = %c0 to %cC step %c1 {{
+{ind}    memref.store %init, %acc[%s, %j] : {_priv((S, C))}
+{ind}  }} {UNROLL}
+{ind}}} {UNROLL}
+{_chunk_loops(c, ind)}{ind}"tile.reduce"(%res, %acc) {{kind = "{combine}", exec_scope = "cta", axes = array<i64: 1>,
+{ind}    src_layout = #tile.layout<"{src_layout}">, dst_layout = #tile.layout<"{dst_layout}">}}
+{ind}  : ({_priv((S,))}, {_priv((S, C))}) -> ()
+{ind}scf.if %is_first {{
+{ind}  scf.for %s = %c0 to %cS step %c1 {{
+{ind}    %row = arith.addi %row0, %s : index
+{ind}    %r = memref.load %res[%s] : {_priv((S,))}
+{ind}    memref.store %r, %Y[%row] : {Y}
+{ind}  }} {UNROLL}
+{ind}}}
+"""
+    if c.R > 1:  # the reduce runs R times: its scratch is double-buffered (cross_warp's phase)
+        inner = f"      scf.for %t = %c0 to %cR step %c1 {{\n{inner}      }}\n"
+    body = f"""    gpu.func @{c.name}(%X: {X} {{llvm.align = 16 : i64}}, %Y: {Y}) kernel
+        attributes {{known_block_size = array<i32: {c.threads}, 1, 1>}} {{
+{_constants(c, ("G", c.threads), ("S", S), ("C", C), ("R", c.R), ("RW", 1), ("grid", c.grid))}      %gl = gpu.thread_id x
+      %bid = gpu.block_id x
+      %is_first = arith.cmpi eq, %gl, %c0 : index
+      %tile = memref.alloca() : {_priv((S, C, V))}
+      %next = memref.alloca() : {_priv((S, C, V))}
+      %acc = memref.alloca() : {_priv((S, C))}
+      %res = memref.alloca() : {_priv((S,))}
+{inner}      gpu.return
+    }}
+"""
+    return _module(body)
+
+
+# The sweep run on the GPU (as Triton's autotuner): (W, S, C, R, unroll, prefetch), C capped
+# at the vectors each thread has per row (half of them with prefetch); configurations with fewer blocks than SMs dropped.
+CTA_TUNING = ((4, 1, 8, 1, False, False), (8, 1, 4, 1, False, True), (8, 1, 8, 1, False, False),
+              (16, 1, 4, 1, False, True), (32, 1, 4, 1, False, False), (32, 1, 2, 1, False, True),
+              (8, 2, 4, 1, False, True), (8, 1, 4, 4, False, True))
+NUM_SMS = 132  # H200
+
+
+def cta_row_candidates(M: int, N: int, dtype: str, kind: str) -> list[CtaRowConfig]:
+    V, out = 16 // ITEMSIZE[dtype], []
+    for W, S, C, R, U, P in CTA_TUNING:
+        per_thread = N // (32 * W * V)
+        C = min(C, per_thread if not P else per_thread // 2)  # prefetch needs 2+ chunks
+        if C < 1 or M % (S * R) or M // (S * R) < NUM_SMS:
+            continue
+        out.append(CtaRowConfig(M, N, dtype, kind, W=W, S=S, C=C, R=R, unroll_chunks=U, prefetch=P))
+    return list(dict.fromkeys(out))
+
+
+CTA_ROW_CASES = [(M, N, dt, kind) for (M, N) in ((4096, 16384), (1024, 65536))
+                 for dt in ("f32", "bf16") for kind in ("sum", "max")] + [(256, 262144, "f32", "sum")]
 
 
 # --- 2. warp-reduce latency -------------------------------------------------------------
@@ -329,6 +471,57 @@ LATENCY_CASES = [
     LatencyConfig("f32", 4), LatencyConfig("i32", 4),
     LatencyConfig("f32", 32, rows=8), LatencyConfig("i32", 32, rows=8),
 ]
+
+
+# --- 2b. cross-warp step latency ----------------------------------------------------------
+
+XWARP_WARPS = 32  # one block of 1024 threads
+XWARP_FOLDS = ("linear", "tree")  # the Options.fold each is compiled with
+
+
+def cross_warp_latency(warps: int = XWARP_WARPS, clock: bool = True) -> str:
+    """``xwarp_lat_sum_f32_w<warps>``(A: memref<warps x f32>, B, T: memref<32*warps x ...>, K: index),
+    one block of ``warps`` warps: warp w's partial is A[w], held by all its lanes (src layout
+    ``S[warps : 1@warpid] + R[32 : 1@laneid]``: no in-thread fold, no lane butterfly), and K
+    dependent cta-scope sum ``tile.reduce`` run between two clock64 reads: each is only the
+    cross-warp exchange (lane 0's store, the barrier, the reads, the fold). Each result times
+    1/warps is the next source, so the values stay finite (the mean of A); thread t stores
+    its last value to B[t] and its clock difference to T[t]. ``clock=False`` reads 0 for
+    the clock (for the CPU interpreter, which has no clock)."""
+    n = 32 * warps
+    now = "nvvm.read.ptx.sreg.clock64 : i64" if clock else "arith.constant 0 : i64"
+    priv = _priv((1,))
+    body = f"""    gpu.func @xwarp_lat_sum_f32_w{warps}(%A: memref<{warps}xf32>, %B: memref<{n}xf32>, %Tm: memref<{n}xi64>, %K: index) kernel
+        attributes {{known_block_size = array<i32: {n}, 1, 1>}} {{
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c32 = arith.constant 32 : index
+      %scale = arith.constant {1.0 / warps!r} : f32
+      %tid = gpu.thread_id x
+      %warp = arith.divui %tid, %c32 : index
+      %src = memref.alloca() : {priv}
+      %dst = memref.alloca() : {priv}
+      %a = memref.load %A[%warp] : memref<{warps}xf32>
+      memref.store %a, %src[%c0] : {priv}
+      %t0 = {now}
+      scf.for %k = %c0 to %K step %c1 {{
+        "tile.reduce"(%dst, %src) {{kind = "sum", exec_scope = "cta", axes = array<i64: 0>,
+            src_layout = #tile.layout<"S[{warps} : 1@warpid] + R[32 : 1@laneid]">,
+            dst_layout = #tile.layout<"S[1 : 1] + R[(32, {warps}) : (1@laneid, 1@warpid)]">}}
+          : ({priv}, {priv}) -> ()
+        %d = memref.load %dst[%c0] : {priv}
+        %e = arith.mulf %d, %scale : f32
+        memref.store %e, %src[%c0] : {priv}
+      }}
+      %t1 = {now}
+      %r = memref.load %src[%c0] : {priv}
+      memref.store %r, %B[%tid] : memref<{n}xf32>
+      %dt = arith.subi %t1, %t0 : i64
+      memref.store %dt, %Tm[%tid] : memref<{n}xi64>
+      gpu.return
+    }}
+"""
+    return _module(body)
 
 
 # --- 3. launch overhead ---------------------------------------------------------------

@@ -20,6 +20,7 @@ Everything goes to ``<cache>/compile.json``, which ``benchmarks.run`` reads on t
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -42,15 +43,20 @@ CHIP = "sm_90a"
 DEMO = ROOT / "examples" / "demo.mlir"
 
 
-def all_kernels() -> dict[str, str]:
-    """Every kernel text the GPU run needs, by a unique label."""
+def all_kernels() -> dict[str, tuple[str, str]]:
+    """Every kernel the GPU run needs, by a unique label: (text, fold option)."""
     texts = {}
     for case in K.ROW_CASES:
         for cfg in K.row_candidates(*case):
-            texts[f"{cfg.name} [{cfg.label()}]"] = K.row_reduce(cfg)
+            texts[f"{cfg.name} [{cfg.label()}]"] = (K.row_reduce(cfg), "linear")
+    for case in K.CTA_ROW_CASES:
+        for cfg in K.cta_row_candidates(*case):
+            texts[f"{cfg.name} [{cfg.label()}]"] = (K.cta_row_reduce(cfg), "linear")
     for cfg in K.LATENCY_CASES:
-        texts[cfg.name] = K.warp_latency(cfg)
-    texts["add_one"] = K.launch_probe()
+        texts[cfg.name] = (K.warp_latency(cfg), "linear")
+    for fold in K.XWARP_FOLDS:
+        texts[f"xwarp_lat_sum_f32_w{K.XWARP_WARPS} [{fold}]"] = (K.cross_warp_latency(), fold)
+    texts["add_one"] = (K.launch_probe(), "linear")
     return texts
 
 
@@ -67,15 +73,30 @@ CHECKS = (
 )
 
 
-def check_generators(seed: int = 0) -> None:
-    """Run CHECKS in tile-mlir's CPU interpreter on fresh random inputs; raise if one is wrong."""
+def small(cfg: K.CtaRowConfig) -> K.CtaRowConfig:
+    """``cfg`` on a small matrix: the same W, S, C, R and flags (so the same loops and the
+    same cross-warp reduce), 2 blocks (R > 1: 2 per step) and at most 3 chunks per row."""
+    per_chunk = cfg.threads * cfg.V * cfg.C
+    return dataclasses.replace(cfg, M=cfg.S * cfg.R * 2, N=per_chunk * min(cfg.chunks, 3))
+
+
+def cta_checks() -> list[K.CtaRowConfig]:
+    """Every multi-warp configuration the GPU run may time, each on a small matrix."""
+    return list(dict.fromkeys(small(c) for case in K.CTA_ROW_CASES for c in K.cta_row_candidates(*case)))
+
+
+def check_generators(seed: int | None = 0) -> None:
+    """Run CHECKS, ``cta_checks()`` and the cross-warp latency kernel in tile-mlir's CPU
+    interpreter on fresh random inputs; raise if one is wrong."""
     import numpy as np
 
     import tile_mlir
 
     rng = np.random.default_rng(seed)
-    for cfg in CHECKS:
-        kernel = tile_mlir.compile(K.row_reduce(cfg), backend="interpreter")[cfg.name]
+    ctas = cta_checks()
+    for cfg in (*CHECKS, *ctas):
+        text = K.row_reduce(cfg) if isinstance(cfg, K.RowConfig) else K.cta_row_reduce(cfg)
+        kernel = tile_mlir.compile(text, backend="interpreter")[cfg.name]
         x = rng.standard_normal((cfg.M, cfg.N)).astype(np.float32)
         arg = x
         if cfg.dtype == "bf16":  # round to bf16 (truncating is fine here) and pass the bits
@@ -83,23 +104,49 @@ def check_generators(seed: int = 0) -> None:
             x = (arg.astype(np.uint32) << 16).view(np.float32)
         y = np.full(cfg.M, np.nan, np.float32)
         kernel.launch(cfg.grid, cfg.block, arg, y)
+        # sums: each row's error against float64, over the sum of its magnitudes (the scale of
+        # f32 rounding, which a row's own sum, near 0 by cancellation, is not); maxima: exact
         ref = x.astype(np.float64).sum(1) if cfg.kind == "sum" else x.max(1).astype(np.float64)
-        err = np.abs(y - ref).max() / np.abs(ref).max()
+        scale = np.abs(x).astype(np.float64).sum(1) if cfg.kind == "sum" else 1.0
+        err = (np.abs(y - ref) / scale).max()
         if not (err < 1e-6 if cfg.kind == "sum" else err == 0):
             raise AssertionError(f"{cfg.name} [{cfg.label()}]: wrong in the interpreter (max error {err})")
-    print(f"checked {len(CHECKS)} row-kernel configurations in the CPU interpreter")
+    for fold in K.XWARP_FOLDS:
+        check_cross_warp_latency(rng, fold)
+    print(f"checked {len(CHECKS)} one-warp and {len(ctas)} multi-warp row-kernel configurations and the "
+          f"cross-warp latency kernel ({', '.join(K.XWARP_FOLDS)} fold) in the CPU interpreter")
+
+
+def check_cross_warp_latency(rng, fold: str) -> None:
+    """The latency kernel (its clock reads replaced by 0), K = 1 and K = 3: every thread
+    holds sum(A) / 32 after one step, and the mean of A after three."""
+    import numpy as np
+
+    import tile_mlir
+
+    W = K.XWARP_WARPS
+    kernel = tile_mlir.compile(K.cross_warp_latency(clock=False), {"fold": fold}, backend="interpreter")[f"xwarp_lat_sum_f32_w{W}"]
+    a = rng.standard_normal(W).astype(np.float32)
+    for steps in (1, 3):
+        b, t = np.full(32 * W, np.nan, np.float32), np.zeros(32 * W, np.int64)
+        kernel.launch(1, 32 * W, a, b, t, steps)
+        want = a.astype(np.float64).sum() / W if steps == 1 else a.astype(np.float64).mean()
+        if not (np.all(b == b[0]) and abs(b[0] - want) <= 1e-6 * np.abs(a).sum()):
+            raise AssertionError(f"xwarp_lat_sum_f32_w{W} ({fold} fold, K={steps}): wrong in the interpreter: "
+                                 f"{b[:3]}..., want {want}")
 
 
 def _use_cache(path: str) -> None:
     os.environ["TILE_MLIR_CACHE_DIR"] = path
 
 
-def _compile_one(text: str) -> dict:
-    """Compile into the cache; return ptxas -v's resource line for the kernel."""
+def _compile_one(item: tuple[str, str]) -> dict:
+    """Compile (text, fold) into the cache; return ptxas -v's resource line for the kernel."""
     import tile_mlir
     from tile_mlir import cache
 
-    options = tile_mlir.Options(chip=CHIP)
+    text, fold = item
+    options = tile_mlir.Options(chip=CHIP, fold=fold)
     hit = cache.lookup(text, options) is not None
     tile_mlir.compile(text, options, backend="cuda")
     artifact = cache.lookup(text, options)
@@ -175,28 +222,35 @@ print(json.dumps({{"first": t1 - t0, "warm": statistics.median(warm)}}))
 
 
 def lowering_scaling(counts=(1, 10, 100, 1000), repeat: int = 5) -> list[dict]:
-    """tile-lower-reduction alone (parse not timed) on modules of n reduce ops."""
+    """tile-lower-reduction alone (parse not timed) on modules of n reduce ops, after one
+    untimed run (the first in a process also pays for lazy imports and the first template).
+    Wall time and the process's CPU time: on a shared machine the wall time also counts
+    the waits for a core, the CPU time does not."""
     from mlir.passmanager import PassManager
 
     from tile_mlir.ir import ir, make_context
     from tile_mlir.passes import add_pass
 
+    def lower(text: str) -> tuple[float, float]:
+        with make_context(), ir.Location.unknown():
+            module = ir.Module.parse(text)
+            pm = PassManager()
+            add_pass(pm, "tile-lower-reduction")
+            t0, c0 = time.perf_counter(), time.process_time()
+            pm.run(module.operation)
+            t, c = time.perf_counter() - t0, time.process_time() - c0
+            assert "tile.reduce" not in str(module)
+        return t, c
+
+    lower(K.many_reduces(1))
     rows = []
     for n in counts:
         text = K.many_reduces(n)
-        times = []
-        for _ in range(repeat if n < 1000 else max(3, repeat // 2)):
-            with make_context(), ir.Location.unknown():
-                module = ir.Module.parse(text)
-                pm = PassManager()
-                add_pass(pm, "tile-lower-reduction")
-                t0 = time.perf_counter()
-                pm.run(module.operation)
-                times.append(time.perf_counter() - t0)
-                assert "tile.reduce" not in str(module)
-        t = statistics.median(times)
-        rows.append({"ops": n, "ms": _ms(t), "ms_per_op": _ms(t / n), "samples": len(times)})
-        print(f"  tile-lower-reduction, {n:5d} ops: {t * 1e3:9.2f} ms ({t * 1e3 / n:.3f} ms/op)", flush=True)
+        samples = [lower(text) for _ in range(repeat if n < 1000 else max(3, repeat // 2))]
+        t, c = statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples)
+        rows.append({"ops": n, "ms": _ms(t), "ms_per_op": _ms(t / n), "cpu_ms_per_op": _ms(c / n), "samples": len(samples)})
+        print(f"  tile-lower-reduction, {n:5d} ops: {t * 1e3:9.2f} ms ({t * 1e3 / n:.3f} ms/op; CPU {c * 1e3 / n:.3f} ms/op)",
+              flush=True)
     return rows
 
 

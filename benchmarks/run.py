@@ -1,12 +1,18 @@
-"""Run the benchmarks on the GPU and write the table, the plots and the raw log.
+"""Run the benchmarks on the GPU and write the tables, the plots and the raw log.
 
-    python -m benchmarks.run [--out docs/benchmarks] [--cache .tile-cache/bench] [--only rows,latency,launch]
+    python -m benchmarks.run [--out DIR] [--cache .tile-cache/bench] [--only xwarp,multiwarp,latency,launch,rows]
+                             [--repeats 3] [--deadline 400]
 
-Needs torch, triton, cuda-python, numpy, matplotlib and nvcc (for the CUDA reference of
-the warp-latency benchmark); no MLIR: every tile-mlir kernel comes from the compile cache
+Needs torch, triton, cuda-python, numpy, matplotlib and nvcc (for the CUDA references of
+the latency benchmarks); no MLIR: every tile-mlir kernel comes from the compile cache
 that ``python -m benchmarks.prepare`` filled, and so do the compile-cost figures
-(``<cache>/compile.json``). Writes into ``--out``: ``results.md``, ``raw.txt``, ``sass.txt``
-and the PNG plots.
+(``<cache>/compile.json``). The sections run in the order of ``SECTIONS``: the cross-warp
+step latency, the multi-warp rows (``--repeats`` times), the warp-reduce latency, the
+launch overhead, the one-warp rows; then the SASS of every reported kernel and the
+report. Each section starts with a line stamped with the time. Writes into ``--out``
+eight files: ``results.md``, ``results.json`` (rewritten after each section), ``raw.txt``
+(appended line by line), ``sass.txt`` and the plots ``rows.png``, ``multiwarp.png``,
+``latency.png`` and ``overhead.png``.
 """
 
 from __future__ import annotations
@@ -25,209 +31,35 @@ import traceback
 from pathlib import Path
 
 from . import kernels as K
-from . import report
+from . import multiwarp, report
+from .measure import OPTIONS, log, row_case, run_cuda, triton_row_kernel
 
 ROOT = Path(__file__).resolve().parent.parent
-OPTIONS = {"chip": "sm_90a"}  # what benchmarks.prepare compiled with
+SECTIONS = ("xwarp", "multiwarp", "latency", "launch", "rows")  # in the order they run
 
 
-class Log:
-    """print() that also keeps every line for raw.txt."""
-
-    def __init__(self):
-        self.lines: list[str] = []
-
-    def __call__(self, *parts) -> None:
-        line = " ".join(str(p) for p in parts)
-        self.lines.append(line)
-        print(line, flush=True)
+# --- 1. row reduction, one warp per row -------------------------------------------------
 
 
-log = Log()
-
-
-def _bench(fn) -> float:
-    """Median time of fn in ms (triton.testing.do_bench: CUDA events, L2 flushed between runs)."""
-    import triton.testing
-
-    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
-
-
-# --- 1. row reduction -----------------------------------------------------------------
-
-
-def _triton_row_kernel():
-    import triton
-    import triton.language as tl
-
-    configs = [
-        triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w)
-        for bm, bn, w in ((1, 1024, 4), (2, 1024, 4), (1, 2048, 8), (1, 4096, 8), (2, 2048, 8),
-                          (8, 128, 2), (16, 128, 4), (32, 128, 4), (64, 128, 8))
-    ]
-
-    def prune(configs, named_args, **kwargs):
-        N, M = named_args["N"], named_args["M"]
-        return [c for c in configs if N % c.kwargs["BLOCK_N"] == 0 and M % c.kwargs["BLOCK_M"] == 0]
-
-    @triton.autotune(configs=configs, key=["M", "N", "IS_MAX"], prune_configs_by={"early_config_prune": prune})
-    @triton.jit
-    def row_reduce(X, Y, M, N, IS_MAX: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-        rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-        cols = tl.arange(0, BLOCK_N)
-        if IS_MAX:
-            acc = tl.full([BLOCK_M, BLOCK_N], float("-inf"), tl.float32)
-        else:
-            acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)
-        for start in range(0, N, BLOCK_N):
-            x = tl.load(X + rows[:, None] * N + (start + cols)[None, :]).to(tl.float32)
-            if IS_MAX:
-                acc = tl.maximum(acc, x)
-            else:
-                acc += x
-        if IS_MAX:
-            out = tl.max(acc, axis=1)
-        else:
-            out = tl.sum(acc, axis=1)
-        tl.store(Y + rows, out)
-
-    return row_reduce
-
-
-def _row_ok(y, ref, kind: str) -> tuple[bool, float]:
-    """(passes, error): sums by ||y - ref|| / ||ref|| < 1e-5 in float64, maxima exactly."""
+def bench_rows(deadline: float | None = None) -> list[dict]:
     import torch
 
-    y = y.double()
-    if torch.isnan(y).any():
-        return False, float("nan")
-    if kind == "max":
-        err = (y - ref).abs().max().item()
-        return err == 0.0, err
-    err = ((y - ref).norm() / ref.norm()).item()
-    return err < 1e-5, err
-
-
-def bench_rows() -> list[dict]:
-    import torch
-
-    triton_kernel = _triton_row_kernel()
+    triton_kernel = triton_row_kernel()
     results = []
-    log("\n== 1. row reduction (read GB/s = M*N*itemsize / median time)")
+    log.section("1. row reduction, one warp per row or less (read GB/s = M*N*itemsize / median time)")
+    last = 0.0
     for case in K.ROW_CASES:
+        if deadline is not None and log.elapsed() + last > deadline:
+            log(f"  {case} and the cases after it skipped: they would end past the run's {deadline:.0f} s deadline")
+            break
+        t0 = log.elapsed()
         try:
-            results.append(_row_case(*case, triton_kernel))
+            results.append(row_case(*case, triton_kernel))
         except Exception:  # noqa: BLE001 - report the case and go on
             log(f"  {case}: failed\n{traceback.format_exc()}")
         torch.cuda.empty_cache()
+        last = log.elapsed() - t0
     return results
-
-
-ROTATE_BYTES = 512 << 20  # input sets rotated through per timing loop: ~10x the 50 MB L2
-
-
-def _steady(fns, target_ms: float = 30.0, repeat: int = 5) -> float:
-    """Median ms per call of back-to-back calls cycling through ``fns`` (one per input
-    set, so that no input is still in L2), timed with CUDA events around the loop."""
-    import torch
-
-    for f in fns:
-        f()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for f in fns:
-        f()
-    torch.cuda.synchronize()
-    per_call = (time.perf_counter() - t0) / len(fns)
-    iters = len(fns) * max(2, int(target_ms / 1e3 / per_call / len(fns)))
-    samples = []
-    for _ in range(repeat):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for i in range(iters):
-            fns[i % len(fns)]()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) / iters)
-    return statistics.median(samples)
-
-
-def _row_case(M: int, N: int, dtype: str, kind: str, triton_kernel) -> dict:
-    import torch
-    import tile_mlir
-
-    tdt = torch.float32 if dtype == "f32" else torch.bfloat16
-    nbytes = M * N * (4 if dtype == "f32" else 2)
-    nbuf = max(2, -(-ROTATE_BYTES // nbytes))
-    xs = [torch.randn(M, N, device="cuda", dtype=tdt) for _ in range(nbuf)]  # fresh for every case
-    ys = [torch.empty(M, device="cuda", dtype=torch.float32) for _ in range(nbuf)]
-    x, y = xs[0], ys[0]
-    ref = x.double().sum(1) if kind == "sum" else x.double().amax(1)
-    row = {"M": M, "N": N, "dtype": dtype, "kind": kind, "bytes": nbytes, "input_sets": nbuf}
-
-    def checked(name, launch):
-        y.fill_(float("nan"))
-        launch()
-        torch.cuda.synchronize()
-        ok, err = _row_ok(y, ref, kind)
-        if not ok:
-            raise AssertionError(f"{name}: wrong result (error {err})")
-
-    # ours: every candidate configuration, checked, then timed; the fastest is reported
-    cands = []
-    for cfg in K.row_candidates(M, N, dtype, kind):
-        kern = tile_mlir.compile(K.row_reduce(cfg), OPTIONS, backend="cuda")[cfg.name]
-        bound = [kern.bind(cfg.grid, cfg.block, xs[i], ys[i]) for i in range(nbuf)]
-        try:
-            checked(f"tile-mlir {cfg.label()}", bound[0])
-        except AssertionError as e:
-            log(f"  FAIL {e}")
-            continue
-        cands.append((_steady(bound), cfg, bound))
-        log(f"  {M}x{N} {dtype} {kind}: tile-mlir [{cfg.label()}] {cands[-1][0] * 1e3:8.1f} us")
-    t_ours, best, best_bound = min(cands, key=lambda c: c[0])
-    row |= {"ours_ms": t_ours, "ours_cfg": best.label(), "ours_kernel": best.name,
-            "ours_candidates": {c.label(): t for t, c, _ in cands}, "ours_flushed_ms": _bench(best_bound[0])}
-
-    # torch
-    if kind == "sum":
-        kw = {} if dtype == "f32" else {"dtype": torch.float32}
-        torch_fns = [lambda i=i: torch.sum(xs[i], dim=1, **kw) for i in range(nbuf)]
-    else:
-        torch_fns = [lambda i=i: torch.amax(xs[i], dim=1) for i in range(nbuf)]
-    ok, err = _row_ok(torch_fns[0]().float(), ref, kind)
-    assert ok, f"torch wrong ({err})"
-    row["torch_ms"], row["torch_flushed_ms"] = _steady(torch_fns), _bench(torch_fns[0])
-
-    # Triton (autotuned, with its do_bench, on the first call)
-    def tri(i):
-        return triton_kernel[lambda meta: (M // meta["BLOCK_M"],)](xs[i], ys[i], M, N, IS_MAX=kind == "max")
-
-    checked("triton", lambda: tri(0))
-    tri_fns = [lambda i=i: tri(i) for i in range(nbuf)]
-    row["triton_ms"], row["triton_flushed_ms"] = _steady(tri_fns), _bench(tri_fns[0])
-    bc = triton_kernel.best_config
-    row["triton_cfg"] = f"BM{bc.kwargs['BLOCK_M']} BN{bc.kwargs['BLOCK_N']} w{bc.num_warps}"
-
-    # the bandwidth ceiling: a device-to-device copy of the same tensors
-    dsts = [torch.empty_like(x) for _ in range(nbuf)]
-    copy_fns = [lambda i=i: dsts[i].copy_(xs[i]) for i in range(nbuf)]
-    row["copy_ms"], row["copy_flushed_ms"] = _steady(copy_fns), _bench(copy_fns[0])
-    del dsts
-
-    for mode in ("", "flushed_"):
-        for who in ("ours", "torch", "triton"):
-            row[f"{who}_{mode}GBs"] = nbytes / row[f"{who}_{mode}ms"] / 1e6
-        row[f"copy_{mode}GBs"] = 2 * nbytes / row[f"copy_{mode}ms"] / 1e6  # bytes read + written
-        row[f"pct_copy_{mode}".rstrip("_")] = 100 * row[f"ours_{mode}GBs"] / row[f"copy_{mode}GBs"]
-        row[f"vs_triton_{mode}".rstrip("_")] = row[f"triton_{mode}ms"] / row[f"ours_{mode}ms"]
-        row[f"vs_torch_{mode}".rstrip("_")] = row[f"torch_{mode}ms"] / row[f"ours_{mode}ms"]
-    log(f"  {M}x{N} {dtype} {kind}: ours {row['ours_GBs']:7.0f} GB/s [{best.label()}]  torch {row['torch_GBs']:7.0f}"
-        f"  triton {row['triton_GBs']:7.0f} [{row['triton_cfg']}]  copy {row['copy_GBs']:7.0f}"
-        f"  -> {row['pct_copy']:.1f}% of copy, {row['vs_triton']:.3f}x triton, {row['vs_torch']:.3f}x torch"
-        f"  | L2 flushed: ours {row['ours_flushed_GBs']:.0f} torch {row['torch_flushed_GBs']:.0f}"
-        f" triton {row['triton_flushed_GBs']:.0f} copy {row['copy_flushed_GBs']:.0f}")
-    return row
 
 
 # --- 2. warp-reduce latency -------------------------------------------------------------
@@ -269,22 +101,10 @@ def _latency_ours(cfg: K.LatencyConfig) -> dict:
     return {"name": cfg.name, "cycles": cycles, "ok": ok}
 
 
-def _latency_cuda() -> dict:
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        raise RuntimeError("nvcc is not on PATH")
-    with tempfile.TemporaryDirectory() as tmp:
-        exe = Path(tmp) / "warp_latency"
-        subprocess.run([nvcc, "-O3", "-gencode=arch=compute_90a,code=sm_90a", "-o", str(exe),
-                        str(Path(__file__).with_name("warp_latency.cu"))], check=True)
-        out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
-    return {r["name"]: r for r in map(json.loads, out.strip().splitlines())}
-
-
 def bench_latency() -> list[dict]:
-    log("\n== 2. warp-reduce latency (cycles per dependent reduction, clock64, 1 warp)")
+    log.section("2. warp-reduce latency (cycles per dependent reduction, clock64, 1 warp)")
     try:
-        cuda = _latency_cuda()
+        cuda = {r["name"]: r for r in run_cuda("warp_latency.cu")}
     except Exception as e:  # noqa: BLE001 - report and go on without the reference
         log(f"  CUDA reference failed: {e}")
         cuda = {}
@@ -316,7 +136,7 @@ def bench_launch(n: int = 20000, repeat: int = 5) -> dict:
         i = tl.arange(0, BLOCK)
         tl.store(B + i, tl.load(A + i) + 1.0)
 
-    log("\n== 3. launch overhead (host wall time per launch of a 2-array kernel, mean of", n, "launches, median of", repeat, ")")
+    log.section(f"3. launch overhead (host wall time per launch of a 2-array kernel, mean of {n} launches, median of {repeat})")
     kern = tile_mlir.compile(K.launch_probe(), OPTIONS, backend="cuda")["add_one"]
     a = torch.randn(K.LAUNCH_N, device="cuda")
     b = torch.full_like(a, float("nan"))
@@ -355,7 +175,24 @@ def bench_launch(n: int = 20000, repeat: int = 5) -> dict:
 # --- SASS of the kernels that were reported --------------------------------------------
 
 
-def sass_summary(rows: list[dict]) -> tuple[dict, str]:
+def _reported_kernels(results: dict) -> dict[str, tuple[str, dict]]:
+    """The kernels the results report, by label: (text, compile options)."""
+    texts = {}
+    for r in results.get("rows", []):
+        cfg = next(c for c in K.row_candidates(r["M"], r["N"], r["dtype"], r["kind"]) if c.label() == r["ours_cfg"])
+        texts[f"{cfg.name} [{cfg.label()}]"] = (K.row_reduce(cfg), OPTIONS)
+    for rows in results.get("multiwarp", {}).get("repeats", []):
+        for r in rows:
+            cfg = next(c for c in K.cta_row_candidates(r["M"], r["N"], r["dtype"], r["kind"]) if c.label() == r["ours_cfg"])
+            texts[f"{cfg.name} [{cfg.label()}]"] = (K.cta_row_reduce(cfg), OPTIONS)
+    for cfg in K.LATENCY_CASES:
+        texts[cfg.name] = (K.warp_latency(cfg), OPTIONS)
+    for fold in K.XWARP_FOLDS:
+        texts[f"xwarp_lat_sum_f32_w{K.XWARP_WARPS} [{fold}]"] = (K.cross_warp_latency(), {**OPTIONS, "fold": fold})
+    return texts
+
+
+def sass_summary(results: dict) -> tuple[dict, str]:
     """cuobjdump --dump-sass of the reported kernels: instruction counts, and the text."""
     import tile_mlir
     from tile_mlir import cache
@@ -363,16 +200,10 @@ def sass_summary(rows: list[dict]) -> tuple[dict, str]:
     tool = shutil.which("cuobjdump")
     if tool is None:
         return {}, "cuobjdump is not on PATH\n"
-    texts = {}
-    for r in rows:
-        cfg = next(c for c in K.row_candidates(r["M"], r["N"], r["dtype"], r["kind"]) if c.label() == r["ours_cfg"])
-        texts[f"{cfg.name} [{cfg.label()}]"] = K.row_reduce(cfg)
-    for cfg in K.LATENCY_CASES:
-        texts[cfg.name] = K.warp_latency(cfg)
     summary, dump = {}, []
     with tempfile.TemporaryDirectory() as tmp:
-        for label, text in texts.items():
-            art = cache.lookup(text, tile_mlir.Options(**OPTIONS))
+        for label, (text, options) in _reported_kernels(results).items():
+            art = cache.lookup(text, tile_mlir.Options(**options))
             path = Path(tmp) / "k.cubin"
             path.write_bytes(art.cubin)
             sass = subprocess.run([tool, "--dump-sass", str(path)], capture_output=True, text=True).stdout
@@ -380,12 +211,38 @@ def sass_summary(rows: list[dict]) -> tuple[dict, str]:
             count = lambda *keys: sum(any(k in ln for k in keys) for ln in ins)  # noqa: E731
             summary[label] = {"instructions": len(ins), "LDG.128": count("LDG.E.128", "LDG.E.ENL2.128"),
                               "LDG": count("LDG"), "SHFL": count("SHFL"), "REDUX": count("REDUX"),
+                              "BAR": count("BAR."), "LDS": count("LDS"), "STS": count("STS"),
                               "local": count("LDL", "STL")}
             dump.append(f"===== {label}\n{sass}")
     return summary, "\n".join(dump)
 
 
 # --- main -------------------------------------------------------------------------------
+
+
+def preflight() -> list[str]:
+    """What is wrong with the compile cache, before any GPU time is spent: every kernel of
+    ``prepare.all_kernels()`` must be there, built from this tree's compiler source."""
+    from tile_mlir import cache
+    from tile_mlir.options import Options
+
+    from .prepare import all_kernels
+
+    digest = cache.toolchain_versions()["tile_mlir_source"]
+    missing, stale = [], []
+    for label, (text, fold) in all_kernels().items():
+        art = cache.lookup(text, Options(chip=OPTIONS["chip"], fold=fold))
+        if art is None:
+            missing.append(label)
+        elif art.meta.get("toolchain", {}).get("tile_mlir_source") != digest:
+            stale.append(label)
+    problems = []
+    if missing:
+        problems.append(f"{len(missing)} kernel(s) missing from the cache, e.g. {missing[0]}")
+    if stale:
+        problems.append(f"{len(stale)} kernel(s) built from another version of python/tile_mlir, e.g. {stale[0]}")
+    return problems
+
 
 
 def environment() -> dict:
@@ -405,41 +262,65 @@ def environment() -> dict:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", default=str(ROOT / "docs" / "benchmarks"))
-    p.add_argument("--cache", default=str(ROOT / ".tile-cache" / "bench"))
-    p.add_argument("--only", default="rows,latency,launch")
+    p.add_argument("--out", default=str(ROOT / "docs" / "benchmarks"), help="where the results go (default: docs/benchmarks)")
+    p.add_argument("--cache", default=str(ROOT / ".tile-cache" / "bench"), help="the compile cache benchmarks.prepare filled")
+    p.add_argument("--only", default=",".join(SECTIONS),
+                   help=f"sections to run, comma-separated, in this order: {','.join(SECTIONS)} (default: all)")
+    p.add_argument("--repeats", type=int, default=3, help="repetitions of the multi-warp section (default 3)")
+    p.add_argument("--deadline", type=float, default=400.0,
+                   help="seconds: no multi-warp repetition or one-warp row case starts that the previous one's "
+                        "time says would end after this (default 400); SASS and the report follow")
     args = p.parse_args(argv)
+    only = set(args.only.split(","))
+    if only - set(SECTIONS):
+        p.error(f"unknown section(s) {', '.join(sorted(only - set(SECTIONS)))}; choose from {', '.join(SECTIONS)}")
     os.environ["TILE_MLIR_CACHE_DIR"] = str(Path(args.cache).resolve())
     sys.path.insert(0, str(ROOT / "python"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    only = set(args.only.split(","))
+    log.to(out / "raw.txt")
 
+    problems = preflight()
+    if problems:
+        log(f"the compile cache {args.cache} does not fit this tree: {'; '.join(problems)}. Run "
+            "`python -m benchmarks.prepare` where MLIR is, after the last change to python/, and carry the cache.")
+        return 1
     env = environment()
     log("environment:", json.dumps(env))
+    log(f"sections: {', '.join(s for s in SECTIONS if s in only)}; multi-warp repetitions: {args.repeats}; "
+        f"deadline {args.deadline:.0f} s; output: {out}")
     compile_report = json.loads((Path(args.cache) / "compile.json").read_text())
     results = {"env": env, "compile": compile_report}
-    for name, fn in (("rows", bench_rows), ("latency", bench_latency), ("launch", bench_launch)):
+    benches = {"xwarp": multiwarp.bench_cross_warp, "multiwarp": lambda: multiwarp.bench_multiwarp(args.repeats, args.deadline),
+               "latency": bench_latency, "launch": bench_launch, "rows": lambda: bench_rows(args.deadline)}
+    for name in SECTIONS:
         if name in only:
             try:
-                results[name] = fn()
+                results[name] = benches[name]()
             except Exception:  # noqa: BLE001 - one failing benchmark must not lose the others
                 log(f"benchmark {name} failed:\n{traceback.format_exc()}")
+            (out / "results.json").write_text(json.dumps(results, indent=1))  # what there is so far
     try:
-        results["sass"], sass_text = sass_summary(results.get("rows", []))
+        results["sass"], sass_text = sass_summary(results)
         (out / "sass.txt").write_text(sass_text)
-        log("\n== SASS of the reported kernels (instruction counts)")
+        log.section("SASS of the reported kernels (instruction counts)")
         for label, s in results["sass"].items():
             log(f"  {label}: {s}")
     except Exception:  # noqa: BLE001
         log(f"SASS summary failed:\n{traceback.format_exc()}")
 
     (out / "results.json").write_text(json.dumps(results, indent=1))
-    report.write(results, out, log)
-    (out / "raw.txt").write_text("\n".join(log.lines) + "\n")
-    targets = report.targets(results)
-    log(f"\nsummary: {sum(t['met'] for t in targets)}/{len(targets)} targets met; wrote {out}/results.md")
-    (out / "raw.txt").write_text("\n".join(log.lines) + "\n")
+    try:
+        report.write(results, out, log)
+        targets = report.targets(results)
+    except Exception:  # noqa: BLE001 - results.json is written: `python -m benchmarks.report` can retry
+        log(f"report failed:\n{traceback.format_exc()}")
+        return 1
+    log.section("targets")
+    for t in targets:
+        log(f"  {'met   ' if t['met'] else 'MISSED'} {t['target']}: {t['figure']}")
+    log(f"\nsummary: {sum(t['met'] for t in targets)}/{len(targets)} targets met in {log.elapsed():.0f} s; "
+        f"wrote {out}/results.md")
     return 0
 
 
