@@ -430,8 +430,7 @@ def _unknown_name(diag, files: dict[str, list[str]], dialects: dict[str, Dialect
     what = "attribute" if sigil == "#" else "type"
     if dialect not in dialects:
         known = [sigil + k for d in dialects.values() for k in (d.attributes if sigil == "#" else d.types)]
-        suggestion = _did_you_mean(name, known)
-        return f"unknown dialect '{dialect}' in {what} '{name}'{suggestion}" if suggestion else None
+        return f"unknown dialect '{dialect}' in {what} '{name}'{_did_you_mean(name, known)}"
     known = dialects[dialect].attributes if sigil == "#" else dialects[dialect].types
     spelled = [sigil + k for k in known]
     listing = f"the {dialect} dialect's {what}s are: {', '.join(spelled)}" if spelled else \

@@ -169,6 +169,15 @@ func.func @space_gpu_unknown(%d: memref<1xf32, #gpu.address_space<private>>, %s:
 
 // -----
 
+// A memory space of a dialect that does not exist.
+// CHECK: bad-input-ops.mlir:[[@LINE+1]]:106: error: unknown dialect 'gpum' in attribute '#gpum.address_space'{{$}}
+func.func @space_unknown_dialect(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpum.address_space<private>>) {
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpum.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
 // 0-d memrefs.
 // CHECK: bad-input-ops.mlir:[[@LINE+3]]:3: error: 'tile.reduce' op dst: a 0-d memref (memref<f32, #gpu.address_space<private>>) holds no tile: give it shape 1 (memref<1xf32...>){{$}}
 // CHECK: bad-input-ops.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src: a 0-d memref (memref<f32, #gpu.address_space<private>>) holds no tile: give it shape 1 (memref<1xf32...>){{$}}
