@@ -32,6 +32,7 @@ from .vocab import (
     DTYPES,
     KINDS,
     LANE_BITS,
+    MAX_REGISTERS,
     REDUCE_ATTRIBUTES,
     SCOPE_AXES,
     SCOPE_THREADS,
@@ -141,6 +142,10 @@ def _operand(value: ir.Value, role: str, errors: list[str]) -> Operand | None:
     if not t.has_static_shape:
         errors.append(f"{role}: expected a memref with a static shape, got {t}")
         return None
+    if t.rank == 0:
+        errors.append(f"{role}: a 0-d memref ({t}) holds no tile: give it shape 1 "
+                      f"(memref<1x{t.element_type}...>)")
+        return None
     if t.layout != ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank)):
         errors.append(f"{role}: expected a memref with the identity layout, got {t.layout}")
         return None
@@ -157,7 +162,9 @@ def _operand(value: ir.Value, role: str, errors: list[str]) -> Operand | None:
         text = str(space)
         name = text.removeprefix("#gpu.address_space<").removesuffix(">")
         if name not in ADDRESS_SPACES or not text.startswith("#gpu.address_space<"):
-            errors.append(f"{role}: memory space {text} is not a #gpu.address_space")
+            spaces = ", ".join(f"#gpu.address_space<{name}>" for name in ADDRESS_SPACES)
+            errors.append(f"{role}: memory space {text} is not a #gpu.address_space (expected one of "
+                          f"{spaces}, or none)")
             return None
         storage = ADDRESS_SPACES[name]
     return Operand(tuple(t.shape), dtype, storage)
@@ -188,7 +195,7 @@ def _attr(op, name: str, kind: type, what: str, errors: list[str]):
 
 def _layout(op, name: str, operand: Operand, errors: list[str]) -> TileLayout | None:
     if name not in op.attributes:
-        return TileLayout.row_major(operand.shape)
+        return _default_layout(name, operand, errors)
     text = layout_text(op.attributes[name])
     if text is None:
         errors.append(f'{name}: expected a #tile.layout<"..."> attribute, got {op.attributes[name]}')
@@ -201,6 +208,23 @@ def _layout(op, name: str, operand: Operand, errors: list[str]) -> TileLayout | 
     bad = layout.problems()
     errors.extend(f"{name}: {p}" for p in bad)
     return None if bad else layout
+
+
+def _default_layout(name: str, operand: Operand, errors: list[str]) -> TileLayout | None:
+    """Without a layout, the memref's shape is the tile, row-major: in registers
+    (``local``) one thread's tile, which the register cap bounds; in workgroup memory
+    the tile the threads of the scope share."""
+    role = name.removesuffix("_layout")
+    if 0 in operand.shape:
+        errors.append(f"{role}: memref dim {operand.shape.index(0)} has extent 0, but a tile has at "
+                      "least one element in each dim")
+        return None
+    if operand.storage == "local" and operand.numel > MAX_REGISTERS:
+        errors.append(f"{role}: without a {name}, the memref's {operand.numel} elements are one "
+                      f"thread's registers, but a thread's tile may span at most {MAX_REGISTERS} slots; "
+                      f"give a {name} that spreads them over threads")
+        return None
+    return TileLayout.row_major(operand.shape)
 
 
 _MEMO: dict = {}

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import __version__
-from .errors import ArtifactError
+from .errors import ArtifactError, CacheError
 from .options import Options
 from .signature import KernelSignature
 
@@ -246,7 +246,7 @@ def put(key: str, artifact: Artifact) -> Artifact:
         winner = get(key)
         if winner is not None:
             return winner
-    raise OSError(f"could not store compile-cache entry {final}")
+    raise CacheError(f"could not store compile-cache entry {final}")
 
 
 def lookup(ir_text: str, options: Options) -> Artifact | None:

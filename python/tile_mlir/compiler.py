@@ -29,7 +29,7 @@ from mlir.dialects import gpu
 from mlir.passmanager import PassManager
 
 from .analysis import analyze
-from .diagnostics import format_errors
+from .diagnostics import format_diag, format_errors, parse_failure
 from .errors import CompileError
 from .ir import find_ops, ir, make_context
 from .options import Options
@@ -132,6 +132,9 @@ def parse(text: str, *, source_name: str = SOURCE) -> ir.Module:
     try:
         module = ir.Module.parse(text)
     except ir.MLIRError as e:
+        if not e.error_diagnostics:  # the parser said nothing: say what it stopped at
+            message = format_diag(parse_failure(text, source_name), {source_name: text.split("\n")})
+            raise CompileError("parse", message.rstrip("\n"), f"tile-opt {save_repro(text)}") from None
         raise _failure("parse", e, text, source_name) from None
     try:
         verify_tile_ops(module)

@@ -9,11 +9,10 @@ source line and a caret under the column. ``parse_expectations`` and
 the comments say which diagnostics a file must produce, and where.
 
 Where MLIR's words are IRDL's (``'"prod"' does not satisfy the constraint``,
-``expected dynamic attribute``), ``rephrase`` says what to change instead: which
-attribute, which values it may take, the closest known name. It reads the allowed
-values and names from the dialects' IRDL (``irdl_dialects``), so it cannot drift from
-what the verifier checks. tile-opt's sink and the library's ``CompileError`` messages
-(``format_errors``) both go through it.
+``expected dynamic attribute``), ``tile_mlir.irdl_messages.rephrase`` says what to
+change instead: which attribute, which values it may take, the closest known name.
+tile-opt's sink and the library's ``CompileError`` messages (``format_errors``) both
+go through it.
 
 A string parsed with ``ir.Module.parse`` has the file name ``-`` in its locations; the
 sink and ``to_diag`` give it the name of the text's source (a file name, ``<stdin>``,
@@ -22,14 +21,20 @@ sink and ``to_diag`` give it the name of the text's source (a file name, ``<stdi
 
 from __future__ import annotations
 
-import difflib
-import functools
 import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from .ir import ir
+from .irdl_messages import (  # noqa: F401 (DialectNames, irdl_dialects: re-exported)
+    CURRENT_OP_NOTE,
+    DialectNames,
+    irdl_dialects,
+    rephrase,
+    silent_parse_failure,
+    tile_dialects,
+)
 
 _SEVERITY = {
     ir.DiagnosticSeverity.ERROR: "error",
@@ -39,9 +44,9 @@ _SEVERITY = {
 }
 
 
-# The note the verifier adds to its errors. The bindings cannot turn it off, as
-# mlir-opt does (MLIRContext::printOpOnDiagnostic) while it verifies diagnostics.
-CURRENT_OP_NOTE = "see current operation: "
+# CURRENT_OP_NOTE is the note the verifier adds to its errors. The bindings cannot turn
+# it off, as mlir-opt does (MLIRContext::printOpOnDiagnostic) while it verifies
+# diagnostics.
 
 
 @dataclass(frozen=True)
@@ -73,8 +78,10 @@ def format_diag(diag: Diag, files: dict[str, list[str]]) -> str:
     if isinstance(diag.where, Place):
         source = files.get(diag.where.file, [])
         if 1 <= diag.where.line <= len(source):
-            line = source[diag.where.line - 1]
-            indent = "".join(c if c == "\t" else " " for c in line[:diag.where.col - 1])
+            line = source[diag.where.line - 1].rstrip("\r")
+            # MLIR counts columns in UTF-8 bytes; the caret goes under that character
+            before = line.encode()[:diag.where.col - 1].decode(errors="ignore")
+            indent = "".join(c if c == "\t" else " " for c in before)
             lines += [line, indent + "^"]
     return "\n".join(lines) + "\n" + "".join(format_diag(n, files) for n in diag.notes)
 
@@ -138,6 +145,14 @@ def format_errors(error: ir.MLIRError, source_name: str, text: str | None,
     return "".join(format_diag(d, files) for d in diags).rstrip("\n") or str(error)
 
 
+def parse_failure(text: str, source_name: str,
+                  dialects: dict[str, DialectNames] | None = None) -> Diag:
+    """The error of a parse that failed without a diagnostic: MLIR's parser does that on
+    an IRDL op written in custom form (``irdl_messages.silent_parse_failure``)."""
+    line, col, message = silent_parse_failure(text, tile_dialects() if dialects is None else dialects)
+    return Diag("error", Place(source_name, line, col), message)
+
+
 class DiagnosticSink:
     """The diagnostic handler of one context.
 
@@ -155,6 +170,7 @@ class DiagnosticSink:
         self.buffer = buffer  # what "-" stands for
         self.keep = False
         self.kept: list[Diag] = []
+        self.errors = 0  # how many errors it has been handed
         self._failure: BaseException | None = None
         ctx.attach_diagnostic_handler(self._handle)
 
@@ -171,6 +187,7 @@ class DiagnosticSink:
             # mlir-opt does not print the op on diagnostics it verifies
             diag = to_diag(diagnostic, self.buffer, op_notes=not self.keep,
                            files=self.files, dialects=self.dialects)
+            self.errors += diag.severity == "error"
             if self.keep:
                 self.kept.append(diag)
             else:
@@ -179,189 +196,6 @@ class DiagnosticSink:
         except BaseException as e:  # noqa: BLE001 - re-raised by check()
             self._failure = self._failure or e
         return True
-
-
-# ----------------------------------------------------------------------------------
-# IRDL's messages, in words that say what to change
-# ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DialectNames:
-    """What one IRDL dialect defines, by full name (``tile.reduce``, ``tile.layout``),
-    and the values that each ``irdl.is``/``irdl.any_of``-constrained op attribute may
-    take, as MLIR prints them (``("tile.reduce", "kind") -> ('"sum"', ...)``)."""
-
-    name: str
-    operations: tuple[str, ...] = ()
-    attributes: tuple[str, ...] = ()
-    types: tuple[str, ...] = ()
-    enums: tuple[tuple[tuple[str, str], tuple[str, ...]], ...] = ()
-
-    def allowed(self, op: str) -> dict[str, tuple[str, ...]]:
-        """The enum-constrained attributes of ``op``, in the order IRDL checks them."""
-        return {attr: values for (name, attr), values in self.enums if name == op}
-
-
-@functools.cache
-def irdl_dialects(text: str) -> dict[str, DialectNames]:
-    """The dialects an IRDL file defines, by name. Text that does not parse defines none."""
-    try:
-        module = ir.Module.parse(text, ir.Context())
-    except ir.MLIRError:
-        return {}
-    found = {}
-    for dialect in module.body.operations:
-        if dialect.operation.name != "irdl.dialect":
-            continue
-        name = _symbol(dialect.operation)
-        kinds: dict[str, list[str]] = {"irdl.operation": [], "irdl.attribute": [], "irdl.type": []}
-        enums = []
-        for op in dialect.operation.regions[0].blocks[0].operations:
-            op = op.operation
-            if op.name in kinds:
-                kinds[op.name].append(f"{name}.{_symbol(op)}")
-            if op.name == "irdl.operation":
-                enums += _enums(f"{name}.{_symbol(op)}", op)
-        found[name] = DialectNames(name, *map(tuple, kinds.values()), tuple(enums))
-    return found
-
-
-def tile_dialects() -> dict[str, DialectNames]:
-    """The tile dialect's names, read from ``dialect/tile.irdl.mlir``."""
-    from .ir import DIALECT_FILE
-
-    return irdl_dialects(DIALECT_FILE.read_text())
-
-
-def _symbol(op) -> str:
-    return ir.StringAttr(op.attributes["sym_name"]).value
-
-
-def _enums(op_name: str, op) -> list:
-    """((op, attribute), values) for each attribute of an irdl.operation whose
-    constraint is an irdl.is or an irdl.any_of of irdl.is."""
-    enums = []
-    for inner in op.regions[0].blocks[0].operations:
-        inner = inner.operation
-        if inner.name != "irdl.attributes":
-            continue
-        names = [ir.StringAttr(a).value for a in inner.attributes["attributeValueNames"]]
-        for attr, value in zip(names, inner.operands):
-            owner = value.owner
-            choices = list(owner.operands) if owner.name == "irdl.any_of" else [value]
-            if all(c.owner.name == "irdl.is" for c in choices):
-                enums.append(((op_name, attr), tuple(str(c.owner.attributes["expected"]) for c in choices)))
-    return enums
-
-
-_NOT_SATISFIED = re.compile(r"'(.*)' does not satisfy the constraint")
-_UNKNOWN_OP = re.compile(r"unregistered operation '([\w.$-]+)' found in dialect \('([\w$]+)'\)")
-_OP_NAME = re.compile(r'"([\w.$-]+)"')
-_MISSING = re.compile(r"'([\w.$-]+)' op attribute \"([\w$]+)\" is expected but not provided")
-_UNKNOWN_DIALECT = "operation being parsed with an unregistered dialect"
-
-
-def rephrase(diag: Diag, files: dict[str, list[str]], dialects: dict[str, DialectNames]) -> Diag:
-    """``diag`` in words that say what to change, where MLIR's own are IRDL's.
-
-    * ``'"prod"' does not satisfy the constraint`` (IRDL's, with the op in a note):
-      ``'tile.reduce' op kind must be one of "sum", ...; got "prod"``.
-    * ``expected dynamic attribute`` at ``#tile.layot<...>`` (the name is read from the
-      source): ``unknown attribute '#tile.layot' (did you mean '#tile.layout'?); the
-      tile dialect's attributes are: #tile.layout``; the same for types and ``!``.
-    * ``unregistered operation 'tile.reduc' ...``: ``unknown operation 'tile.reduc' (did
-      you mean 'tile.reduce'?); the tile dialect's operations are: tile.reduce``.
-
-    Other diagnostics come back as they are. So does one that the source or the
-    dialects cannot explain.
-    """
-    message = None
-    if m := _NOT_SATISFIED.fullmatch(diag.message):
-        message = _enum_message(m.group(1), diag, dialects)
-    elif diag.message in ("expected dynamic attribute", "expected dynamic type"):
-        message = _unknown_name(diag, files, dialects)
-    elif (m := _UNKNOWN_OP.match(diag.message)) and m.group(2) in dialects:
-        known = dialects[m.group(2)].operations
-        message = f"unknown operation '{m.group(1)}'{_did_you_mean(m.group(1), known)}; " \
-                  f"the {m.group(2)} dialect's operations are: {', '.join(known) or 'none'}"
-    elif m := _MISSING.fullmatch(diag.message):
-        allowed = _dialect_of(m.group(1), dialects).allowed(m.group(1)).get(m.group(2))
-        message = f"{diag.message}; it must be one of {', '.join(allowed)}" if allowed else None
-    elif diag.message.startswith(_UNKNOWN_DIALECT):
-        message = _unknown_dialect(diag, files, dialects)
-    if message is None:
-        return diag
-    return replace(diag, message=message,
-                   notes=tuple(n for n in diag.notes if not n.message.startswith(CURRENT_OP_NOTE)))
-
-
-def _enum_message(value: str, diag: Diag, dialects: dict[str, DialectNames]) -> str | None:
-    """Which attribute holds ``value`` and may not: read from the "see current
-    operation" note, which prints the op with its attributes."""
-    op_text = next((n.message[len(CURRENT_OP_NOTE):] for n in diag.notes
-                    if n.message.startswith(CURRENT_OP_NOTE)), None)
-    m = _OP_NAME.match(op_text or "")
-    if m is None or m.group(1).split(".")[0] not in dialects:
-        return None
-    op = m.group(1)
-    for attr, allowed in dialects[op.split(".")[0]].allowed(op).items():
-        if value not in allowed and re.search(rf"(?:\{{|, ){re.escape(attr)} = {re.escape(value)}(?:,|\}})", op_text):
-            return f"'{op}' op {attr} must be one of {', '.join(allowed)}; got {value}"
-    return None
-
-
-def _unknown_name(diag: Diag, files: dict[str, list[str]],
-                  dialects: dict[str, DialectNames]) -> str | None:
-    """The attribute or type name at the diagnostic's place (MLIR points at the part
-    after ``#dialect.``), checked against what its dialect defines."""
-    line = _source_line(diag, files)
-    if line is None:
-        return None
-    col = diag.where.col - 1
-    prefix = re.search(r"([#!])([\w$]+)\.$", line[:col])
-    word = re.match(r"[\w$.]+", line[col:])
-    if prefix is None or word is None or prefix.group(2) not in dialects:
-        return None
-    sigil, dialect = prefix.groups()
-    what, known = ("attribute", dialects[dialect].attributes) if sigil == "#" else \
-                  ("type", dialects[dialect].types)
-    spelled = [sigil + k for k in known]
-    name = f"{sigil}{dialect}.{word.group(0)}"
-    listing = f"the {dialect} dialect's {what}s are: {', '.join(spelled)}" if spelled else \
-              f"the {dialect} dialect defines no {what}s"
-    return f"unknown {what} '{name}'{_did_you_mean(name, spelled)}; {listing}"
-
-
-def _dialect_of(op: str, dialects: dict[str, DialectNames]) -> DialectNames:
-    return dialects.get(op.split(".")[0], DialectNames(""))
-
-
-def _unknown_dialect(diag: Diag, files: dict[str, list[str]],
-                     dialects: dict[str, DialectNames]) -> str | None:
-    """An op in a dialect that does not exist, ``"tiel.reduce"(...)``: MLIR points just
-    after the quoted name. Say which known op it is close to, if any."""
-    line = _source_line(diag, files)
-    m = re.search(r'"([\w$]+)\.([\w.$-]+)"$', line[:diag.where.col - 1]) if line else None
-    known = [op for d in dialects.values() for op in d.operations]
-    suggestion = _did_you_mean(m.group(0).strip('"'), known) if m else ""
-    if not suggestion:
-        return None
-    return (f"unknown dialect '{m.group(1)}' in operation '{m.group(0).strip(chr(34))}'{suggestion}; "
-            "--allow-unregistered-dialect accepts ops of unknown dialects")
-
-
-def _source_line(diag: Diag, files: dict[str, list[str]]) -> str | None:
-    """The source line that ``diag`` points into, or None."""
-    if not isinstance(diag.where, Place):
-        return None
-    lines = files.get(diag.where.file, [])
-    return lines[diag.where.line - 1] if 1 <= diag.where.line <= len(lines) else None
-
-
-def _did_you_mean(name: str, known) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 # ----------------------------------------------------------------------------------

@@ -85,6 +85,11 @@ def cases(op_name: str, target: str) -> list[DispatchCase]:
     return list(_CASES.get((op_name, target), []))
 
 
+def variant_names(op_name: str) -> list[str]:
+    """The names of the variants registered for ``op_name``, on any target, sorted."""
+    return sorted({c.variant for (name, _), found in _CASES.items() if name == op_name for c in found})
+
+
 @dataclass
 class DispatchContext:
     """What predicates and implementations may ask about the op's context."""

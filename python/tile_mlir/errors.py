@@ -16,6 +16,7 @@ __all__ = [
     "Decline",
     "CompileError",
     "UsageError",
+    "UnknownPass",
     "BuildError",
     "LaunchError",
     "KernelNotFound",
@@ -23,6 +24,7 @@ __all__ = [
     "CudaBindingsMissing",
     "InterpreterError",
     "ArtifactError",
+    "CacheError",
     "BindingsTooOld",
 ]
 
@@ -69,6 +71,13 @@ class UsageError(TileError):
     """A bad command line, pipeline or input file for a tool (``tile-opt``)."""
 
 
+class UnknownPass(TileError, KeyError):
+    """A pass name that the registry (``tile_mlir.passes.REGISTRY``) does not have; the
+    message lists the ones it does."""
+
+    __str__ = Exception.__str__  # the message, not KeyError's quoted repr of it
+
+
 class BuildError(TileError, ValueError):
     """A kernel the Python builder (``tile_mlir.build``) cannot build as asked: repeated
     argument names, a type that does not parse, a dimension other than x, y or z."""
@@ -112,6 +121,11 @@ class InterpreterError(TileError, RuntimeError):
 class ArtifactError(TileError, ValueError):
     """An artifact that cannot be used: a saved directory or file that is missing,
     incomplete or corrupt, one with nothing this GPU can load, or a malformed cache key."""
+
+
+class CacheError(TileError, OSError):
+    """The compile cache could not store an entry: other processes kept replacing it
+    with entries that fail their checksums."""
 
 
 class BindingsTooOld(TileError, ImportError):

@@ -116,6 +116,9 @@ class Parser:
 
     def _nest(self, leaf, depth: int = 2):
         """A leaf, or a parenthesised list of nests at most ``depth`` levels deep."""
+        if depth == 0 and self._peek()[0] == "(":
+            raise LayoutError(f"at column {self._peek()[2]}: nested too deep: a mode is an integer "
+                              "or a parenthesised list of integers, as in S[(4, (2, 8))]")
         if depth == 0 or not self._accept("("):
             return leaf()
         items = [self._nest(leaf, depth - 1)]

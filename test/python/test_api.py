@@ -18,6 +18,7 @@ from tile_mlir.cache import Artifact
 from tile_mlir.errors import (
     ArtifactError,
     BindingsTooOld,
+    CacheError,
     CudaBindingsMissing,
     CudaError,
     KernelNotFound,
@@ -286,7 +287,21 @@ USER_ERRORS = {
     "no cubin for this GPU and no PTX": (lambda k, t, m: _cubin_for_another_gpu(m), ArtifactError),
     "a failing driver call": (lambda k, t, m: _failing_launch(m), CudaError),
     "no cuda-python": (lambda k, t, m: _without_cuda_python(m), CudaBindingsMissing),
+    "a cache entry others keep corrupting": (lambda k, t, m: _always_lost_race(m), CacheError),
 }
+
+
+def _always_lost_race(monkeypatch):
+    """Every rename finds the entry there already, and every read finds it corrupt."""
+    key = "0" * 64
+
+    def rename(src, dst):
+        Path(dst).mkdir(exist_ok=True)
+        raise OSError("lost the race")
+
+    monkeypatch.setattr(cache.os, "rename", rename)
+    monkeypatch.setattr(cache, "get", lambda k: None)
+    return lambda: cache.put(key, fake_artifact())
 
 
 @pytest.mark.parametrize("make, error", USER_ERRORS.values(), ids=USER_ERRORS.keys())

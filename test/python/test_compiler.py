@@ -141,3 +141,20 @@ def test_the_library_rephrases_irdl_errors_too():
         f"<source>:{OP_LINE}:{OP_COL}: error: 'tile.reduce' op kind must be one of "
         '"sum", "max", "min", "maximum", "minimum"; got "prod"')
     assert "see current operation" not in info.value.message
+
+
+def test_the_pass_registry_raises_tile_errors():
+    """An unknown pass is an UnknownPass (a KeyError), an unknown option an OptionError
+    (a ValueError): each a TileError that lists what exists."""
+    from mlir.passmanager import PassManager
+    from tile_mlir.errors import OptionError, TileError, UnknownPass
+    from tile_mlir.passes import add_pass, make_pass
+
+    with make_context() as ctx:
+        with pytest.raises(UnknownPass, match="no tile pass is named 'tile-verfy'; the tile passes are: .*tile-verify") as info:
+            add_pass(PassManager("any", ctx), "tile-verfy")
+        assert isinstance(info.value, KeyError) and isinstance(info.value, TileError)
+        assert str(info.value).startswith("no tile pass")  # not KeyError's quoted repr
+    with pytest.raises(OptionError, match="pass tile-lower-reduction has no option") as info:
+        make_pass("tile-lower-reduction", fould="tree")
+    assert isinstance(info.value, ValueError)

@@ -1,6 +1,7 @@
 """Random invalid configurations (``tile_mlir.testing.invalid``): each breaks exactly one
-rule, and each must be rejected by tile-verify with a diagnostic that names the rule, at
-the op's own location (line 2, column 3 of the generated text). The unbroken op it
+rule, and each must be rejected by tile-verify (or the dialect's own verifier) with a
+diagnostic that names the rule, in the words tile-opt prints (``diagnostics.to_diag``),
+at the op's own location (line 2, column 3 of the generated text). The unbroken op it
 came from passes, so the broken rule is what the diagnostic is about."""
 
 import random
@@ -9,6 +10,7 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mlir.passmanager import PassManager
+from tile_mlir.diagnostics import to_diag
 from tile_mlir.ir import ir, make_context
 from tile_mlir.passes import add_pass
 from tile_mlir.testing.differential import random_case
@@ -24,7 +26,7 @@ def _verify(text: str) -> list[tuple[str, str]]:
         ctx.emit_error_diagnostics = True
 
         def collect(d):
-            errors.append((str(d.location), d.message))
+            errors.append((str(d.location), to_diag(d, "-").message))
             return True
 
         handle = ctx.attach_diagnostic_handler(collect)

@@ -121,7 +121,7 @@ def test_canonical_examples():
         ("S[4] + R[(2, 4) : 1@laneid]", "1 replica strides for 2 modes"),
         ("S[4.5]", "at column 4: unexpected character '.'"),
         ("S[four]", "at column 3: expected an integer, got 'four'"),
-        ("S[(((4)))]", "at column 5: expected an integer, got '('"),
+        ("S[(((4)))]", "at column 5: nested too deep"),
         ("S[4] R[2 : 1]", "at column 6: expected '+' or end of text"),
         ("S[4] + R[2 : 1@laneid] + R[2 : 1]", "expected end of text, got '+'"),
     ],

@@ -8,7 +8,7 @@
 
 // MISSING: tile-opt: cannot open input file '{{.*}}does-not-exist.mlir': No such file or directory
 
-// STDIN:      <stdin>:1:1: error: op expects exactly 2 operands, but got 0
+// STDIN:      <stdin>:1:1: error: 'tile.reduce' op takes 2 operands (dst, src), got 0
 // STDIN-NEXT: "tile.reduce"() : () -> ()
 // STDIN-NEXT: ^
 
@@ -30,7 +30,7 @@ func.func @unknown_op(%d: memref<1xf32, #gpu.address_space<private>>) {
 
 // -----
 
-// CHECK: bad-input.mlir:[[@LINE+2]]:3: error: op expects exactly 2 operands, but got 1
+// CHECK: bad-input.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op takes 2 operands (dst, src), got 1
 func.func @one_operand(%d: memref<1xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d) {kind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>) -> ()
   return

@@ -50,10 +50,31 @@ func.func @scope_bool(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 
 // -----
 
-// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op attribute "kind" is expected but not provided; it must be one of "sum", "max", "min", "maximum", "minimum"
+// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum"){{$}}
 func.func @no_kind(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
-  // expected-error@-1 {{attribute "kind" is expected but not provided; it must be one of}}
+  // expected-error@-1 {{missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum")}}
+  return
+}
+
+// -----
+
+// A misspelled required attribute: IRDL reports only the missing one, so the message
+// names the attribute written instead.
+// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum"); 'ind' looks like a misspelling of it
+func.func @ind(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  "tile.reduce"(%d, %s) {ind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  // expected-error@-1 {{missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum"); 'ind' looks like a misspelling of it}}
+  return
+}
+
+// -----
+
+// An attribute far from the missing one is not taken for it.
+// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'exec_scope' (one of "thread", "warp", "warpgroup", "cta"){{$}}
+func.func @no_scope(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  "tile.reduce"(%d, %s) {kind = "sum", acum = true} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  // expected-error@-1 {{missing attribute 'exec_scope'}}
   return
 }
 

@@ -38,9 +38,9 @@ func.func @not_produced(%d: memref<1xf32, #gpu.address_space<private>>, %s: memr
 
 // The right text with the wrong severity.
 // CHECK: verify-diagnostics-failures.mlir:[[@LINE+3]]:6: error: 'error' diagnostic emitted when expecting a 'warning'
-// CHECK: verify-diagnostics-failures.mlir:[[@LINE+2]]:6: error: expected warning "expects exactly 2 operands" was not produced
+// CHECK: verify-diagnostics-failures.mlir:[[@LINE+2]]:6: error: expected warning "takes 2 operands (dst, src)" was not produced
 func.func @wrong_severity(%d: memref<1xf32, #gpu.address_space<private>>) {
-  // expected-warning@+1 {{expects exactly 2 operands}}
+  // expected-warning@+1 {{takes 2 operands (dst, src)}}
   "tile.reduce"(%d) {kind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>) -> ()
   return
 }

@@ -24,7 +24,7 @@ func.func @plus_one(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4
 // @-1: the line above.
 func.func @minus_one(%d: memref<1xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d) {kind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>) -> ()
-  // expected-error@-1 {{expects exactly 2 operands, but got 1}}
+  // expected-error@-1 {{takes 2 operands (dst, src), got 1}}
   return
 }
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .. import ir as _tile_ir  # noqa: F401  (the version check, on first use)
+from ..errors import OptionError, UnknownPass
 
 
 @dataclass(frozen=True)
@@ -38,11 +39,20 @@ def register(info: PassInfo) -> PassInfo:
     return info
 
 
+def pass_info(argument: str) -> PassInfo:
+    """The registered pass ``argument``; ``UnknownPass`` (a KeyError) lists the others."""
+    try:
+        return REGISTRY[argument]
+    except KeyError:
+        raise UnknownPass(f"no tile pass is named {argument!r}; the tile passes are: "
+                          f"{', '.join(sorted(REGISTRY))}") from None
+
+
 def make_pass(argument: str, **options) -> Callable:
-    info = REGISTRY[argument]
+    info = pass_info(argument)
     unknown = set(options) - set(info.options)
     if unknown:
-        raise ValueError(
+        raise OptionError(
             f"pass {argument} has no option(s) {', '.join(sorted(unknown))}; "
             f"it takes: {', '.join(sorted(info.options)) or 'none'}"
         )
@@ -51,7 +61,7 @@ def make_pass(argument: str, **options) -> Callable:
 
 def add_pass(pm, argument: str, **options) -> None:
     """Add a registered tile pass (with options) to an upstream PassManager."""
-    info = REGISTRY[argument]
+    info = pass_info(argument)
     pm.add(make_pass(argument, **options), name=info.class_name, argument=info.argument,
            description=info.summary)
 

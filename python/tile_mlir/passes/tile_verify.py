@@ -2,13 +2,17 @@
 
 Each broken rule is one error at the op's location, naming the rule, e.g.
 ``'tile.reduce' op axes: 2 is out of range for a rank-2 source``. The rules
-themselves live in ``tile_mlir.analysis``; ``tile-opt`` runs this pass right
-after parsing, as mlir-opt verifies.
+themselves live in ``tile_mlir.analysis``, except one that needs the dispatch
+registry: a ``dispatch`` attribute must name a registered variant. ``tile-opt``
+runs this pass right after parsing, as mlir-opt verifies.
 """
 
 from __future__ import annotations
 
+import difflib
+
 from ..analysis import analyze
+from ..dispatch import variant_names
 from ..ir import find_ops
 from . import PassInfo, register
 
@@ -22,10 +26,21 @@ def verify(root) -> bool:
     """Report every broken rule under ``root``; True when there were none."""
     ok = True
     for op in find_ops(root, "tile.reduce"):
-        errors = analyze(op).errors
+        analysis = analyze(op)
+        errors = analysis.errors or _unknown_variant(analysis.info.dispatch)
         emit_errors(op, errors)
         ok = ok and not errors
     return ok
+
+
+def _unknown_variant(name: str | None) -> list[str]:
+    """``dispatch = "name"`` that no variant of tile.reduce has, on any target."""
+    known = variant_names("tile.reduce")
+    if name is None or name in known or not known:
+        return []
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return [f'dispatch: no lowering variant is named "{name}"{hint}; the variants are: {", ".join(known)}']
 
 
 def _make():

@@ -18,9 +18,7 @@ import re
 from dataclasses import dataclass
 
 from ..layout import Iter, TileLayout
-from ..vocab import AXIS_LIMITS, REDUCE_ATTRIBUTES
-
-REQUIRED = ("kind", "exec_scope")  # the dialect (IRDL) requires these; see the parser's message
+from ..vocab import AXIS_LIMITS, KINDS, REDUCE_ATTRIBUTES, SCOPES
 from .cases import ReduceCase, private_type
 from .differential import iter_bits, random_case
 
@@ -75,14 +73,23 @@ class _Op:
 # --- the rules: each breaks one, or returns None when it does not apply -------------------
 
 
+# The attributes the dialect (IRDL) requires, with their values. IRDL reports a
+# misspelled one as missing, and the diagnostic names the misspelling
+# (tile_mlir.irdl_messages); a misspelled optional one is tile-verify's unknown attribute.
+REQUIRED = {"kind": KINDS, "exec_scope": SCOPES}
+
+
 def _misspelled(op: _Op, rng: random.Random):
-    name = rng.choice([a for a in op.attrs if a not in REQUIRED])
+    name = rng.choice(list(op.attrs))
     value = op.attrs.pop(name)
     i = rng.randrange(len(name))
     typo = rng.choice([name[:i] + name[i + 1:], name[:i] + name[i] * 2 + name[i + 1:], name + "s"])
     if typo in REDUCE_ATTRIBUTES or not re.fullmatch(r"[a-z_]+", typo):
         typo = name.replace("_", "") + "x"
     op.attrs[typo] = value
+    if name in REQUIRED:
+        values = ", ".join(f'"{v}"' for v in REQUIRED[name])
+        return f"missing attribute '{name}' (one of {values}); '{typo}' looks like a misspelling of it"
     return f"unknown attribute '{typo}'"
 
 

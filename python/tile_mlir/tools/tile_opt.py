@@ -44,11 +44,14 @@ from mlir.passmanager import PassDisplayMode, PassManager
 
 from ..compiler import verify_tile_ops
 from ..diagnostics import (
+    Diag,
     DiagnosticSink,
+    Place,
     check_expectations,
     format_diag,
     irdl_dialects,
     parse_expectations,
+    parse_failure,
     tile_dialects,
 )
 from ..ir import available_dialects, name_source
@@ -105,9 +108,20 @@ def new_context(allow_unregistered: bool = False) -> ir.Context:
 BYTECODE_MAGIC = b"ML\xefR"
 
 
+class SourceError(UsageError):
+    """Input that is not MLIR text at all (bytes that are not UTF-8, a NUL byte): a
+    located diagnostic, printed as the parser's are."""
+
+    def __init__(self, diag: Diag, files: dict[str, list[str]]):
+        super().__init__(diag.message)
+        self.diag, self.files = diag, files
+
+
 def _read(path: str, what: str, bytecode: bool = False) -> str | bytes:
     """The text of a file (``-``: stdin), with its newlines as ``\n``; or, where
-    ``bytecode`` is allowed and the file is MLIR bytecode, its bytes."""
+    ``bytecode`` is allowed and the file is MLIR bytecode, its bytes. Bytes that are
+    not UTF-8, and NUL bytes (which MLIR's lexer would skip without a word), are a
+    ``SourceError`` at their line and column."""
     try:
         if path == "-":
             data = sys.stdin.buffer.read()
@@ -119,9 +133,22 @@ def _read(path: str, what: str, bytecode: bool = False) -> str | bytes:
     if bytecode and data.startswith(BYTECODE_MAGIC):
         return data
     try:
-        return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-    except UnicodeDecodeError:
-        raise UsageError(f"cannot read {what} '{path}': it is not UTF-8 text") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _source_error(path, data, e.start,
+                            f"byte 0x{data[e.start]:02x} is not UTF-8: MLIR source must be UTF-8 text") from None
+    if "\0" in text:
+        raise _source_error(path, data, data.index(b"\0"), "unexpected NUL byte (0x00): MLIR source must be text")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _source_error(path: str, data: bytes, offset: int, message: str) -> SourceError:
+    """An error at byte ``offset`` of ``data``, with MLIR's line and (byte) column."""
+    name = "<stdin>" if path == "-" else path
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    line = data.count(b"\n", 0, offset) + 1
+    files = {name: data.decode("utf-8", errors="replace").split("\n")}
+    return SourceError(Diag("error", Place(name, line, offset - line_start + 1), message), files)
 
 
 class Driver:
@@ -180,7 +207,7 @@ class Driver:
         with ctx:  # the current context, for passes that build IR without naming one
             self._load_irdl_files(ctx, sink)
             sink.keep = bool(self.opts.verify_diagnostics)
-            output = self._actions(chunk, ctx)
+            output = self._actions(chunk, ctx, sink)
         sink.check()
         if not self.opts.verify_diagnostics:
             return output is not None, output
@@ -202,12 +229,19 @@ class Driver:
             finally:
                 sink.buffer = self.input_name
 
-    def _actions(self, chunk: str | bytes, ctx: ir.Context) -> str | bytes | None:
+    def _actions(self, chunk: str | bytes, ctx: ir.Context, sink: DiagnosticSink) -> str | bytes | None:
         """Parse, verify, run the pipeline. Returns the printed module, or None."""
         opts = self.opts
+        errors = sink.errors
         try:
             module = ir.Module.parse(chunk, ctx)
         except ir.MLIRError:  # the diagnostics went to the sink
+            if sink.errors == errors and isinstance(chunk, str):  # the parser said nothing
+                diag = parse_failure(chunk, self.input_name, self.dialects)
+                if sink.keep:
+                    sink.kept.append(diag)
+                else:
+                    sys.stderr.write(format_diag(diag, self.files))
             return None
         if opts.mlir_print_debuginfo or opts.emit_bytecode:
             name_source(module.operation, self.input_name)
@@ -530,6 +564,9 @@ def main(argv: list[str] | None = None) -> int:
     """The ``tile-opt`` entry point. Returns the exit status."""
     try:
         return _main(sys.argv[1:] if argv is None else argv)
+    except SourceError as e:
+        sys.stderr.write(format_diag(e.diag, e.files))
+        return 1
     except UsageError as e:
         sys.stderr.write(f"tile-opt: {e}\n")
         return 1
