@@ -2,14 +2,15 @@
 
 Each broken rule is one error at the op's location, naming the rule, e.g.
 ``'tile.reduce' op axes: 2 is out of range for a rank-2 source``. The rules
-themselves live in ``tile_mlir.analysis``; ``tile-opt`` runs this pass right
-after parsing, as mlir-opt verifies.
+themselves live in ``tile_mlir.analysis`` (tile.reduce) and ``tile_mlir.analysis_copy``
+(tile.copy); ``tile-opt`` runs this pass right after parsing, as mlir-opt verifies.
 """
 
 from __future__ import annotations
 
 from ..analysis import analyze
-from ..ir import find_ops
+from ..analysis_copy import analyze_copy
+from ..ir import ir
 from . import PassInfo, register
 
 
@@ -20,12 +21,23 @@ def emit_errors(op, errors) -> None:
 
 def verify(root) -> bool:
     """Report every broken rule under ``root``; True when there were none."""
-    ok = True
-    for op in find_ops(root, "tile.reduce"):
-        errors = analyze(op).errors
-        emit_errors(op, errors)
-        ok = ok and not errors
-    return ok
+    bad = []
+
+    def visit(op):
+        check = _CHECKS.get(op.name)
+        if check is not None:
+            errors = check(op).errors
+            emit_errors(op, errors)
+            if errors:
+                bad.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return not bad
+
+
+# Each tile op and its rules.
+_CHECKS = {"tile.reduce": analyze, "tile.copy": analyze_copy}
 
 
 def _make():
