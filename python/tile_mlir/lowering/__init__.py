@@ -2,7 +2,8 @@
 
 ``registers`` holds what the register variants share (the register iteration
 plan, the in-thread folds, accum and the store); each variant module holds its
-predicates and the one step that makes it different.
+predicates and the one step that makes it different. ``copy`` (with ``copy_plan`` and
+``copy_facts``) lowers ``tile.copy``.
 """
 
-from . import cross_warp, local, local_redux, sm100_packed  # noqa: F401
+from . import copy, cross_warp, local, local_redux, sm100_packed  # noqa: F401
