@@ -17,11 +17,12 @@ memref dims, every exec scope and six element types.
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
 import tile_mlir
-from tile_mlir.errors import InterpreterError
+from tile_mlir.errors import InterpreterError, LaunchError
 from tile_mlir.layout import TileLayout
 
 STORAGE = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16, "f64": np.float64,
@@ -341,3 +342,39 @@ def test_asserted_alignment_is_checked_by_the_interpreter(rng):
 
 def test_default_padding_is_zero(rng):
     run_case(rng, "load", ROW, (2, 1000), (1, 768), mults=[1, 256], padding=False)
+
+
+def test_row_sum_example(rng):
+    """examples/row_sum_copy.mlir: a warp per row, tile.copy chunks with zero padding,
+    tile.reduce into a running sum. Checked bit for bit against the documented fold
+    order, emulated in float32: per chunk each lane adds its 8 elements in order, a
+    butterfly adds across the lanes (offsets 16 down to 1), and the chunk's sum is added
+    to the running one."""
+    text = (Path(__file__).resolve().parents[2] / "examples" / "row_sum_copy.mlir").read_text()
+    kernels = tile_mlir.compile(text, backend="interpreter")
+    x = memory(rng, (4096, 1000), "f32")
+    x[~np.isfinite(x)] = 1.0
+    y = np.zeros(4096, np.float32)
+    kernels.row_sum.launch(3, 128, x, y)  # rows 0..11
+    rows = np.pad(x[:12], ((0, 0), (0, 24)))  # the padding: 1024 columns
+    want = np.zeros(12, np.float32)
+    for chunk in rows.reshape(12, 4, 32, 8).transpose(1, 0, 2, 3):  # [row, lane, 8]
+        lanes = chunk[..., 0]
+        for k in range(1, 8):
+            lanes = lanes + chunk[..., k]
+        for offset in (16, 8, 4, 2, 1):
+            lanes = lanes + lanes[:, np.arange(32) ^ offset]
+        want = want + lanes[:, 0]
+    np.testing.assert_array_equal(y[:12], want)
+    assert not y[12:].any()
+    np.testing.assert_allclose(y[:12], x[:12].astype(np.float64).sum(axis=1), rtol=1e-4, atol=1e-3)
+
+
+def test_a_cta_copy_needs_its_warps():
+    """A cta-scope copy over 4 warps: the kernel's signature asks for exactly 128
+    threads, and a launch on 64 is refused before anything runs."""
+    text = copy_module("load", CTA_ROWS, (9, 512), scope="cta", threads=128, mults=[2, 128])
+    kernels = tile_mlir.compile(text, backend="interpreter")
+    assert kernels.k.signature.block_threads == 128
+    with pytest.raises(LaunchError, match="128"):
+        kernels.k.launch(1, 64, np.ones((9, 512), np.float32), np.zeros((64, 4), np.float32), 0, 0)

@@ -122,6 +122,7 @@ class _Emitter:
         self.iters = plan.accesses(width)
         self.straddle = plan.may_straddle(facts, width)
         self.checked = [d for d in range(plan.rank) if not plan.in_bounds(facts, d)]
+        self.mask = None  # a whole-vector mask that no access changes, made once
 
     def emit(self) -> None:
         with name("tile.copy.thread"):
@@ -181,6 +182,8 @@ class _Emitter:
             # dims that no access moves along: one check for all accesses
             fixed = [(d, self._inside(starts[d], extents[d])) for d in self.checked if d not in moved]
             pad = self._padding() if self.load else None
+            if self.width > 1 and fixed and len(fixed) == len(self.checked) and not self.straddle:
+                self.mask = vector.broadcast(_mask_type(self.width), _all(c for _, c in fixed))
         count = math.prod(it.extent for it in self.iters)
         if count == 1:
             self._access(0, starts, extents, fixed, pad)
@@ -219,10 +222,17 @@ class _Emitter:
         return arith.constant(vtype, ir.DenseElementsAttr.get_splat(vtype, scalar))
 
     def _access(self, i, starts, extents, fixed, pad) -> None:
-        iters = self.iters
-        slot = emit.slot_of(i, [(it.extent, it.slot) for it in iters])
+        iters, made = self.iters, {}
+
+        def linear(strides):  # one value per distinct linear map of i (slot and offsets)
+            key = tuple(zip((it.extent for it in iters), strides))
+            if key not in made:
+                made[key] = emit.slot_of(i, list(key))
+            return made[key]
+
+        slot = linear(it.slot for it in iters)
         index = [
-            emit.add_slots(start, emit.slot_of(i, [(it.extent, it.inner if it.dim == d else 0) for it in iters]))
+            emit.add_slots(start, linear(it.inner if it.dim == d else 0 for it in iters))
             for d, start in enumerate(starts)
         ]
         index = [v if not isinstance(v, int) else emit.index(v) for v in index]
@@ -268,7 +278,7 @@ class _Emitter:
                 else:
                     vector.store(value, self.mem, index, alignment=align)
             elif not self.straddle:
-                mask = vector.broadcast(_mask_type(self.width), _all(c for _, c in inside))
+                mask = self.mask or vector.broadcast(_mask_type(self.width), _all(c for _, c in inside))
                 value = self._masked(vtype, index, mask, pad, value, align)
             else:
                 # the whole vector inside: the fast path; else a mask per element

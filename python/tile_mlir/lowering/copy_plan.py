@@ -174,7 +174,7 @@ class CopyPlan:
         )
         return (
             f"{width} x {self.info.dtype} needs {width * self.bytes}-byte alignment, but the accesses are "
-            f"proven aligned to {proven} bytes only ({source})"
+            f"proven aligned to {proven} bytes only ({source}; an alignment attribute asserts more)"
         )
 
     def may_straddle(self, facts: Facts, width: int) -> bool:
