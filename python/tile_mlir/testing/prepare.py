@@ -1,5 +1,5 @@
-"""Compile every conformance case and every example into the compile cache, for a GPU
-machine without MLIR.
+"""Compile every conformance case, every tile.copy case and every example into the
+compile cache, for a GPU machine without MLIR.
 
     python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_90a] [--jobs N]
 
@@ -29,7 +29,10 @@ from pathlib import Path
 from .. import api, cache
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
-from .cases import CASES
+from . import cases, copies
+
+# Every kernel text a GPU suite compiles: the conformance matrix and the tile.copy cases.
+CASES = (*cases.CASES, *copies.CASES)
 
 # The examples (the demonstration among them), so they launch from the cache too.
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
@@ -50,7 +53,8 @@ def _use_cache_dir(path: str) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tile_mlir.testing.prepare",
-        description="Compile every conformance case (tile_mlir.testing.cases.CASES) into the compile cache.",
+        description="Compile every conformance case and tile.copy case (tile_mlir.testing.cases, copies) "
+        "and every example into the compile cache.",
     )
     parser.add_argument("--cache", help="the cache directory (default: $TILE_MLIR_CACHE_DIR, else the cache's default)")
     parser.add_argument("--chip", default=DEFAULT_CHIP, help=f"the chip to compile for (default: {DEFAULT_CHIP})")
