@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import tile_mlir
 from tile_mlir.runtime import gpu_available
 from tile_mlir.testing.copies import CASES, CHIP, memory, row_sum_reference

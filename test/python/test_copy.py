@@ -16,7 +16,13 @@ import pytest
 import tile_mlir
 from tile_mlir.compiler import lower_tile_ops
 from tile_mlir.errors import InterpreterError, LaunchError
-from tile_mlir.testing.copies import CASES, CTA_ROWS, CopyCase, memory, row_sum_reference
+from tile_mlir.testing.copies import (
+    CASES,
+    CTA_ROWS,
+    CopyCase,
+    memory,
+    row_sum_reference,
+)
 
 
 @pytest.fixture
