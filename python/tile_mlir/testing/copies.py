@@ -76,11 +76,18 @@ class CopyCase:
     def kernel_text(self, chip: str = CHIP) -> str:
         return copy_module(self, chip)
 
+    @property
+    def per_thread(self) -> bool:
+        """Whether every thread copies a tile of its own: at thread scope (thread t at
+        origin + (t, 0, ...)), or with a layout that names no thread axis (all at one
+        origin: only loads)."""
+        return self.scope == "thread" or TileLayout.parse(self.layout).axes() <= {"m"}
+
     def check(self, kernels, rng) -> None:
         """Launch ``kernels.k`` (this case's, compiled) on random memory and assert that
         the result is the reference's, bit for bit."""
         mem = memory(rng, self.mem_shape, self.dtype)
-        per_thread = self.scope == "thread"
+        per_thread = self.per_thread
         if self.direction == "load":
             dump = np.zeros((self.threads, self.numel), STORAGE[self.dtype])
             kernels.k.launch(1, self.threads, mem, dump, *self.args)
@@ -189,8 +196,10 @@ def _thread(place) -> int:
     return place.warp * 32 + place.lane
 
 
-def _at(origin, c, t):
-    return tuple(o + ci + (t if d == 0 else 0) for d, (o, ci) in enumerate(zip(origin, c)))
+def _at(case, c, t):
+    """The memory coordinate of tile coordinate ``c`` for thread ``t`` of a per-thread case."""
+    shift = t if case.scope == "thread" else 0
+    return tuple(o + ci + (shift if d == 0 else 0) for d, (o, ci) in enumerate(zip(case.origin, c)))
 
 
 def _inside(at, shape) -> bool:
@@ -198,14 +207,14 @@ def _inside(at, shape) -> bool:
 
 
 def reference_load(case: CopyCase, mem, per_thread=False) -> np.ndarray:
-    """Every thread's registers after the load; ``per_thread``: thread scope, where
-    thread t copies its own tile at origin + (t, 0, ...)."""
+    """Every thread's registers after the load; ``per_thread``: every thread copies its
+    own tile (``CopyCase.per_thread``)."""
     pad = PADDING[case.dtype][1] if case.padding else 0
     out = np.full((case.threads, case.numel), SENTINEL_BITS.get(case.dtype, SENTINEL[case.dtype]), STORAGE[case.dtype])
     layout = TileLayout.parse(case.layout)
     for t in range(case.threads) if per_thread else [0]:
         for c in itertools.product(*map(range, layout.shape)):
-            at = _at(case.origin, c, t)
+            at = _at(case, c, t)
             value = mem[at] if _inside(at, mem.shape) else pad
             for place in layout.forward(c):
                 out[t + _thread(place), place.slot] = value
@@ -218,7 +227,7 @@ def reference_store(case: CopyCase, mem, regs, per_thread=False) -> np.ndarray:
     home = TileLayout(TileLayout.parse(case.layout).shard)  # replica copy 0
     for t in range(case.threads) if per_thread else [0]:
         for c in itertools.product(*map(range, home.shape)):
-            at = _at(case.origin, c, t)
+            at = _at(case, c, t)
             if _inside(at, mem.shape):
                 (place,) = home.forward(c)
                 out[at] = regs[t + _thread(place), place.slot]
@@ -288,6 +297,9 @@ def _cases() -> list[CopyCase]:
     both("asserted_straddle", "S[((32, 8)) : ((1@laneid, 1))]", (1002,), (768,), attrs=", alignment = 16",
          expect_load=("alignment = 16", "vector.from_elements"))
     out.append(CopyCase("default_padding_load", "load", ROW, (2, 1000), (1, 768), mults=(1, 256), padding=False))
+    # a layout with no thread axis is one thread's tile: at warp scope every lane loads it
+    out.append(CopyCase("warp_scope_one_thread_tile_load", "load", "S[(2, 4)]", (3, 8), (2, 4), mults=(1, 4),
+                        regs=(2, 4)))
     return out
 
 
