@@ -20,6 +20,7 @@ from tile_mlir.testing.copies import (
     CASES,
     CTA_ROWS,
     CopyCase,
+    TransposeCase,
     memory,
     row_sum_reference,
 )
@@ -70,3 +71,12 @@ def test_a_cta_copy_needs_its_warps():
     assert kernels.k.signature.block_threads == 128
     with pytest.raises(LaunchError, match="128"):
         kernels.k.launch(1, 64, np.ones((9, 512), np.float32), np.zeros((64, 4), np.float32), 0, 0)
+
+
+def test_a_copy_orders_nothing(rng):
+    """The transpose through workgroup memory without its barrier: the interpreter
+    reports the race between the copy that writes the tile and the one that reads it."""
+    case = TransposeCase()
+    text = case.kernel_text().replace("gpu.barrier", "")
+    with pytest.raises(InterpreterError, match="a race on workgroup memory"):
+        case.check(tile_mlir.compile(text, backend="interpreter"), rng)

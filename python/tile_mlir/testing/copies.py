@@ -14,7 +14,8 @@ Origins are kernel arguments times a constant (``mults``), so that the lowering 
 prove their alignment or not. ``CASES`` covers the vector and scalar variants, tiles
 partly and wholly outside the memory, negative origins, replicas on threads and on
 registers, threads that hold nothing, dynamic dims, every exec scope and six element
-types. Pure Python and numpy, like ``cases``: it runs on a GPU machine without MLIR,
+types; ``TransposeCase`` moves a tile through workgroup memory and back with another
+layout. Pure Python and numpy, like ``cases``: it runs on a GPU machine without MLIR,
 from the compile cache that ``python -m tile_mlir.testing.prepare`` fills.
 """
 
@@ -304,3 +305,56 @@ def _cases() -> list[CopyCase]:
 
 
 CASES = _cases()
+
+
+# A 32 x 32 tile transposed through workgroup memory by one warp: tile.copy loads it
+# from X (16-byte vectors), stores it to workgroup memory with the same layout (16-byte
+# vectors: the memref.global is 16-byte aligned), and, after a barrier, loads it back
+# with the layout whose lanes hold columns (scalar), and stores that to Y with the dims
+# swapped (vectors again). Y = X^T, for a grid of 2 x 2 blocks over a 64 x 64 matrix.
+_ROWS = "S[((8, 4), (8, 4)) : ((4, 8@laneid), (1@laneid, 1))]"  # rows over lanes 8 apart, 4 columns per lane
+_COLUMNS = "S[((8, 4), (8, 4)) : ((1@laneid, 1), (4, 8@laneid))]"  # the same, for the transposed tile
+
+
+@dataclass(frozen=True)
+class TransposeCase:
+    name: str = "transpose_through_workgroup"
+    expect: tuple[str, ...] = ("vector.maskedstore", "memref.get_global")
+
+    def kernel_text(self, chip: str = CHIP) -> str:
+        tile = "memref<32xf32, #gpu.address_space<private>>"
+        shared = "memref<32x32xf32, #gpu.address_space<workgroup>>"
+        copy = '"tile.copy"({dst}, {src}, {i}, {j}) {{exec_scope = "warp", layout = #tile.layout<"{layout}">}} : ({dt}, {st}, index, index) -> ()'
+        g = "memref<64x64xf32>"
+        return f"""module attributes {{gpu.container_module}} {{
+  gpu.module @m [#nvvm.target<chip = "{chip}">] {{
+    memref.global "private" @tile_w : {shared} {{alignment = 16 : i64}}
+    gpu.func @k(%X: {g}, %Y: {g}) kernel attributes {{known_block_size = array<i32: 32, 1, 1>}} {{
+      %c0 = arith.constant 0 : index
+      %c32 = arith.constant 32 : index
+      %bx = gpu.block_id x
+      %by = gpu.block_id y
+      %row = arith.muli %by, %c32 : index
+      %col = arith.muli %bx, %c32 : index
+      %w = memref.get_global @tile_w : {shared}
+      %a = memref.alloca() : {tile}
+      %b = memref.alloca() : {tile}
+      {copy.format(dst="%a", src="%X", i="%row", j="%col", layout=_ROWS, dt=tile, st=g)}
+      {copy.format(dst="%w", src="%a", i="%c0", j="%c0", layout=_ROWS, dt=shared, st=tile)}
+      gpu.barrier
+      {copy.format(dst="%b", src="%w", i="%c0", j="%c0", layout=_COLUMNS, dt=tile, st=shared)}
+      {copy.format(dst="%Y", src="%b", i="%col", j="%row", layout=_ROWS, dt=g, st=tile)}
+      gpu.return
+    }}
+  }}
+}}
+"""
+
+    def check(self, kernels, rng) -> None:
+        x = memory(rng, (64, 64), "f32")
+        y = np.zeros((64, 64), np.float32)
+        kernels.k.launch((2, 2), 32, x, y)
+        np.testing.assert_array_equal(y.view(np.uint32), x.T.view(np.uint32), err_msg=self.name)
+
+
+CASES.append(TransposeCase())
