@@ -38,4 +38,26 @@ irdl.dialect @tile {
     irdl.operands(dst: %dst, src: %src)
     irdl.attributes {"kind" = %kind, "exec_scope" = %scope}
   }
+
+  // "tile.copy"(%dst, %src, %i0, ..., %iN) {exec_scope, [layout], [padding],
+  //                                        [alignment], [dispatch]}
+  // One side a register tile (#gpu.address_space<private>), the other global or
+  // workgroup memory; one index operand per memory dim: the memory coordinate of the
+  // tile's origin. tile-verify checks the rest: which side is which, the index count,
+  // the optional attributes' types (layout, padding of the element type, alignment
+  // i64 bytes, dispatch string).
+  irdl.operation @copy {
+    %dst = irdl.base "!builtin.memref"
+    %src = irdl.base "!builtin.memref"
+    %index = irdl.is index
+
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %warpgroup = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %scope = irdl.any_of(%thread, %warp, %warpgroup, %cta)
+
+    irdl.operands(dst: %dst, src: %src, indices: variadic %index)
+    irdl.attributes {"exec_scope" = %scope}
+  }
 }

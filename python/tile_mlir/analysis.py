@@ -170,17 +170,15 @@ def _operand(value: ir.Value, role: str, errors: list[str]) -> Operand | None:
     return Operand(tuple(t.shape), dtype, storage)
 
 
-def _unknown_attributes(op, errors: list[str]) -> None:
-    """An attribute tile.reduce does not know is a typo until proven otherwise: its
-    default would be used silently. Name the closest known one."""
+def _unknown_attributes(op, errors: list[str], known: tuple[str, ...] = REDUCE_ATTRIBUTES) -> None:
+    """An attribute the op does not know (``known``) is a typo until proven otherwise:
+    its default would be used silently. Name the closest known one."""
     for name in op.attributes:
-        if name in REDUCE_ATTRIBUTES:
+        if name in known:
             continue
-        close = difflib.get_close_matches(name, REDUCE_ATTRIBUTES, n=1, cutoff=0.5)
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
         hint = f"; did you mean '{close[0]}'?" if close else ""
-        errors.append(
-            f"unknown attribute '{name}'{hint} (tile.reduce takes: {', '.join(REDUCE_ATTRIBUTES)})"
-        )
+        errors.append(f"unknown attribute '{name}'{hint} ({op.name} takes: {', '.join(known)})")
 
 
 def _attr(op, name: str, kind: type, what: str, errors: list[str]):
@@ -263,13 +261,18 @@ def analyze(op) -> Analysis:
     memoized on their text: a module of many identical reduces analyses once.
     Callers must treat the returned Analysis as read-only.
     """
+    return memoized(_MEMO, op, _analyze)
+
+
+def memoized(memo: dict, op, analyze_op) -> Analysis:
+    """``analyze_op(op)``, looked up in ``memo`` by ``memo_key(op)`` first."""
     op = getattr(op, "operation", op)
     key = memo_key(op)
-    found = _MEMO.get(key)
+    found = memo.get(key)
     if found is None:
-        if len(_MEMO) >= _MEMO_LIMIT:
-            _MEMO.clear()
-        found = _MEMO[key] = _analyze(op)
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        found = memo[key] = analyze_op(op)
     return found
 
 
@@ -284,23 +287,32 @@ def _check_block(out: Analysis, block: tuple[int, ...] | None) -> None:
     """At cta scope, a register layout's warps are the block's warps: where the function
     fixes its block size, the two must agree. (An operand in workgroup or global memory
     is one tile that the whole block shares: its layout spreads nothing over threads.)"""
+    info = out.info
+    layouts = [(f"{name}_layout", layout) for name, layout, operand in
+               (("src", info.src_layout, info.src), ("dst", info.dst_layout, info.dst))
+               if operand.storage == "local"]
+    out.errors.extend(block_problems(layouts, block))
+    if out.errors:
+        out.info = None
+
+
+def block_problems(layouts, block: tuple[int, ...] | None) -> list[str]:
+    """Why the cta-scope ``layouts`` ((name, layout) pairs) do not span the block's warps,
+    which ``block`` (the function's known_block_size, or None: unknown) fixes."""
     if block is None:
-        return
+        return []
     threads = 1
     for extent in block:
         threads *= extent
-    info = out.info
-    for name, layout, operand in (("src", info.src_layout, info.src), ("dst", info.dst_layout, info.dst)):
-        if operand.storage != "local":
-            continue
+    problems = []
+    for name, layout in layouts:
         warps = layout.reach("warpid") + 1
         if warps * WARP_SIZE != threads:
-            out.errors.append(
-                f"{name}_layout spans {warps} warp(s) ({warps * WARP_SIZE} threads), but the block has "
+            problems.append(
+                f"{name} spans {warps} warp(s) ({warps * WARP_SIZE} threads), but the block has "
                 f"{threads} threads (known_block_size = {list(block)}): at cta scope they must match"
             )
-    if out.errors:
-        out.info = None
+    return problems
 
 
 def _analyze_op(op) -> Analysis:
@@ -335,23 +347,8 @@ def _analyze_op(op) -> Analysis:
         return out
 
     for name, layout, operand in (("src", src_layout, src), ("dst", dst_layout, dst)):
-        for axis in sorted(layout.axes()):
-            if axis not in SCOPE_AXES[scope]:
-                hint = " (a warp-scope layout names lanes: use laneid)" if axis == "warpid" and scope == "warp" else ""
-                errors.append(
-                    f"{name}_layout: axis {axis} is not allowed at {scope} scope "
-                    f"(allowed: {', '.join(SCOPE_AXES[scope])}){hint}"
-                )
-        if layout.thread_reach() >= SCOPE_THREADS[scope] and layout.axes() <= set(SCOPE_AXES[scope]):
-            errors.append(
-                f"{name}_layout reaches thread {layout.thread_reach()}, but {scope} scope has "
-                f"threads 0..{SCOPE_THREADS[scope] - 1}"
-            )
-        if layout.span > operand.numel:
-            errors.append(
-                f"{name}: the memref holds {operand.numel} element(s) but {name}_layout "
-                f"spans {layout.span} register slot(s)"
-            )
+        errors.extend(scope_problems(f"{name}_layout", layout, scope))
+        errors.extend(span_problems(name, operand, f"{name}_layout", layout))
     if errors:
         return out
 
@@ -431,6 +428,32 @@ def _analyze_op(op) -> Analysis:
         src_replica_bits=src_rep,
     )
     return out
+
+
+def scope_problems(name: str, layout: TileLayout, scope: str) -> list[str]:
+    """Why the layout called ``name`` does not fit ``scope``: an axis the scope does not
+    allow, or a thread past the scope's last."""
+    problems = []
+    for axis in sorted(layout.axes()):
+        if axis not in SCOPE_AXES[scope]:
+            hint = " (a warp-scope layout names lanes: use laneid)" if axis == "warpid" and scope == "warp" else ""
+            problems.append(
+                f"{name}: axis {axis} is not allowed at {scope} scope "
+                f"(allowed: {', '.join(SCOPE_AXES[scope])}){hint}"
+            )
+    if layout.thread_reach() >= SCOPE_THREADS[scope] and layout.axes() <= set(SCOPE_AXES[scope]):
+        problems.append(
+            f"{name} reaches thread {layout.thread_reach()}, but {scope} scope has "
+            f"threads 0..{SCOPE_THREADS[scope] - 1}"
+        )
+    return problems
+
+
+def span_problems(role: str, operand: Operand, name: str, layout: TileLayout) -> list[str]:
+    """Why the register memref ``role`` is too small for the layout called ``name``."""
+    if layout.span > operand.numel:
+        return [f"{role}: the memref holds {operand.numel} element(s) but {name} spans {layout.span} register slot(s)"]
+    return []
 
 
 def _bits(bits) -> str:

@@ -5,8 +5,9 @@ Each entry point takes the IR text and an ``Options`` (``tile_mlir.options``):
 * ``parse`` reads the text in the current context and runs ``tile-verify`` on it, as
   tile-opt does, so that a broken rule is reported once, at its op, and not as a
   lowering failure;
-* ``lower_tile_ops`` runs only ``tile-lower-reduction``: the scf/arith/memref/gpu level
-  that the CPU interpreter executes;
+* ``lower_tile_ops`` runs only the tile lowerings (``tile-lower-copy``,
+  ``tile-lower-reduction``): the scf/arith/memref/vector/gpu level that the CPU
+  interpreter executes;
 * ``lower_to_ptx`` runs the whole pipeline (``tile_mlir.pipeline.STAGES``) and returns
   the PTX; the chip is ``options.chip``, else ``vocab.DEFAULT_CHIP``;
 * ``ptx_to_cubin`` assembles the PTX with ptxas, where ptxas is on PATH;
@@ -29,12 +30,13 @@ from mlir.dialects import gpu
 from mlir.passmanager import PassManager
 
 from .analysis import analyze
+from .analysis_copy import analyze_copy
 from .diagnostics import format_diag, format_errors, parse_failure
 from .errors import CompileError
 from .ir import find_ops, ir, make_context
 from .options import Options
 from .passes import add_pass
-from .pipeline import STAGES, run_stages, save_repro
+from .pipeline import STAGES, TILE_STAGES, run_stages, save_repro
 from .signature import MLIR_TO_NUMPY, ArgSpec, KernelSignature
 from .vocab import DEFAULT_CHIP, WARP_SIZE, WARPGROUP_SIZE
 
@@ -74,13 +76,16 @@ def _block_needs(kernel: str, fn) -> tuple[int | None, int]:
     exact, multiple = None, 1
     if "known_block_size" in fn.attributes:
         exact = math.prod(ir.DenseI32ArrayAttr(fn.attributes["known_block_size"]))
-    for op in find_ops(fn, "tile.reduce"):
-        info = analyze(op).info
-        if info is None or info.src.storage != "local":
+    # Register tiles only: a tile in workgroup memory spreads nothing over threads.
+    ops = [(info, "src_layout") for info in (analyze(op).info for op in find_ops(fn, "tile.reduce"))
+           if info is not None and info.src.storage == "local"]
+    ops += [(analyze_copy(op).info, "layout") for op in find_ops(fn, "tile.copy")]
+    for info, layout in ops:
+        if info is None:
             continue
         multiple = math.lcm(multiple, _SCOPE_UNIT[info.exec_scope])
         if info.exec_scope == "cta":
-            threads = WARP_SIZE * (info.src_layout.reach("warpid") + 1)
+            threads = WARP_SIZE * (getattr(info, layout).reach("warpid") + 1)
             if exact not in (None, threads):
                 raise CompileError(
                     "signature", f"kernel {kernel}: its block must have both {exact} and {threads} "
@@ -145,14 +150,14 @@ def parse(text: str, *, source_name: str = SOURCE) -> ir.Module:
 
 def lower_tile_ops(text: str, options: Options | None = None, *,
                    source_name: str = SOURCE) -> tuple[str, tuple[KernelSignature, ...]]:
-    """Run only ``tile-lower-reduction``: the scf/arith/memref/gpu level the
-    CPU interpreter executes. Returns the lowered text and the kernel signatures.
+    """Run only the tile lowerings (``tile-lower-copy``, ``tile-lower-reduction``): the
+    scf/arith/memref/vector/gpu level the CPU interpreter executes. Returns the lowered text and the kernel signatures.
     Diagnostics call the text ``source_name``."""
     options = Options.from_mapping(options)
     with make_context(), ir.Location.unknown():
         module = parse(text, source_name=source_name)
         signatures = kernel_signatures(module)
-        run_stages(module, STAGES[:1], options, source=text, source_name=source_name)
+        run_stages(module, STAGES[:TILE_STAGES], options, source=text, source_name=source_name)
         # with locations, so that the interpreter names ops where the user wrote them
         # (generic form: some custom parsers, nvvm.barrier's, cannot take a loc alias after them)
         return module.operation.get_asm(enable_debug_info=True, print_generic_op_form=True), signatures

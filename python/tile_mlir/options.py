@@ -62,11 +62,12 @@ class Options:
         """Every option, as a plain dict (a cache key, a repro line)."""
         return asdict(self)
 
-    def spelled(self) -> str:
-        """The non-default options as pass-option text, ``chip=sm_80 fold=tree``."""
+    def spelled(self, names=None) -> str:
+        """The non-default options as pass-option text, ``chip=sm_80 fold=tree``; only
+        those in ``names``, where given (the options one pass takes)."""
         default = Options()
         return " ".join(
             f"{f.name}={getattr(self, f.name)}"
             for f in fields(self)
-            if getattr(self, f.name) != getattr(default, f.name)
+            if getattr(self, f.name) != getattr(default, f.name) and (names is None or f.name in names)
         )

@@ -451,8 +451,10 @@ def _keep_dumps(text: str, printing: IRPrinting) -> str:
 # ----------------------------------------------------------------------------------
 
 # (stage name, pipeline element). The tile passes that take the lowering options get
-# them spelled as pass options when the stage runs.
+# them spelled as pass options when the stage runs. The first TILE_STAGES lower the tile
+# ops: what the CPU interpreter runs comes after them.
 STAGES = (
+    ("tile-lower-copy", "tile-lower-copy"),
     ("tile-lower-reduction", "tile-lower-reduction"),
     ("convert-scf-to-cf", "convert-scf-to-cf"),
     ("convert-gpu-to-nvvm", "gpu.module(convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1})"),
@@ -460,6 +462,7 @@ STAGES = (
     ("reconcile-unrealized-casts", "reconcile-unrealized-casts"),
     ("gpu-module-to-binary", "gpu-module-to-binary{format=isa}"),
 )
+TILE_STAGES = 2
 
 
 # How many repro files the compile cache keeps (the newest; older ones are deleted).
@@ -504,13 +507,11 @@ def _prune(folder: Path, keep: int) -> None:
 
 
 def spell(element: str, options: Options) -> str:
-    """``element`` with the lowering options as pass options, where it is a tile pass
-    that takes them (``tile-lower-reduction{fold=tree}``)."""
+    """``element`` with the lowering options it takes as pass options, where it is a tile
+    pass (``tile-lower-reduction{fold=tree}``, ``tile-lower-copy{chip=sm_80}``)."""
     info = REGISTRY.get(element)
-    spelled = options.spelled()
-    if info is None or not spelled or not set(options.as_dict()) <= set(info.options):
-        return element
-    return f"{element}{{{spelled}}}"
+    spelled = options.spelled(info.options) if info is not None else ""
+    return f"{element}{{{spelled}}}" if spelled else element
 
 
 def run_stages(module: ir.Module, stages, options: Options | None = None,

@@ -19,10 +19,19 @@ SCOPES = ("thread", "warp", "warpgroup", "cta")
 FLOAT_DTYPES = ("f32", "f16", "bf16", "f64")
 INT_DTYPES = ("i32", "i64")
 DTYPES = FLOAT_DTYPES + INT_DTYPES
+DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i32": 4, "i64": 8}
 
 # Every attribute tile.reduce knows (the dialect declares the required ones; the
 # optional ones cannot be declared in IRDL, so tile-verify checks them).
 REDUCE_ATTRIBUTES = ("kind", "exec_scope", "axes", "accum", "src_layout", "dst_layout", "dispatch")
+
+# --- tile.copy -----------------------------------------------------------------------
+
+# Every attribute tile.copy knows; exec_scope is required (the dialect declares it).
+COPY_ATTRIBUTES = ("exec_scope", "layout", "padding", "alignment", "dispatch")
+
+# The widest vector access a thread makes: 16 bytes (ld.global.v4.f32, LDG.E.128).
+MAX_VECTOR_BYTES = 16
 
 # --- threads -------------------------------------------------------------------------
 

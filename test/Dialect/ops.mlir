@@ -81,3 +81,34 @@ func.func @lanes3x8(%dst: !r1, %src: !r1) {
       src_layout = #tile.layout<"S[(3, 8) : (8@laneid, 1@laneid)]">, dst_layout = #tile.layout<"S[3 : 8@laneid] + R[8 : 1@laneid]">} : (!r1, !r1) -> ()
   return
 }
+
+// tile.copy: a load (the register tile is dst), with padding.
+// CHECK-LABEL: func.func @copy_load
+// CHECK: "tile.copy"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {exec_scope = "warp", layout = #tile.layout<"S[(1, (32, 8)) : (1, (1@laneid, 1))]">, padding = 0xFF800000 : f32}
+// CHECK-SAME: : (memref<8xf32, #gpu.address_space<private>>, memref<4096x1000xf32>, index, index) -> ()
+func.func @copy_load(%r: memref<8xf32, #gpu.address_space<private>>, %x: memref<4096x1000xf32>, %i: index, %j: index) {
+  "tile.copy"(%r, %x, %i, %j) {exec_scope = "warp",
+      layout = #tile.layout<"S[(1, (32, 8)) : (1, (1@laneid, 1))]">, padding = 0xFF800000 : f32}
+    : (memref<8xf32, #gpu.address_space<private>>, memref<4096x1000xf32>, index, index) -> ()
+  return
+}
+
+// tile.copy: a store to workgroup memory of dynamic shape, every optional attribute
+// but padding (a load's only).
+// CHECK-LABEL: func.func @copy_store
+// CHECK: "tile.copy"(%{{.*}}, %{{.*}}, %{{.*}}) {alignment = 16 : i64, dispatch = "copy_scalar", exec_scope = "cta", layout = #tile.layout<"S[((4, 32)) : ((1@warpid, 1@laneid))]">}
+func.func @copy_store(%s: memref<?xbf16, #gpu.address_space<workgroup>>, %r: memref<4xbf16, #gpu.address_space<private>>, %i: index) {
+  "tile.copy"(%s, %r, %i) {exec_scope = "cta", alignment = 16, dispatch = "copy_scalar",
+      layout = #tile.layout<"S[((4, 32)) : ((1@warpid, 1@laneid))]">}
+    : (memref<?xbf16, #gpu.address_space<workgroup>>, memref<4xbf16, #gpu.address_space<private>>, index) -> ()
+  return
+}
+
+// tile.copy with the default layout: the register memref's shape, in one thread.
+// CHECK-LABEL: func.func @copy_default_layout
+// CHECK: "tile.copy"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {exec_scope = "thread"}
+func.func @copy_default_layout(%r: memref<2x4xi32, #gpu.address_space<private>>, %x: memref<8x8xi32>, %i: index, %j: index) {
+  "tile.copy"(%r, %x, %i, %j) {exec_scope = "thread"}
+    : (memref<2x4xi32, #gpu.address_space<private>>, memref<8x8xi32>, index, index) -> ()
+  return
+}

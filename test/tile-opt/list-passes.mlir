@@ -33,6 +33,8 @@
 
 // CHECK:      tile-mlir passes (--<pass>[=<options>], or by name in --pass-pipeline):
 // CHECK-NEXT:   --tile-forward-loop-annotations {{[A-Z].+}}
+// CHECK-NEXT:   --tile-lower-copy {{[A-Z].+}}
+// CHECK-NEXT:       chip=<value> {{.+}}
 // CHECK-NEXT:   --tile-lower-reduction {{[A-Z].+}}
 // CHECK-NEXT:       chip=<value> {{.+}}
 // CHECK-NEXT:       fold=<value> {{.+}}

@@ -145,6 +145,7 @@ class Compiler:
         self._elems: dict = {}  # ir.Type -> Elem (str() of a type is slow)
         self.unsupported: list[str] = []  # "op at location: why", for ops that cannot run
         self.memrefs: dict = {}  # ir.Type -> memref.MemRef (memref.memref_type)
+        self.shapes: dict = {}  # a dynamic memref value -> the static shape a memref.cast fixes
 
     def define(self, value) -> int:
         slot = self.slots[value] = len(self.template)

@@ -6,7 +6,9 @@ block; other allocations
 (``memref.alloca``, ``memref.alloc``, private attributions) hold one copy per thread,
 as a ``[numel, nthreads]`` array. Fresh memory holds NaN (floats) or 0xA5 bytes
 (integers; ``true`` for i1), so that a read before a write shows. Out-of-bounds
-accesses by active threads are errors; only static, identity-layout memrefs run.
+accesses by active threads are errors; only identity-layout memrefs run, of a static
+shape, or of a dynamic shape that a ``memref.cast`` from a static memref fixes (the
+cast's result is its source's array; ``memref.dim`` reads the source's extents).
 """
 
 from __future__ import annotations
@@ -42,23 +44,38 @@ def memref_type(cx: Compiler, type_) -> MemRef:
     return memref
 
 
-class MemRef:
-    """A static, identity-layout memref type: element, shape, row-major strides, space."""
+def memref_of(cx: Compiler, value) -> MemRef:
+    """The MemRef of a memref value: its type's, or, for a dynamic shape, the shape a
+    ``memref.cast`` from a static memref gave it."""
+    shape = cx.shapes.get(value)
+    if shape is None:
+        return memref_type(cx, value.type)
+    key = (value.type, shape)
+    memref = cx.memrefs.get(key)
+    if memref is None:
+        memref = cx.memrefs[key] = MemRef(cx, value.type, shape)
+    return memref
 
-    def __init__(self, cx: Compiler, type_):
+
+class MemRef:
+    """An identity-layout memref type: element, shape, row-major strides, space.
+
+    ``shape``: the extents of a dynamic type, where the kernel fixes them (``memref_of``)."""
+
+    def __init__(self, cx: Compiler, type_, shape: tuple[int, ...] | None = None):
         if not isinstance(type_, ir.MemRefType):
             raise Unsupported(f"type {type_}")
-        if not type_.has_static_shape:
+        if shape is None and not type_.has_static_shape:
             raise Unsupported(f"dynamic shape in {type_}")
         self.text = str(type_)
         self.elem = cx.elem(type_.element_type)
-        self.shape = tuple(type_.shape)
+        self.shape = tuple(type_.shape) if shape is None else shape
         strides, size = [], 1
         for extent in reversed(self.shape):
             strides.insert(0, size)
             size *= extent
         self.strides, self.numel = tuple(strides), size
-        if type_.get_strides_and_offset() != (strides, 0):
+        if type_.layout != ir.AffineMapAttr.get(ir.AffineMap.get_identity(type_.rank, type_.context)):
             raise Unsupported(f"non-identity layout in {type_}")
         self.workgroup = str(type_.memory_space) == WORKGROUP
 
@@ -222,9 +239,33 @@ def write(env, mem, flat, value, mask, to_storage, where: Where) -> None:
         ) from None
 
 
+def _cast(cx, op, where):
+    """The result is the source's array; a dynamic result keeps the source's shape."""
+    source, result = op.operands[0], op.result
+    shape = memref_of(cx, source).shape
+    if not ir.MemRefType(result.type).has_static_shape:
+        cx.shapes[result] = shape
+    elif tuple(ir.MemRefType(result.type).shape) != shape:
+        raise Unsupported(f"a cast of a memref of shape {list(shape)} to {result.type}")
+    cx.alias(result, cx.use(source))  # no work at run time
+
+
+def _dim(cx, op, where):
+    """A constant: the extent of a static dim, or of the shape a memref.cast fixed."""
+    source, index = op.operands
+    slot = cx.use(index)
+    if slot not in cx.constants:
+        raise Unsupported("a dim index that is not a constant")
+    shape = memref_of(cx, source).shape
+    k = int(cx.template[slot])
+    if not 0 <= k < len(shape):
+        raise Unsupported(f"dim {k} of a rank-{len(shape)} memref")
+    cx.preset(op.result, np.int64(shape[k]))  # no work at run time
+
+
 def _load(cx, op, where):
     operands = list(op.operands)
-    mr = memref_type(cx, operands[0].type)
+    mr = memref_of(cx, operands[0])
     m = cx.use(operands[0])
     constant, index = mr.address(cx, operands[1:], where)
     r = cx.define(op.result)
@@ -240,7 +281,7 @@ def _load(cx, op, where):
 def _store(cx, op, where):
     operands = list(op.operands)
     v = cx.use(operands[0])
-    mr = memref_type(cx, operands[1].type)
+    mr = memref_of(cx, operands[1])
     m = cx.use(operands[1])
     constant, index = mr.address(cx, operands[2:], where)
     to_storage = mr.elem.to_storage
@@ -265,5 +306,7 @@ register(
         "memref.dealloc": no_op,
         "memref.load": _load,
         "memref.store": _store,
+        "memref.cast": _cast,
+        "memref.dim": _dim,
     }
 )

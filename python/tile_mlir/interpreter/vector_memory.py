@@ -11,6 +11,10 @@ end of a dim is
 * not accessed when the element's mask bit is off (masked loads take the pass-through
   value, transfers the padding);
 * otherwise an error that names the element, the index and the thread.
+
+An ``alignment`` attribute (bytes, on loads and stores, masked or not) is a promise: a
+thread whose access is not that aligned (its first element's offset from the memref's
+base, which counts as aligned) is an error, as a misaligned vector access is on the GPU.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import numpy as np
 from ..errors import InterpreterError
 from ..ir import ir
 from .core import N, Unsupported, Where, register, thread_name
-from .memref import memref_type, read, write
+from .memref import memref_of, read, write
 from .vector import ints, vector_shape
 
 
@@ -33,8 +37,9 @@ class _Access:
     ``may_overrun[j]``: vector dim ``j`` may run past its memref dim (padding).
     """
 
-    def __init__(self, cx, memref, index_values, vector_type, moves, may_overrun, where: Where):
-        self.mr = memref_type(cx, memref.type)
+    def __init__(self, cx, memref, index_values, vector_type, moves, may_overrun, where: Where, alignment=None):
+        self.mr = memref_of(cx, memref)
+        self.alignment = alignment  # bytes, or None
         self.m = cx.use(memref)
         self.slots = [cx.use(v) for v in index_values]
         self.shape = vector_shape(vector_type)
@@ -89,8 +94,30 @@ class _Access:
                 f"in {thread_name(env, t)}"
             )
 
+    def aligned(self, env, mask, enabled) -> None:
+        """Raise if an active thread that accesses any element is not ``alignment``-aligned."""
+        base = [env[s] for s in self.slots]
+        flat = sum(b * stride for b, stride in zip(base, self.mr.strides))
+        bad = (flat * self.mr.elem.storage.itemsize) % self.alignment != 0
+        if not np.any(bad):
+            return
+        bad = np.broadcast_to(bad, (env[N],))
+        if mask is not None:
+            bad = bad & mask
+        if enabled[0] is not None:
+            bad = bad & np.logical_or.reduce([np.broadcast_to(e, (env[N],)) for e in enabled])
+        if np.count_nonzero(bad):
+            t = int(np.argmax(bad))
+            at = [int(np.broadcast_to(b, bad.shape)[t]) for b in base]
+            raise InterpreterError(
+                f"{self.where}: the access at index {at} of {self.mr.text} is not aligned to "
+                f"{self.alignment} bytes in {thread_name(env, t)}"
+            )
+
     def load(self, env, mask, enabled, fill):
         """The elements (``fill[k]`` where not valid or not enabled)."""
+        if self.alignment:
+            self.aligned(env, mask, enabled)
         mem, from_storage = env[self.m], self.mr.elem.from_storage
         values = []
         for k, (flat, valid) in enumerate(self.places(env, mask, enabled)):
@@ -108,11 +135,20 @@ class _Access:
         return keep if mask is None else mask & keep
 
     def store(self, env, mask, enabled, elements):
+        if self.alignment:
+            self.aligned(env, mask, enabled)
         mem, to_storage = env[self.m], self.mr.elem.to_storage
         for k, (flat, valid) in enumerate(self.places(env, mask, enabled)):
             on = self._on(env, self._on(env, mask, valid), enabled[k])
             if on is None or np.count_nonzero(on):
                 write(env, mem, flat, elements[k], on, to_storage, self.where)
+
+
+def _alignment(op) -> int | None:
+    """The ``alignment`` attribute of a load or store, in bytes, or None."""
+    if "alignment" not in op.attributes:
+        return None
+    return ir.IntegerAttr(op.attributes["alignment"]).value
 
 
 def _trailing(memref_type_, vector_type):
@@ -122,7 +158,8 @@ def _trailing(memref_type_, vector_type):
 
 def _load(cx, op, where):
     memref, *indices = op.operands
-    access = _Access(cx, memref, indices, op.result.type, _trailing(memref.type, op.result.type), [], where)
+    access = _Access(cx, memref, indices, op.result.type, _trailing(memref.type, op.result.type), [], where,
+                     _alignment(op))
     r = cx.define(op.result)
     none = [None] * len(access.offsets)
 
@@ -134,7 +171,8 @@ def _load(cx, op, where):
 
 def _store(cx, op, where):
     value, memref, *indices = op.operands
-    access = _Access(cx, memref, indices, value.type, _trailing(memref.type, value.type), [], where)
+    access = _Access(cx, memref, indices, value.type, _trailing(memref.type, value.type), [], where,
+                     _alignment(op))
     v = cx.use(value)
     none = [None] * len(access.offsets)
 
@@ -146,7 +184,8 @@ def _store(cx, op, where):
 
 def _masked_load(cx, op, where):
     memref, *indices, mask_value, passthru = op.operands
-    access = _Access(cx, memref, indices, op.result.type, _trailing(memref.type, op.result.type), [], where)
+    access = _Access(cx, memref, indices, op.result.type, _trailing(memref.type, op.result.type), [], where,
+                     _alignment(op))
     m, p, r = cx.use(mask_value), cx.use(passthru), cx.define(op.result)
 
     def run(env, mask):
@@ -157,7 +196,8 @@ def _masked_load(cx, op, where):
 
 def _masked_store(cx, op, where):
     memref, *indices, mask_value, value = op.operands
-    access = _Access(cx, memref, indices, value.type, _trailing(memref.type, value.type), [], where)
+    access = _Access(cx, memref, indices, value.type, _trailing(memref.type, value.type), [], where,
+                     _alignment(op))
     m, v = cx.use(mask_value), cx.use(value)
 
     def run(env, mask):

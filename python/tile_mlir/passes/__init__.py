@@ -69,4 +69,5 @@ def add_pass(pm, argument: str, **options) -> None:
 # Importing the pass modules registers them.
 from . import tile_verify  # noqa: E402,F401,I001
 from . import tile_lower_reduction  # noqa: E402,F401
+from . import tile_lower_copy  # noqa: E402,F401
 from . import tile_forward_loop_annotations  # noqa: E402,F401

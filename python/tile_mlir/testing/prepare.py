@@ -1,5 +1,5 @@
-"""Compile every conformance case and every example into the compile cache, for a GPU
-machine without MLIR.
+"""Compile every conformance case, every tile.copy case and every example into the
+compile cache, for a GPU machine without MLIR.
 
     python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_90a] [--jobs N]
 
@@ -30,8 +30,13 @@ from pathlib import Path
 from .. import api, cache
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
-from .matrix import CASES
+from . import copies
+from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
+
+# Every tile.reduce and tile.copy kernel a GPU suite compiles (the conformance matrix
+# and the tile.copy cases); the shared cases are added below.
+CASES = (*REDUCE_CASES, *copies.CASES)
 
 # The examples (the demonstration among them), so they launch from the cache too.
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
@@ -52,7 +57,8 @@ def _use_cache_dir(path: str) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tile_mlir.testing.prepare",
-        description="Compile every conformance case (tile_mlir.testing.matrix.CASES) into the compile cache.",
+        description="Compile every conformance case (tile_mlir.testing.matrix, shared_cases, copies) "
+        "and every example into the compile cache.",
     )
     parser.add_argument("--cache", help="the cache directory (default: $TILE_MLIR_CACHE_DIR, else the cache's default)")
     parser.add_argument("--chip", default=DEFAULT_CHIP, help=f"the chip to compile for (default: {DEFAULT_CHIP})")
