@@ -49,7 +49,7 @@ def register_terminators(*names: str) -> None:
     TERMINATORS.update(names)
 
 
-class Unsupported(Exception):
+class Unsupported(InterpreterError):
     """Raised while compiling an op the interpreter cannot run; building the kernel
     then reports every such op at its location."""
 

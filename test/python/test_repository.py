@@ -1,0 +1,59 @@
+"""The repository's own promises, checked on every CI run: its docs cite only files a
+clone contains, the package's modules stay small enough to read, and every error the
+package raises on purpose is a TileError exported from tile_mlir."""
+
+import importlib
+import re
+from pathlib import Path
+
+import tile_mlir
+from tile_mlir import errors
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "python" / "tile_mlir"
+MAX_MODULE_LINES = 600
+
+# References to material outside the repository (the project's inputs), which a clone
+# does not contain.
+OUTSIDE = re.compile(r"shared/reference|SPEC §|SPEC section|FIELD\.md")
+
+
+def _texts():
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted(PACKAGE.rglob("*.py"))]:
+        yield path, path.read_text(encoding="utf-8")
+
+
+def test_docs_and_code_cite_only_what_a_clone_contains():
+    found = [f"{path.relative_to(ROOT)}:{n}" for path, text in _texts()
+             for n, line in enumerate(text.splitlines(), 1) if OUTSIDE.search(line)]
+    assert found == []
+
+
+def test_relative_links_in_the_docs_resolve():
+    missing = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8")):
+            if "://" in target:
+                continue
+            if not (path.parent / target).exists():
+                missing.append(f"{path.relative_to(ROOT)} -> {target}")
+    assert missing == []
+
+
+def test_every_module_is_under_the_size_limit():
+    sizes = {str(p.relative_to(PACKAGE)): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
+    assert {name: n for name, n in sizes.items() if n >= MAX_MODULE_LINES} == {}
+
+
+def test_every_error_class_derives_from_tile_error_and_is_exported():
+    exported = [getattr(errors, name) for name in errors.__all__]
+    assert all(issubclass(c, errors.TileError) for c in exported)
+    assert set(errors.__all__) <= set(tile_mlir.__all__)
+    outside = []
+    for path in PACKAGE.rglob("*.py"):
+        name = "tile_mlir." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts).removesuffix(".__init__")
+        module = importlib.import_module(name)
+        outside += [f"{name}.{k}" for k, v in vars(module).items()
+                    if isinstance(v, type) and issubclass(v, BaseException) and v.__module__ == name
+                    and not issubclass(v, errors.TileError)]
+    assert outside == [], "every error tile-mlir raises is a TileError"
