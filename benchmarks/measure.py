@@ -1,11 +1,13 @@
-"""What the row-reduction benchmarks share on the GPU: the log, the two timings, the check,
-the Triton peer and one measured case.
+"""What the bandwidth benchmarks share on the GPU: the log, the two timings, the copy, the
+rates, and for the row reductions the check, the Triton peer and one measured case.
 
 * ``log``: print() that also keeps every line (and appends it to ``raw.txt`` as it goes,
   once ``log.to(path)`` is set), with ``log.section(title)`` lines stamped with the UTC
   time and the seconds since the run started.
 * ``steady(fns)``: CUDA-event median of back-to-back calls rotating through input sets
   that together are ~10x the L2; ``flushed(fn)``: ``triton.testing.do_bench`` (L2 flushed).
+* ``copy_times(xs)``: the copy of the same tensors, the bandwidth ceiling (both timings);
+  ``add_rates(row, ...)``: every peer's GB/s and ours against them, from the times.
 * ``triton_row_kernel(configs)``: one ``@triton.jit`` row reduction, wrapped in a fresh
   autotuner over ``configs`` on each call (the compiled binaries are shared).
 * ``row_case(M, N, dtype, kind, triton_kernel, candidates, generate)``: every candidate
@@ -161,6 +163,29 @@ def steady(fns, target_ms: float = 30.0, repeat: int = 5) -> float:
     return statistics.median(samples)
 
 
+def copy_times(xs) -> tuple[float, float]:
+    """The bandwidth ceiling: ``dst.copy_(x)`` of every tensor in ``xs`` into a fresh one
+    of its size, timed steady (rotating through them) and L2-flushed; (ms, ms)."""
+    import torch
+
+    dsts = [torch.empty_like(x) for x in xs]
+    fns = [lambda d=d, x=x: d.copy_(x) for d, x in zip(dsts, xs)]
+    return steady(fns), flushed(fns[0])
+
+
+def add_rates(row: dict, nbytes: int, copy_bytes: int, peers=("ours", "torch", "triton")) -> None:
+    """GB/s of every peer (``nbytes`` over its time) and of the copy (``copy_bytes``, read
+    + written, over its time), and ours against them: % of the copy's rate, x Triton,
+    x torch; each steady and L2-flushed (keys with ``flushed``)."""
+    for mode in ("", "flushed_"):
+        for who in peers:
+            row[f"{who}_{mode}GBs"] = nbytes / row[f"{who}_{mode}ms"] / 1e6
+        row[f"copy_{mode}GBs"] = copy_bytes / row[f"copy_{mode}ms"] / 1e6
+        row[f"pct_copy_{mode}".rstrip("_")] = 100 * row[f"ours_{mode}GBs"] / row[f"copy_{mode}GBs"]
+        row[f"vs_triton_{mode}".rstrip("_")] = row[f"triton_{mode}ms"] / row[f"ours_{mode}ms"]
+        row[f"vs_torch_{mode}".rstrip("_")] = row[f"torch_{mode}ms"] / row[f"ours_{mode}ms"]
+
+
 def row_case(M: int, N: int, dtype: str, kind: str, triton_kernel, candidates=None, generate=K.row_reduce) -> dict:
     """One shape, dtype and kind: ours (every config in ``candidates``, by default
     ``row_candidates``; kernels from ``generate(config)``), torch, ``triton_kernel`` and a
@@ -224,18 +249,8 @@ def row_case(M: int, N: int, dtype: str, kind: str, triton_kernel, candidates=No
     row["triton_cfg"] = f"BM{bc.kwargs['BLOCK_M']} BN{bc.kwargs['BLOCK_N']} w{bc.num_warps}"
 
     # the bandwidth ceiling: a device-to-device copy of the same tensors
-    dsts = [torch.empty_like(x) for _ in range(nbuf)]
-    copy_fns = [lambda d=d, x=x: d.copy_(x) for d, x in zip(dsts, xs)]
-    row["copy_ms"], row["copy_flushed_ms"] = steady(copy_fns), flushed(copy_fns[0])
-    del dsts, copy_fns
-
-    for mode in ("", "flushed_"):
-        for who in ("ours", "torch", "triton"):
-            row[f"{who}_{mode}GBs"] = nbytes / row[f"{who}_{mode}ms"] / 1e6
-        row[f"copy_{mode}GBs"] = 2 * nbytes / row[f"copy_{mode}ms"] / 1e6  # bytes read + written
-        row[f"pct_copy_{mode}".rstrip("_")] = 100 * row[f"ours_{mode}GBs"] / row[f"copy_{mode}GBs"]
-        row[f"vs_triton_{mode}".rstrip("_")] = row[f"triton_{mode}ms"] / row[f"ours_{mode}ms"]
-        row[f"vs_torch_{mode}".rstrip("_")] = row[f"torch_{mode}ms"] / row[f"ours_{mode}ms"]
+    row["copy_ms"], row["copy_flushed_ms"] = copy_times(xs)
+    add_rates(row, nbytes, 2 * nbytes)
     log(f"  {M}x{N} {dtype} {kind}: ours {row['ours_GBs']:7.0f} GB/s [{best.label()}]  torch {row['torch_GBs']:7.0f}"
         f"  triton {row['triton_GBs']:7.0f} [{row['triton_cfg']}]  copy {row['copy_GBs']:7.0f}"
         f"  -> {row['pct_copy']:.1f}% of copy, {row['vs_triton']:.3f}x triton, {row['vs_torch']:.3f}x torch"

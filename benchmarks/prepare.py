@@ -6,8 +6,9 @@ Run it where MLIR and ptxas are (the development machine). It
 
 0. checks small versions of the row-kernel generator in tile-mlir's CPU interpreter;
 1. compiles every kernel ``benchmarks.run`` launches (all row-reduction candidates, the
-   warp-latency kernels, the launch probe) through ``tile_mlir.compile`` into
-   the cache, as ``tile_mlir.testing.prepare`` does for the tests;
+   warp-latency kernels, the launch probe, and the fused kernels of every shape and dtype
+   of ``fused.CASES``, from their modules' ``kernel_text``) through ``tile_mlir.compile``
+   into the cache, as ``tile_mlir.testing.prepare`` does for the tests;
 2. records ``ptxas -v`` (registers, stack, spills) of each kernel;
 3. measures compile cost here (benchmark 4): IR -> cubin for the demonstration and a
    row-reduction kernel (``compiler.build_artifact``, each sample in a fresh process),
@@ -35,6 +36,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from . import fused
 from . import kernels as K
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +59,10 @@ def all_kernels() -> dict[str, tuple[str, str]]:
     for fold in K.XWARP_FOLDS:
         texts[f"xwarp_lat_sum_f32_w{K.XWARP_WARPS} [{fold}]"] = (K.cross_warp_latency(), fold)
     texts["add_one"] = (K.launch_probe(), "linear")
+    absent = fused.missing()
+    for name, M, N, dtype in fused.CASES:
+        if name not in absent:
+            texts[fused.label(name, M, N, dtype)] = (fused.module(name).kernel_text(M, N, dtype), "linear")
     return texts
 
 
@@ -282,6 +288,8 @@ def main(argv=None) -> int:
     if not args.no_check:
         check_generators()
     texts = all_kernels()
+    for name, why in fused.missing().items():
+        print(f"the fused kernel {name} is left out: its module does not load ({why})", flush=True)
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=max(1, args.jobs), mp_context=multiprocessing.get_context("spawn"),
                              initializer=_use_cache, initargs=(cache_path,)) as pool:

@@ -4,7 +4,8 @@
 
 rewrites results.md (and the plots, where matplotlib is installed) from a saved
 results.json, so the text can be regenerated without the GPU. Sections 1b and 2b (several
-warps per row, the cross-warp step) come from ``report_multiwarp``.
+warps per row, the cross-warp step) come from ``report_multiwarp``, section 5 (the fused
+kernels) and ``fused.png`` from ``report_fused``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import report_multiwarp
+from . import report_fused, report_multiwarp
 
 LARGE = ((16384, 4096), (65536, 1024), (4096, 16384))
 SKINNY = (262144, 128)
@@ -82,6 +83,7 @@ NOTES: dict[str, str] = {
         "cost per op at 1000 ops is the copy of about 60 MLIR ops through the Python bindings."
     ),
 }
+NOTES.update(report_fused.NOTES)  # the fused kernels' (section 5)
 
 
 def _rows(results, M, N, dtype):
@@ -118,6 +120,7 @@ def targets(results: dict) -> list[dict]:
             add(f"rows-skinny-{dtype}", f"row reduction {SKINNY[0]}x{SKINNY[1]} {dtype} (sum and max): >= 1.5x torch",
                 f"worst {t:.2f}x torch{flushed}", t >= 1.5)
     report_multiwarp.targets(results, add)
+    report_fused.targets(results, add)
     r = _lat(results, "lat_sum_f32_l32_r1")
     if r:
         add("lat-f32", "f32 32-lane butterfly, dependent: <= 150 cycles", f"{r['cycles']:.1f} cycles", r["cycles"] <= 150)
@@ -169,16 +172,17 @@ def markdown(results: dict) -> str:
     ts = targets(results)
     L += ["## Targets", "", "Row-reduction figures are the steady (input-rotating) timing, with the L2-flushed "
           "`do_bench` figure in parentheses (section 1 says why they differ); the several-warps-per-row figures are "
-          "medians over the repetitions of section 1b, with (min-max).", "",
+          "medians over the repetitions of section 1b, with (min-max); the fused-kernel figures (section 5) are the "
+          "worst over its five shapes, steady, with the L2-flushed worst in parentheses.", "",
           "| target | figure | |", "|---|---|---|"]
     L += [f"| {t['target']} | {t['figure']} | {'met' if t['met'] else '**missed**'} |" for t in ts]
     missed = [t for t in ts if not t["met"]]
     if missed:
         L += ["", "### What limits the missed targets", ""]
         for t in missed:
-            key = t["key"]
-            note = (NOTES.get(key) or NOTES.get(key.rsplit("-", 1)[0]) or NOTES.get(key.split("-", 1)[0])
-                    or "(not analysed yet)")
+            parts = t["key"].split("-")  # the longest prefix of the key that has a note
+            note = next((NOTES[k] for k in ("-".join(parts[:i]) for i in range(len(parts), 0, -1)) if k in NOTES),
+                        "(not analysed yet)")
             L += [f"- **{t['target']}** ({t['figure']}): {note}", ""]
 
     rows = results.get("rows", [])
@@ -285,7 +289,8 @@ def markdown(results: dict) -> str:
             L += ["", "![launch overhead and tile-lower-reduction scaling](overhead.png)"]
         if comp.get("lowering_variants"):
             L += ["", f"Lowering variants registered when the kernels were compiled: {', '.join(comp['lowering_variants'])}."]
-    not_measured = [name for name in ("xwarp", "multiwarp", "rows", "latency", "launch") if name not in results]
+    L += report_fused.markdown(results, results.get("sass", {}), comp.get("ptxas", {}))
+    not_measured = [name for name in ("xwarp", "multiwarp", "rows", "latency", "launch", "fused") if name not in results]
     if not_measured:
         L += ["", f"Not measured in this run: {', '.join(not_measured)} (see raw.txt)."]
     return "\n".join(L) + "\n"
@@ -317,8 +322,13 @@ def plots(results: dict, out: Path) -> list[str]:
         return []
     made = []
     rows = results.get("rows", [])
+    several = bool(report_multiwarp.summarize(results.get("multiwarp", {})))
+    if rows or several:  # one figure for both row sections (the device run returns at most 8 files)
+        fig, axes = plt.subplots(int(bool(rows)) + int(several), 1, figsize=(13, 4.8 * (int(bool(rows)) + int(several))),
+                                 squeeze=False)
+        axes = list(axes[:, 0])
     if rows:
-        fig, ax = plt.subplots(figsize=(13, 4.8))
+        ax = axes.pop(0)
         labels = [f"{r['M']}x{r['N']}\n{r['dtype']} {r['kind']}" for r in rows]
         xs = range(len(rows))
         w = 0.27
@@ -327,13 +337,16 @@ def plots(results: dict, out: Path) -> list[str]:
         ax.plot(list(xs), [r["copy_GBs"] / 1e3 for r in rows], "k_", markersize=22, mew=2, label="copy (read+write)")
         ax.set_xticks(list(xs), labels, fontsize=7)
         ax.set_ylabel("TB/s read")
-        ax.set_title("Row reduction, read bandwidth")
+        ax.set_title("Row reduction, one warp per row or less: read bandwidth")
         ax.legend(fontsize=8, loc="lower left")
+    if several:
+        report_multiwarp.plot(results, axes.pop(0))
+    if rows or several:
         fig.tight_layout()
         fig.savefig(out / "rows.png", dpi=110)
         plt.close(fig)
         made.append("rows.png")
-    made += report_multiwarp.plot(results, out, plt)
+    made += report_fused.plot(results, out, plt)
     lat, xwarp = results.get("latency", []), results.get("xwarp", [])
     if lat or xwarp:
         fig, axes = plt.subplots(1, int(bool(lat)) + int(bool(xwarp)), figsize=(15 if lat and xwarp else 9, 4),
@@ -399,10 +412,9 @@ def main(argv=None) -> int:
     results = json.loads(path.read_text())
     out = Path(args.out) if args.out else path.parent
     out.mkdir(parents=True, exist_ok=True)
-    (out / "results.md").write_text(markdown(results))
+    write(results, out)
     if args.out and Path(args.out).resolve() != path.parent.resolve():
         (out / "results.json").write_text(path.read_text())
-    print(f"wrote {out / 'results.md'}")
     return 0
 
 

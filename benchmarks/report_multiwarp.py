@@ -3,7 +3,8 @@
 ``summarize`` folds the repetitions of section 1b into one row per case (min, median and
 max of every figure over the repetitions); ``targets``, ``markdown_rows``,
 ``markdown_latency``, ``plot`` and ``plot_latency`` give ``report`` the targets, the two
-sections of results.md, ``multiwarp.png`` and the cross-warp panel of ``latency.png``.
+sections of results.md, the several-warps panel of ``rows.png`` and the cross-warp panel
+of ``latency.png``.
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ def markdown_rows(results: dict, sass: dict, ptxas: dict) -> list[str]:
                          f"{s['triton_flushed_GBs_med']:.0f} | {s['torch_flushed_GBs_med']:.0f} | {s['copy_flushed_GBs_med']:.0f} | "
                          f"{_spread(s, 'pct_copy_flushed', '{:.1f}')} | {_spread(s, 'vs_triton_flushed', '{:.3f}')}x | "
                          f"{_spread(s, 'vs_torch_flushed', '{:.2f}')}x |")
-        L += ["", "![several warps per row](multiwarp.png)", "",
+        L += ["", "![one and several warps per row](rows.png)", "",
               "The sweep (steady µs per call, median over the repetitions; the chosen one in bold):", "",
               "| case | configurations |", "|---|---|"]
         for s in summary:
@@ -177,13 +178,10 @@ def _sass_row(label: str, sass: dict, ptxas: dict) -> str:
             f"{g(s, 'BAR')} | {g(s, 'LDS')} / {g(s, 'STS')} | {g(s, 'local')} |")
 
 
-def plot(results: dict, out, plt) -> list[str]:
-    """multiwarp.png: read TB/s per case (medians, min-max bars) of ours, Triton and torch,
-    and the copy's rate."""
+def plot(results: dict, ax) -> None:
+    """The several-warps panel of rows.png: read TB/s per case (medians, min-max bars) of
+    ours, Triton and torch, and the copy's rate."""
     summary = summarize(results.get("multiwarp", {}))
-    if not summary:
-        return []
-    fig, ax = plt.subplots(figsize=(11, 4.8))
     xs = range(len(summary))
     w = 0.27
     for i, (key, name) in enumerate((("ours_GBs", "tile-mlir"), ("triton_GBs", "Triton"), ("torch_GBs", "torch"))):
@@ -194,11 +192,7 @@ def plot(results: dict, out, plt) -> list[str]:
     ax.set_xticks(list(xs), [f"{s['M']}x{s['N']}\n{s['dtype']} {s['kind']}" for s in summary], fontsize=7)
     ax.set_ylabel("TB/s read")
     ax.set_title(f"Row reduction, several warps per row (median and min-max of {max(s['n'] for s in summary)} repetitions)")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.tight_layout()
-    fig.savefig(out / "multiwarp.png", dpi=110)
-    plt.close(fig)
-    return ["multiwarp.png"]
+    ax.legend(fontsize=8, loc="lower left")
 
 
 def plot_latency(results: dict, ax) -> None:

@@ -1,18 +1,20 @@
 """Run the benchmarks on the GPU and write the tables, the plots and the raw log.
 
-    python -m benchmarks.run [--out DIR] [--cache .tile-cache/bench] [--only xwarp,multiwarp,latency,launch,rows]
-                             [--repeats 3] [--deadline 400]
+    python -m benchmarks.run [--out DIR] [--cache .tile-cache/bench] [--only xwarp,multiwarp,latency,launch,fused,rows]
+                             [--repeats 3] [--deadline 520] [--kernels softmax,rmsnorm,layernorm,logsumexp]
 
 Needs torch, triton, cuda-python, numpy, matplotlib and nvcc (for the CUDA references of
 the latency benchmarks); no MLIR: every tile-mlir kernel comes from the compile cache
 that ``python -m benchmarks.prepare`` filled, and so do the compile-cost figures
-(``<cache>/compile.json``). The sections run in the order of ``SECTIONS``: the cross-warp
-step latency, the multi-warp rows (``--repeats`` times), the warp-reduce latency, the
-launch overhead, the one-warp rows; then the SASS of every reported kernel and the
-report. Each section starts with a line stamped with the time. Writes into ``--out``
-eight files: ``results.md``, ``results.json`` (rewritten after each section), ``raw.txt``
-(appended line by line), ``sass.txt`` and the plots ``rows.png``, ``multiwarp.png``,
-``latency.png`` and ``overhead.png``.
+(``<cache>/compile.json``); the fused kernels are ``tile_mlir.examples.<name>``, whose
+kernels are in that cache too. The sections run in the order of ``SECTIONS``: the
+cross-warp step latency, the multi-warp rows (``--repeats`` times), the warp-reduce
+latency, the launch overhead, the fused kernels (``--kernels``), the one-warp rows; then
+the SASS of every reported kernel and the report. Each section starts with a line stamped
+with the time. Writes into ``--out`` eight files (the most the device tool brings back):
+``results.md``, ``results.json`` (rewritten after each section), ``raw.txt`` (appended
+line by line), ``sass.txt`` and the plots ``rows.png`` (one and several warps per row),
+``fused.png``, ``latency.png`` and ``overhead.png``.
 """
 
 from __future__ import annotations
@@ -30,12 +32,13 @@ import time
 import traceback
 from pathlib import Path
 
+from . import fused
 from . import kernels as K
 from . import multiwarp, report
 from .measure import OPTIONS, log, row_case, run_cuda, triton_row_kernel
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("xwarp", "multiwarp", "latency", "launch", "rows")  # in the order they run
+SECTIONS = ("xwarp", "multiwarp", "latency", "launch", "fused", "rows")  # in the order they run
 
 
 # --- 1. row reduction, one warp per row -------------------------------------------------
@@ -189,6 +192,9 @@ def _reported_kernels(results: dict) -> dict[str, tuple[str, dict]]:
         texts[cfg.name] = (K.warp_latency(cfg), OPTIONS)
     for fold in K.XWARP_FOLDS:
         texts[f"xwarp_lat_sum_f32_w{K.XWARP_WARPS} [{fold}]"] = (K.cross_warp_latency(), {**OPTIONS, "fold": fold})
+    for r in results.get("fused", {}).get("rows", []):
+        texts[fused.label(r["kernel"], r["M"], r["N"], r["dtype"])] = (
+            fused.module(r["kernel"]).kernel_text(r["M"], r["N"], r["dtype"]), OPTIONS)
     return texts
 
 
@@ -204,14 +210,18 @@ def sass_summary(results: dict) -> tuple[dict, str]:
     with tempfile.TemporaryDirectory() as tmp:
         for label, (text, options) in _reported_kernels(results).items():
             art = cache.lookup(text, tile_mlir.Options(**options))
+            if art is None or not art.cubin:
+                dump.append(f"===== {label}\nnot in the compile cache with options {options}\n")
+                continue
             path = Path(tmp) / "k.cubin"
             path.write_bytes(art.cubin)
             sass = subprocess.run([tool, "--dump-sass", str(path)], capture_output=True, text=True).stdout
             ins = [ln for ln in sass.splitlines() if ln.strip().startswith("/*") and "*/" in ln and ";" in ln]
             count = lambda *keys: sum(any(k in ln for k in keys) for ln in ins)  # noqa: E731
             summary[label] = {"instructions": len(ins), "LDG.128": count("LDG.E.128", "LDG.E.ENL2.128"),
-                              "LDG": count("LDG"), "SHFL": count("SHFL"), "REDUX": count("REDUX"),
-                              "BAR": count("BAR."), "LDS": count("LDS"), "STS": count("STS"),
+                              "LDG": count("LDG"), "STG.128": count("STG.E.128"), "STG": count("STG"),
+                              "SHFL": count("SHFL"), "REDUX": count("REDUX"), "BAR": count("BAR."),
+                              "LDS": count("LDS"), "STS": count("STS"), "MUFU": count("MUFU"),
                               "local": count("LDL", "STL")}
             dump.append(f"===== {label}\n{sass}")
     return summary, "\n".join(dump)
@@ -220,9 +230,11 @@ def sass_summary(results: dict) -> tuple[dict, str]:
 # --- main -------------------------------------------------------------------------------
 
 
-def preflight() -> list[str]:
+def preflight(fused_kernels=()) -> list[str]:
     """What is wrong with the compile cache, before any GPU time is spent: every kernel of
-    ``prepare.all_kernels()`` must be there, built from this tree's compiler source."""
+    ``prepare.all_kernels()`` must be there, built from this tree's compiler source; the
+    modules of ``fused_kernels`` must load, and their ``compiled()`` must find every case's
+    kernel in the cache (it needs no MLIR, and no CUDA call, to do so)."""
     from tile_mlir import cache
     from tile_mlir.options import Options
 
@@ -241,8 +253,18 @@ def preflight() -> list[str]:
         problems.append(f"{len(missing)} kernel(s) missing from the cache, e.g. {missing[0]}")
     if stale:
         problems.append(f"{len(stale)} kernel(s) built from another version of python/tile_mlir, e.g. {stale[0]}")
+    absent = fused.missing(fused_kernels)
+    problems += [f"the fused kernel {name} does not load ({why})" for name, why in absent.items()]
+    if not problems:
+        for name, M, N, dtype in fused.CASES:
+            if name in fused_kernels:
+                try:
+                    fused.ours(name, M, N, dtype)
+                except Exception as e:  # noqa: BLE001 - reported before the run
+                    problems.append(f"tile_mlir.examples.{name}.compiled({M}, {N}, {dtype!r}) failed: "
+                                    f"{type(e).__name__}: {e}")
+                    break
     return problems
-
 
 
 def environment() -> dict:
@@ -267,32 +289,40 @@ def main(argv=None) -> int:
     p.add_argument("--only", default=",".join(SECTIONS),
                    help=f"sections to run, comma-separated, in this order: {','.join(SECTIONS)} (default: all)")
     p.add_argument("--repeats", type=int, default=3, help="repetitions of the multi-warp section (default 3)")
-    p.add_argument("--deadline", type=float, default=400.0,
-                   help="seconds: no multi-warp repetition or one-warp row case starts that the previous one's "
-                        "time says would end after this (default 400); SASS and the report follow")
+    p.add_argument("--deadline", type=float, default=520.0,
+                   help="seconds: no multi-warp repetition, fused-kernel case or one-warp row case starts that the "
+                        "previous one's time says would end after this (default 520); SASS and the report follow")
+    p.add_argument("--kernels", default=",".join(fused.KERNELS),
+                   help=f"the fused kernels section 'fused' runs, comma-separated (default: {','.join(fused.KERNELS)})")
     args = p.parse_args(argv)
     only = set(args.only.split(","))
     if only - set(SECTIONS):
         p.error(f"unknown section(s) {', '.join(sorted(only - set(SECTIONS)))}; choose from {', '.join(SECTIONS)}")
+    kernels = tuple(k for k in fused.KERNELS if k in args.kernels.split(","))
+    if set(args.kernels.split(",")) - set(fused.KERNELS):
+        p.error(f"unknown kernel(s) {', '.join(sorted(set(args.kernels.split(',')) - set(fused.KERNELS)))}; "
+                f"choose from {', '.join(fused.KERNELS)}")
     os.environ["TILE_MLIR_CACHE_DIR"] = str(Path(args.cache).resolve())
     sys.path.insert(0, str(ROOT / "python"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     log.to(out / "raw.txt")
 
-    problems = preflight()
+    problems = preflight(kernels if "fused" in only else ())
     if problems:
-        log(f"the compile cache {args.cache} does not fit this tree: {'; '.join(problems)}. Run "
-            "`python -m benchmarks.prepare` where MLIR is, after the last change to python/, and carry the cache.")
+        log(f"not started: the compile cache {args.cache} or the fused kernels do not fit this tree: "
+            f"{'; '.join(problems)}. Run `python -m benchmarks.prepare` where MLIR is, after the last change to "
+            "python/, and carry the cache.")
         return 1
     env = environment()
     log("environment:", json.dumps(env))
     log(f"sections: {', '.join(s for s in SECTIONS if s in only)}; multi-warp repetitions: {args.repeats}; "
-        f"deadline {args.deadline:.0f} s; output: {out}")
+        f"fused kernels: {', '.join(kernels)}; deadline {args.deadline:.0f} s; output: {out}")
     compile_report = json.loads((Path(args.cache) / "compile.json").read_text())
     results = {"env": env, "compile": compile_report}
     benches = {"xwarp": multiwarp.bench_cross_warp, "multiwarp": lambda: multiwarp.bench_multiwarp(args.repeats, args.deadline),
-               "latency": bench_latency, "launch": bench_launch, "rows": lambda: bench_rows(args.deadline)}
+               "latency": bench_latency, "launch": bench_launch, "fused": lambda: fused.bench_fused(args.deadline, kernels),
+               "rows": lambda: bench_rows(args.deadline)}
     for name in SECTIONS:
         if name in only:
             try:

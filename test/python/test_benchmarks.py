@@ -1,6 +1,8 @@
 """The benchmarks' parts that need no GPU: the multi-warp row kernels and the cross-warp
-latency kernel in the CPU interpreter, the candidate lists, the report's targets and
-sections from saved results, and ``python -m benchmarks.run``'s command line."""
+latency kernel in the CPU interpreter, the candidate lists, the fused-kernel cases, their
+Triton configurations, the cache's kernels and the preflight (with stand-ins for the fused
+modules where they are not there), the report's targets and sections from saved results,
+and ``python -m benchmarks.run``'s command line."""
 
 import subprocess
 import sys
@@ -93,10 +95,14 @@ def test_run_command_line():
     env = {"PYTHONPATH": str(ROOT / "python"), "PATH": "/usr/bin:/bin"}
     ok = subprocess.run([sys.executable, "-m", "benchmarks.run", "--help"], cwd=ROOT, env=env, check=False,
                         capture_output=True, text=True)
-    assert ok.returncode == 0 and "xwarp,multiwarp,latency,launch,rows" in ok.stdout and "--repeats" in ok.stdout
+    assert ok.returncode == 0 and "xwarp,multiwarp,latency,launch,fused,rows" in ok.stdout and "--repeats" in ok.stdout
+    assert "softmax,rmsnorm,layernorm,logsumexp" in ok.stdout
     bad = subprocess.run([sys.executable, "-m", "benchmarks.run", "--only", "rows,bogus"], cwd=ROOT, env=env, check=False,
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown section(s) bogus" in bad.stderr
+    bad = subprocess.run([sys.executable, "-m", "benchmarks.run", "--only", "fused", "--kernels", "softmax,gelu"], cwd=ROOT,
+                         env=env, check=False, capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown kernel(s) gelu" in bad.stderr
 
 
 def test_preflight_finds_a_missing_cache(monkeypatch, tmp_path):
@@ -106,3 +112,164 @@ def test_preflight_finds_a_missing_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
     problems = run.preflight()
     assert len(problems) == 1 and f"{len(prepare.all_kernels())} kernel(s) missing" in problems[0]
+
+
+# --- benchmark 5: the fused kernels (no GPU: the case list, the Triton configurations,
+# the cache's kernels, the preflight, the report) ---
+
+from benchmarks import fused, report_fused, triton_fused  # noqa: E402
+
+
+@pytest.fixture
+def fused_modules(monkeypatch):
+    """The fused-kernel modules: the real ones where they load, else stand-ins with the
+    agreed interface (``compiled``, ``kernel_text``, the entry point with its ``eps``)."""
+    import types
+
+    stubs = {}
+    for name in fused.missing():
+        mod = types.ModuleType(f"tile_mlir.examples.{name}")
+        mod.kernel_text = lambda M, N, dtype, name=name: f"// {name} {M}x{N} {dtype}\n"
+        mod.compiled = lambda M, N, dtype: (_ for _ in ()).throw(RuntimeError("a stand-in compiles nothing"))
+        setattr(mod, name, lambda x, *params, eps=1e-6: None)
+        monkeypatch.setitem(sys.modules, mod.__name__, mod)
+        stubs[name] = mod
+    assert not fused.missing()
+    return stubs
+
+
+def test_fused_cases_cover_the_issue():
+    """4 kernels x 5 shapes (N = 1000 among them) x 2 dtypes, each compiled once."""
+    assert len(fused.CASES) == len(set(fused.CASES)) == 40
+    assert {c[0] for c in fused.CASES} == {"softmax", "rmsnorm", "layernorm", "logsumexp"}
+    assert {(M, N) for _, M, N, _ in fused.CASES} >= {(16384, 1024), (4096, 4096), (4096, 16384), (1024, 65536)}
+    assert any(N == 1000 for _, _, N, _ in fused.CASES)
+    assert {c[3] for c in fused.CASES} == {"f32", "bf16"}
+
+
+def test_fused_traffic_counts_bytes_read_and_written():
+    M, N = 4096, 1000
+    assert fused.traffic("softmax", M, N, "f32") == 2 * M * N * 4
+    assert fused.traffic("rmsnorm", M, N, "bf16") == (2 * M * N + N) * 2
+    assert fused.traffic("layernorm", M, N, "f32") == (2 * M * N + 2 * N) * 4
+    assert fused.traffic("logsumexp", M, N, "bf16") == (M * N + M) * 2
+
+
+def test_triton_configurations_stay_few():
+    """Each Triton configuration is a compile per kernel, dtype and N: at most three per
+    row length, BLOCK = next_pow2(N) rows of at most 128 values per thread, and about
+    110 compiles for the section."""
+    blocks = {triton_fused.next_pow2(N) for _, N in fused.SHAPES}
+    assert triton_fused.next_pow2(1000) == 1024 and triton_fused.next_pow2(1024) == 1024
+    assert all(b in triton_fused.BLOCKS for b in blocks)
+    for b in blocks:
+        ws = triton_fused.warps_for(b)
+        assert 2 <= len(ws) <= 3 and all(b // (32 * w) <= 128 for w in ws), (b, ws)
+    compiles = len(fused.KERNELS) * len(fused.DTYPES) * sum(len(triton_fused.warps_for(triton_fused.next_pow2(N)))
+                                                            for _, N in fused.SHAPES)
+    assert compiles <= 120
+    assert sorted(triton_fused.configs()) == sorted({(b, w) for b in triton_fused.BLOCKS for w in triton_fused.warps_for(b)})
+
+
+def test_prepare_compiles_every_fused_case(fused_modules):
+    texts = prepare.all_kernels()
+    for name, M, N, dtype in fused.CASES:
+        text, fold = texts[fused.label(name, M, N, dtype)]
+        assert text == fused.module(name).kernel_text(M, N, dtype) and fold == "linear"
+
+
+def test_eps_comes_from_our_entry_point(fused_modules, monkeypatch):
+    import types
+
+    mod = types.ModuleType("tile_mlir.examples.rmsnorm")
+    mod.rmsnorm = lambda x, weight, eps=3e-6: None
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    assert fused.eps_of("rmsnorm") == 3e-6
+    mod.rmsnorm, mod.EPS = (lambda x, weight: None), 2e-5
+    assert fused.eps_of("rmsnorm") == 2e-5
+
+
+def test_preflight_reports_fused_kernels(fused_modules, monkeypatch):
+    """With the cache complete, preflight calls every case's compiled(): a module whose
+    compiled() fails is reported before the run; one that does not load, too."""
+    from benchmarks import run
+
+    monkeypatch.setattr(prepare, "all_kernels", lambda: {})
+    mod = fused.module("logsumexp")
+    monkeypatch.setattr(mod, "compiled", lambda M, N, dtype: (_ for _ in ()).throw(RuntimeError("not in the cache")))
+    problems = run.preflight(("logsumexp",))
+    assert len(problems) == 1 and "logsumexp.compiled(16384, 1024, 'f32') failed" in problems[0]
+    assert "not in the cache" in problems[0]
+    monkeypatch.setitem(sys.modules, "tile_mlir.examples.softmax", None)  # import fails
+    problems = run.preflight(("softmax", "logsumexp"))
+    assert len(problems) == 1 and problems[0].startswith("the fused kernel softmax does not load")
+    assert run.preflight(()) == []
+
+
+def _fused_row(name, M, N, dtype, vs_triton, pct_copy, vs_torch):
+    copy = 4000.0
+    row = {"kernel": name, "M": M, "N": N, "dtype": dtype, "eps": 1e-5, "ours_grid": [M, 1, 1], "ours_block": [128, 1, 1],
+           "triton_cfg": "w8", "triton_candidates_us": {"w4": 30.5, "w8": 30.1}, "triton_tune_s": 1.5,
+           "errors": {"tile-mlir": 1e-7, "triton": 2e-7, "torch": 1e-7}}
+    for mode in ("", "flushed_"):
+        row[f"ours_{mode}GBs"] = copy * pct_copy / 100
+        row[f"triton_{mode}GBs"] = row[f"ours_{mode}GBs"] / vs_triton
+        row[f"torch_{mode}GBs"] = row[f"ours_{mode}GBs"] / vs_torch
+        row[f"copy_{mode}GBs"] = copy
+        row[f"pct_copy_{mode}".rstrip("_")] = pct_copy
+        row[f"vs_triton_{mode}".rstrip("_")] = vs_triton
+        row[f"vs_torch_{mode}".rstrip("_")] = vs_torch
+    return row
+
+
+def _fused_results(vs_triton, pct_copy, vs_torch, drop=()):
+    rows = [_fused_row(n, M, N, dt, vs_triton, pct_copy, vs_torch) for n, M, N, dt in fused.CASES
+            if (n, M, N, dt) not in drop]
+    return {"fused": {"kernels": list(fused.KERNELS), "rows": rows, "tolerance": fused.TOLERANCE,
+                      "failed": [{"kernel": n, "M": M, "N": N, "dtype": dt, "error": "AssertionError: wrong"}
+                                 for n, M, N, dt in drop],
+                      "skipped": [], "triton_configs": {"1024": [2, 4, 8]}}}
+
+
+@pytest.mark.parametrize("met", [True, False])
+def test_fused_targets(met):
+    """Every kernel x dtype: >= 1.0x Triton and >= 90% of copy on every shape, and >= 1.3x
+    torch for softmax and RMSNorm; a bar missed by a little on one shape misses it."""
+    rng = np.random.default_rng()
+    margin = rng.uniform(0.001, 0.05)
+    results = _fused_results(1.0 + margin, 90 + 100 * margin, 1.3 + margin)
+    one = rng.integers(len(results["fused"]["rows"]))
+    if not met:
+        bar = rng.choice(["vs_triton", "pct_copy", "vs_torch"])
+        row = results["fused"]["rows"][one]
+        row[bar] = {"vs_triton": 1.0, "pct_copy": 90.0, "vs_torch": 1.3}[bar] * (1 - margin)
+        if bar == "vs_torch" and row["kernel"] not in report_fused.TORCH_TARGETS:
+            row["vs_triton"] = 1.0 - margin
+    targets = {t["key"]: t for t in report.targets(results)}
+    keys = [f"fused-{n}-{dt}" for n in fused.KERNELS for dt in fused.DTYPES]
+    keys += [f"fused-{n}-torch-{dt}" for n in report_fused.TORCH_TARGETS for dt in fused.DTYPES]
+    assert set(keys) <= set(targets)
+    assert sum(not targets[k]["met"] for k in keys) == (0 if met else 1)
+
+
+def test_fused_report_section_and_notes():
+    drop = {("layernorm", 1024, 65536, "bf16")}
+    results = _fused_results(0.99, 88.0, 1.2, drop=drop)
+    targets = {t["key"]: t for t in report.targets(results)}
+    assert not targets["fused-layernorm-bf16"]["met"]
+    assert "not measured: 1024x65536 failed" in targets["fused-layernorm-bf16"]["figure"]
+    text = report.markdown(results)
+    assert "## 5. Fused kernels" in text and "### RMSNorm (with weight)" in text
+    assert "| 16384x1000 | f32 | 3520 | 16384 x 128 | 3556 | w8 (w4: 30.5, w8: 30.1) |" in text
+    assert "layernorm_bf16_1024x65536 failed**: AssertionError: wrong" in text
+    assert "(to fill in from the run" in text  # the notes slot of every missed fused target
+    assert "Not measured in this run:" in text and "fused" not in text.split("Not measured in this run:")[1]
+
+
+def test_fused_plot(tmp_path):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    assert report_fused.plot(_fused_results(1.1, 95.0, 1.4), tmp_path, plt) == ["fused.png"]
+    assert (tmp_path / "fused.png").stat().st_size > 10000
