@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
 from tile_mlir import api
 from tile_mlir.vocab import DEFAULT_CHIP
 
@@ -198,12 +197,7 @@ def _compile(name: str, p: Plan, backend: str, chip: str, params: tuple[str, ...
 # with N = 1000), both dtypes; ``python -m tile_mlir.testing.prepare`` compiles them ahead.
 KERNELS = ("softmax", "rmsnorm", "layernorm", "logsumexp")
 GPU_SHAPES = ((16384, 1024), (4096, 4096), (4096, 16384), (1024, 65536), (16384, 1000))
-
-
-def gpu_kernel_texts(chip: str = DEFAULT_CHIP) -> list[str]:
-    """The MLIR text of every kernel test/gpu/test_fused_gpu.py launches."""
-    return [kernel_text(name, plan(M, N, dtype), chip)
-            for name in KERNELS for (M, N) in GPU_SHAPES for dtype in ITEMSIZE]
+GPU_KERNELS = [(name, plan(M, N, dtype)) for name in KERNELS for (M, N) in GPU_SHAPES for dtype in ITEMSIZE]
 
 
 # --- arrays ---------------------------------------------------------------------------

@@ -28,9 +28,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .. import api, cache
+from ..examples._rowwise import GPU_KERNELS, kernel_text
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
-from ..examples._rowwise import gpu_kernel_texts
 from . import copies
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
@@ -40,10 +40,11 @@ from .shared_cases import SHARED_CASES
 CASES = (*REDUCE_CASES, *copies.CASES)
 
 # The examples (the demonstration among them), so they launch from the cache too. The
-# fused kernels' files are templates (fields ``${NAME}``): their instances for the
-# shapes of test/gpu/test_fused_gpu.py are compiled instead (``_rowwise.gpu_kernel_texts``).
+# fused kernels' files are templates (fields ``${NAME}``): FUSED, their instances for the
+# shapes of test/gpu/test_fused_gpu.py, are compiled instead.
 EXAMPLES = sorted(p for p in (Path(__file__).resolve().parent.parent / "examples").glob("*.mlir")
                   if "${" not in p.read_text())
+FUSED = GPU_KERNELS
 
 def prepare_one(text: str, chip: str) -> bool:
     """Make sure the cache holds ``text`` for ``chip``; True if it had to be built."""
@@ -73,7 +74,7 @@ def main(argv=None) -> int:
     root = cache.cache_dir()
 
     texts = [case.kernel_text(args.chip) for case in CASES + SHARED_CASES] + [p.read_text() for p in EXAMPLES]
-    texts += gpu_kernel_texts(args.chip)
+    texts += [kernel_text(name, plan, args.chip) for name, plan in FUSED]
     # Spawned workers, not forked ones: the caller may hold MLIR contexts and their threads.
     with ProcessPoolExecutor(
         max_workers=max(1, args.jobs),
