@@ -160,6 +160,8 @@ def plan(M: int, N: int, dtype: str = "f32", *, warps: int | None = None, vector
         raise ValueError(f"warps per row must be a power of two up to {MAX_WARPS}, got {warps}")
     if vectors is None:
         vectors = min(max_elements(dtype, warps), _round_up(-(-N // (WARP * warps)), V)) // V
+    if vectors < 1:
+        raise ValueError(f"vectors per thread must be at least 1, got {vectors}")
     chunks = -(-N // (WARP * warps * V * vectors))
     return Plan(M, N, dtype, ROWS_PER_BLOCK if warps == 1 else 1, warps, vectors, chunks)
 
@@ -297,8 +299,10 @@ class RowKernel:
 
     def _host(self, a, dtype: str) -> np.ndarray:
         if _is_torch(a):
+            import torch
+
             a = a.detach().cpu().contiguous()
-            a = a.view(__import__("torch").int16).numpy().view(np.uint16) if dtype == "bf16" else a.numpy()
+            a = a.view(torch.int16).numpy().view(np.uint16) if dtype == "bf16" else a.numpy()
         a = np.ascontiguousarray(a)
         if _numpy_dtype(a) != dtype:
             raise TypeError(f"{self.name}: every array must have x's dtype ({dtype}); got {a.dtype}")

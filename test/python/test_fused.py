@@ -131,6 +131,8 @@ def test_plan_rejects_what_it_cannot_do():
         rw.plan(4, 100, "f16")
     with pytest.raises(ValueError, match="power of two"):
         rw.plan(4, 100, "f32", warps=3)
+    with pytest.raises(ValueError, match="at least 1"):
+        rw.plan(4, 100, "f32", vectors=0)
     with pytest.raises(ValueError, match="at least one row"):
         rw.plan(0, 100, "f32")
 
