@@ -196,10 +196,14 @@ def _compile(name: str, p: Plan, backend: str, chip: str, params: tuple[str, ...
 
 
 # The kernels and shapes test/gpu/test_fused_gpu.py checks on the GPU (issue 10's, and one
-# with N = 1000), both dtypes; ``python -m tile_mlir.testing.prepare`` compiles them ahead.
+# with N = 1000), and the default shape of ``python -m tile_mlir.examples.<name>``, both
+# dtypes: ``python -m tile_mlir.testing.prepare`` compiles them ahead, for a GPU machine
+# without MLIR.
 KERNELS = ("softmax", "rmsnorm", "layernorm", "logsumexp")
 GPU_SHAPES = ((16384, 1024), (4096, 4096), (4096, 16384), (1024, 65536), (16384, 1000))
-GPU_KERNELS = [(name, plan(M, N, dtype)) for name in KERNELS for (M, N) in GPU_SHAPES for dtype in ITEMSIZE]
+MAIN_SHAPE = (37, 1000)
+GPU_KERNELS = [(name, plan(M, N, dtype)) for name in KERNELS for (M, N) in (*GPU_SHAPES, MAIN_SHAPE)
+               for dtype in ITEMSIZE]
 
 
 # --- arrays ---------------------------------------------------------------------------
@@ -333,7 +337,7 @@ class RowKernel:
         """Run the kernel on a fresh random matrix (in the interpreter without a GPU) and
         compare it with ``reference`` (numpy float64); print one line, exit 0 if it agrees."""
         parser = argparse.ArgumentParser(prog=f"python -m tile_mlir.examples.{self.name}")
-        parser.add_argument("--shape", default="37x1000", help="M x N (default 37x1000)")
+        parser.add_argument("--shape", default="{}x{}".format(*MAIN_SHAPE), help="M x N (default %(default)s)")
         parser.add_argument("--dtype", default="f32", choices=sorted(ITEMSIZE))
         parser.add_argument("--backend", default="auto", choices=api.BACKENDS)
         args = parser.parse_args(argv)
