@@ -7,12 +7,15 @@ PTX (16-byte vector loads and stores, no local memory); the array front end.
 test/gpu/test_fused_gpu.py runs the same kernels on the GPU against torch.
 """
 
+import ctypes
 import re
 import shutil
 import subprocess
 
 import numpy as np
 import pytest
+from fakecuda import DeviceArray, param
+from tile_mlir.errors import LaunchError
 from tile_mlir.examples import _rowwise as rw
 from tile_mlir.examples import layernorm, logsumexp, rmsnorm, softmax
 from tile_mlir.testing.fused import check_expected, special_rows
@@ -210,6 +213,25 @@ def test_compiled_is_what_a_benchmark_launches():
     c.kernel.launch(c.grid, c.block, x, w, y, 1e-5)
     assert_agrees(y, rmsnorm.reference(rw.as_f64(x), rw.as_f64(w), eps=1e-5), "f32")
     assert rmsnorm.compiled(10, 3000, "f32", backend="interpreter") is c  # cached
+
+
+def test_compiled_binds_device_arrays_in_the_documented_order(fake, tmp_path, monkeypatch):
+    """What the benchmarks do, on a fake CUDA driver (test/python/fakecuda.py): compiled()
+    builds the cubin here, and kernel.bind(grid, block, x, weight, y, eps) with device
+    arrays packs their pointers and eps, in that order, for one cuLaunchKernel."""
+    monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
+    c = rmsnorm.compiled(64, 1000, "bf16", backend="cuda")
+    assert (c.grid, c.block, c.signature) == (16, 128, "rmsnorm(x, weight, y, eps)")
+    x, w, y = (np.zeros(shape, np.uint16) for shape in ((64, 1000), (1000,), (64, 1000)))
+    seen = []
+    fake.kernels["rmsnorm"] = lambda p: seen.append(
+        [param(p, i, ctypes.c_uint64) for i in range(3)] + [param(p, 3, ctypes.c_float)])
+    launch = c.kernel.bind(c.grid, c.block, *(DeviceArray(a, "<V2") for a in (x, w, y)), 1e-6)
+    launch()
+    assert seen == [[x.ctypes.data, w.ctypes.data, y.ctypes.data, np.float32(1e-6)]]
+    assert fake.launches[-1][:2] == ((16, 1, 1), (128, 1, 1))
+    with pytest.raises(LaunchError, match="blocks of 128 threads"):
+        c.kernel.bind(c.grid, 256, *(DeviceArray(a, "<V2") for a in (x, w, y)), 1e-6)
 
 
 def test_torch_tensors_on_the_cpu():
