@@ -1,5 +1,5 @@
-"""Compile every conformance case, every tile.copy case and every example into the
-compile cache, for a GPU machine without MLIR.
+"""Compile every conformance case, every tile.copy case, every example and the fused
+kernels of test/gpu/test_fused_gpu.py into the compile cache, for a GPU machine without MLIR.
 
     python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_90a] [--jobs N]
 
@@ -28,6 +28,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .. import api, cache
+from ..examples._rowwise import GPU_KERNELS, kernel_text
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
 from . import copies
@@ -38,8 +39,12 @@ from .shared_cases import SHARED_CASES
 # and the tile.copy cases); the shared cases are added below.
 CASES = (*REDUCE_CASES, *copies.CASES)
 
-# The examples (the demonstration among them), so they launch from the cache too.
-EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
+# The examples (the demonstration among them), so they launch from the cache too. The
+# fused kernels' files are templates (fields ``${NAME}``): FUSED, their instances for the
+# shapes of test/gpu/test_fused_gpu.py, are compiled instead.
+EXAMPLES = sorted(p for p in (Path(__file__).resolve().parent.parent / "examples").glob("*.mlir")
+                  if "${" not in p.read_text())
+FUSED = GPU_KERNELS
 
 def prepare_one(text: str, chip: str) -> bool:
     """Make sure the cache holds ``text`` for ``chip``; True if it had to be built."""
@@ -69,6 +74,7 @@ def main(argv=None) -> int:
     root = cache.cache_dir()
 
     texts = [case.kernel_text(args.chip) for case in CASES + SHARED_CASES] + [p.read_text() for p in EXAMPLES]
+    texts += [kernel_text(name, plan, args.chip) for name, plan in FUSED]
     # Spawned workers, not forked ones: the caller may hold MLIR contexts and their threads.
     with ProcessPoolExecutor(
         max_workers=max(1, args.jobs),
