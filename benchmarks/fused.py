@@ -1,8 +1,8 @@
 """Benchmark 5 on the GPU: the fused kernels against Triton, torch and a copy.
 
 Our kernels are ``tile_mlir.examples.<name>`` for ``name`` in ``KERNELS``: each module's
-``compiled(M, N, dtype)`` gives ``(kernel, grid, block)``, launched as
-``kernel.bind(grid, block, x, [weight, [bias,]] y)()``, and its ``kernel_text(M, N, dtype)``
+``compiled(M, N, dtype)`` gives the kernel, its grid and its block (``Compiled``), launched as
+``kernel.bind(grid, block, x, [weight, [bias,]] y, [eps])()``, and its ``kernel_text(M, N, dtype)``
 is what ``benchmarks.prepare`` compiled into the cache. For every case of ``CASES``
 (``SHAPES`` x ``DTYPES`` x ``KERNELS``; bf16 in, f32 math, bf16 out), ``fused_case``
 
@@ -68,18 +68,11 @@ def missing(names=KERNELS) -> dict[str, str]:
     return out
 
 
-def eps_of(name: str) -> float:
-    """The epsilon our kernel adds to the variance: its entry point's ``eps`` default,
-    else the module's ``EPS``, else ``EPS``; torch and Triton get the same."""
-    mod = module(name)
-    entry = getattr(mod, name, None)
-    try:
-        param = inspect.signature(entry).parameters.get("eps") if entry is not None else None
-    except (TypeError, ValueError):
-        param = None
-    if param is not None and isinstance(param.default, (int, float)):
-        return float(param.default)
-    return float(getattr(mod, "EPS", EPS))
+def eps_of(name: str, dtype: str) -> float:
+    """The epsilon our kernel adds to the variance by default (its ``KERNEL.eps(dtype)``:
+    torch's, per dtype for RMSNorm); torch and Triton get the same."""
+    kernel = getattr(module(name), "KERNEL", None)
+    return float(kernel.eps(dtype)) if kernel is not None and kernel.params else EPS
 
 
 def traffic(name: str, M: int, N: int, dtype: str) -> int:
@@ -129,7 +122,8 @@ def error(y, ref) -> float:
 
 def ours(name: str, M: int, N: int, dtype: str):
     """(kernel, grid, block) of our kernel for the case, from the compile cache."""
-    return module(name).compiled(M, N, dtype)
+    c = module(name).compiled(M, N, dtype)
+    return c.kernel, c.grid, c.block
 
 
 def fused_case(name: str, M: int, N: int, dtype: str, triton_kernel, copy=None) -> dict:
@@ -143,7 +137,7 @@ def fused_case(name: str, M: int, N: int, dtype: str, triton_kernel, copy=None) 
     xs = [torch.randn(M, N, device="cuda", dtype=tdt) for _ in range(nbuf)]  # fresh for every case
     params = [torch.randn(N, device="cuda", dtype=tdt) for _ in PARAMS[name]]
     ys = [torch.empty((M,) if name in PER_ROW else (M, N), device="cuda", dtype=tdt) for _ in range(nbuf)]
-    eps = eps_of(name)
+    eps = eps_of(name, dtype)
     ref = reference(name, xs[0], params, eps)
     row = {"kernel": name, "M": M, "N": N, "dtype": dtype, "bytes": traffic(name, M, N, dtype), "input_sets": nbuf,
            "eps": eps, "errors": {}}
@@ -163,7 +157,8 @@ def fused_case(name: str, M: int, N: int, dtype: str, triton_kernel, copy=None) 
 
     # ours: the kernel compiled() picks, from the cache
     kern, grid, block = ours(name, M, N, dtype)
-    bound = [kern.bind(grid, block, xs[i], *params, ys[i]) for i in range(nbuf)]
+    scalars = (eps,) if PARAMS[name] else ()  # the norms take eps last: (x, weight, [bias,] y, eps)
+    bound = [kern.bind(grid, block, xs[i], *params, ys[i], *scalars) for i in range(nbuf)]
     checked("tile-mlir", bound[0])
     timed("ours", bound)
     row |= {"ours_grid": grid, "ours_block": block}

@@ -178,15 +178,12 @@ def test_prepare_compiles_every_fused_case(fused_modules):
         assert text == fused.module(name).kernel_text(M, N, dtype) and fold == "linear"
 
 
-def test_eps_comes_from_our_entry_point(fused_modules, monkeypatch):
-    import types
-
-    mod = types.ModuleType("tile_mlir.examples.rmsnorm")
-    mod.rmsnorm = lambda x, weight, eps=3e-6: None
-    monkeypatch.setitem(sys.modules, mod.__name__, mod)
-    assert fused.eps_of("rmsnorm") == 3e-6
-    mod.rmsnorm, mod.EPS = (lambda x, weight: None), 2e-5
-    assert fused.eps_of("rmsnorm") == 2e-5
+def test_eps_is_our_kernels_default():
+    """torch and Triton get the epsilon our kernels use by default: torch's own per dtype
+    for RMSNorm (finfo eps), 1e-5 for LayerNorm."""
+    assert fused.eps_of("rmsnorm", "f32") == 2.0**-23
+    assert fused.eps_of("rmsnorm", "bf16") == 2.0**-7
+    assert fused.eps_of("layernorm", "bf16") == 1e-5
 
 
 def test_preflight_reports_fused_kernels(fused_modules, monkeypatch):
