@@ -75,7 +75,7 @@ def test_two_cta_ops_of_different_sizes_cannot_share_a_kernel():
 @pytest.mark.parametrize(
     "attrs, block, message",
     [
-        ((CTA4,), 256, r"needs blocks of 128 threads \(its cta-scope tile ops span 4 warps\), got \(256, 1, 1\)"),
+        ((CTA4,), 256, r"needs blocks of 128 threads \(its cta- or cluster-scope tile ops span 4 warps\), got \(256, 1, 1\)"),
         ((CTA4,), (32, 2), r"needs blocks of 128 threads .* got \(32, 2, 1\) = 64 threads"),
         ((WARP,), 48, r"needs whole warps \(32 threads\) per block .* got \(48, 1, 1\)"),
         ((WG,), 64, r"needs whole warpgroups \(128 threads\) per block"),
