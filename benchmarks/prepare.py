@@ -35,6 +35,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from . import cluster
 from . import kernels as K
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +58,7 @@ def all_kernels() -> dict[str, tuple[str, str]]:
     for fold in K.XWARP_FOLDS:
         texts[f"xwarp_lat_sum_f32_w{K.XWARP_WARPS} [{fold}]"] = (K.cross_warp_latency(), fold)
     texts["add_one"] = (K.launch_probe(), "linear")
+    texts.update(cluster.all_kernels())
     return texts
 
 
@@ -113,8 +115,9 @@ def check_generators(seed: int | None = 0) -> None:
             raise AssertionError(f"{cfg.name} [{cfg.label()}]: wrong in the interpreter (max error {err})")
     for fold in K.XWARP_FOLDS:
         check_cross_warp_latency(rng, fold)
-    print(f"checked {len(CHECKS)} one-warp and {len(ctas)} multi-warp row-kernel configurations and the "
-          f"cross-warp latency kernel ({', '.join(K.XWARP_FOLDS)} fold) in the CPU interpreter")
+    clusters = cluster.check_generators(rng)
+    print(f"checked {len(CHECKS)} one-warp, {len(ctas)} multi-warp and {clusters} cluster row-kernel configurations and "
+          f"the cross-warp latency kernel ({', '.join(K.XWARP_FOLDS)} fold) in the CPU interpreter")
 
 
 def check_cross_warp_latency(rng, fold: str) -> None:

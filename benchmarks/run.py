@@ -1,6 +1,6 @@
 """Run the benchmarks on the GPU and write the tables, the plots and the raw log.
 
-    python -m benchmarks.run [--out DIR] [--cache .tile-cache/bench] [--only xwarp,multiwarp,latency,launch,rows]
+    python -m benchmarks.run [--out DIR] [--cache .tile-cache/bench] [--only xwarp,multiwarp,latency,launch,rows,cluster]
                              [--repeats 3] [--deadline 400]
 
 Needs torch, triton, cuda-python, numpy, matplotlib and nvcc (for the CUDA references of
@@ -8,11 +8,12 @@ the latency benchmarks); no MLIR: every tile-mlir kernel comes from the compile 
 that ``python -m benchmarks.prepare`` filled, and so do the compile-cost figures
 (``<cache>/compile.json``). The sections run in the order of ``SECTIONS``: the cross-warp
 step latency, the multi-warp rows (``--repeats`` times), the warp-reduce latency, the
-launch overhead, the one-warp rows; then the SASS of every reported kernel and the
-report. Each section starts with a line stamped with the time. Writes into ``--out``
-eight files: ``results.md``, ``results.json`` (rewritten after each section), ``raw.txt``
-(appended line by line), ``sass.txt`` and the plots ``rows.png``, ``multiwarp.png``,
-``latency.png`` and ``overhead.png``.
+launch overhead, the one-warp rows, the long rows over thread-block clusters
+(``cluster.py``); then the SASS of every reported kernel and the report. Each section
+starts with a line stamped with the time. Writes into ``--out`` up to nine files:
+``results.md``, ``results.json`` (rewritten after each section), ``raw.txt`` (appended
+line by line), ``sass.txt`` and the plots ``rows.png``, ``multiwarp.png``,
+``latency.png``, ``overhead.png`` and ``cluster.png``.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ import traceback
 from pathlib import Path
 
 from . import kernels as K
-from . import multiwarp, report
+from . import cluster, multiwarp, report
 from .measure import OPTIONS, log, row_case, run_cuda, triton_row_kernel
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("xwarp", "multiwarp", "latency", "launch", "rows")  # in the order they run
+SECTIONS = ("xwarp", "multiwarp", "latency", "launch", "rows", "cluster")  # in the order they run
 
 
 # --- 1. row reduction, one warp per row -------------------------------------------------
@@ -189,6 +190,7 @@ def _reported_kernels(results: dict) -> dict[str, tuple[str, dict]]:
         texts[cfg.name] = (K.warp_latency(cfg), OPTIONS)
     for fold in K.XWARP_FOLDS:
         texts[f"xwarp_lat_sum_f32_w{K.XWARP_WARPS} [{fold}]"] = (K.cross_warp_latency(), {**OPTIONS, "fold": fold})
+    texts.update((label, (text, OPTIONS)) for label, text in cluster.reported_kernels(results).items())
     return texts
 
 
@@ -212,6 +214,7 @@ def sass_summary(results: dict) -> tuple[dict, str]:
             summary[label] = {"instructions": len(ins), "LDG.128": count("LDG.E.128", "LDG.E.ENL2.128"),
                               "LDG": count("LDG"), "SHFL": count("SHFL"), "REDUX": count("REDUX"),
                               "BAR": count("BAR."), "LDS": count("LDS"), "STS": count("STS"),
+                              "MAPA": count("MAPA"), "UCGABAR": count("UCGABAR"),
                               "local": count("LDL", "STL")}
             dump.append(f"===== {label}\n{sass}")
     return summary, "\n".join(dump)
@@ -292,7 +295,8 @@ def main(argv=None) -> int:
     compile_report = json.loads((Path(args.cache) / "compile.json").read_text())
     results = {"env": env, "compile": compile_report}
     benches = {"xwarp": multiwarp.bench_cross_warp, "multiwarp": lambda: multiwarp.bench_multiwarp(args.repeats, args.deadline),
-               "latency": bench_latency, "launch": bench_launch, "rows": lambda: bench_rows(args.deadline)}
+               "latency": bench_latency, "launch": bench_launch, "rows": lambda: bench_rows(args.deadline),
+               "cluster": lambda: cluster.bench_cluster(args.deadline)}
     for name in SECTIONS:
         if name in only:
             try:
