@@ -68,12 +68,12 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
                                for c, t in r[f"{who}_candidates"].items()) for who in ("ours", "single")]
             L.append(f"| {r['M']}x{r['N']} {r['kind']} | {cells[0]} | {cells[1]} |")
         L += ["", "Chosen kernels, from `cuobjdump --dump-sass` (sass.txt) and `ptxas -v`:", "",
-              "| kernel | registers | LDG.128 / all LDG | BAR | MAPA | cluster barriers | local (LDL/STL) |",
+              "| kernel | registers | LDG.128 / all LDG | BAR | MAPA | cluster barriers (UCGABAR_*) | local (LDL/STL) |",
               "|---|---:|---:|---:|---:|---:|---:|"]
         for label in dict.fromkeys(f"{r['ours_kernel']} [{r['ours_cfg']}]" for r in rows):
             s, px = sass.get(label, {}), ptxas.get(label, {})
             L.append(f"| {label} | {px.get('registers', '')} | {s.get('LDG.128', '')} / {s.get('LDG', '')} | "
-                     f"{s.get('BAR', '')} | {s.get('MAPA', '')} | {s.get('UCGABAR', '')} | {s.get('local', '')} |")
+                     f"{s.get('BAR', '')} | {s.get('MAPA', '')} | {s.get('CGABAR', '')} | {s.get('local', '')} |")
     tries = section.get("triton_num_ctas", [])
     if tries:
         L += ["", "Triton's row kernel with `num_ctas` > 1 (64x1048576 f32 sum, in a subprocess): " + "; ".join(

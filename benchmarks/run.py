@@ -214,7 +214,7 @@ def sass_summary(results: dict) -> tuple[dict, str]:
             summary[label] = {"instructions": len(ins), "LDG.128": count("LDG.E.128", "LDG.E.ENL2.128"),
                               "LDG": count("LDG"), "SHFL": count("SHFL"), "REDUX": count("REDUX"),
                               "BAR": count("BAR."), "LDS": count("LDS"), "STS": count("STS"),
-                              "MAPA": count("MAPA"), "UCGABAR": count("UCGABAR"),
+                              "MAPA": count("MAPA"), "CGABAR": count("CGABAR"),
                               "local": count("LDL", "STL")}
             dump.append(f"===== {label}\n{sass}")
     return summary, "\n".join(dump)
