@@ -220,7 +220,6 @@ def check_generators(rng) -> int:
     """Run ``check_configs()`` in tile-mlir's CPU interpreter against numpy; raise if one
     is wrong. Returns how many ran."""
     import numpy as np
-
     import tile_mlir
 
     configs = check_configs()
@@ -242,8 +241,8 @@ def check_generators(rng) -> int:
 
 def _best(cands, generate, xs, ys, ref, kind, log, what):
     """Each candidate checked and timed steady; the fastest, timed again: (ms, config, bound, all)."""
-    import torch
     import tile_mlir
+    import torch
 
     from .measure import OPTIONS, row_ok, steady
 
@@ -345,7 +344,7 @@ def triton_num_ctas(log) -> list[dict]:
     num_ctas the subprocess did not report: it died there)."""
     code = _NUM_CTAS.format(root=str(Path(__file__).resolve().parent.parent), ctas=TRITON_NUM_CTAS)
     try:
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180, check=False)
         out, tail = done.stdout, (done.stderr.strip().splitlines() or [""])[-1][:300]
         code_ = done.returncode
     except subprocess.TimeoutExpired as e:
@@ -382,11 +381,11 @@ def _plot(log) -> list[dict]:
                 point[f"{who}_GBs"], point[f"{who}_cfg"] = M * N * 4 / t / 1e6, cfg.label()
             except Exception as e:  # noqa: BLE001 - a missing point, said in the log
                 log(f"  plot {M}x{N} {who}: {type(e).__name__}: {e}")
-        point["torch_GBs"] = M * N * 4 / steady([lambda: torch.sum(xs[0], 1), lambda: torch.sum(xs[1], 1)]) / 1e6
+        point["torch_GBs"] = M * N * 4 / steady([lambda a=a: torch.sum(a, 1) for a in xs]) / 1e6
         log(f"  plot {M:5d} x {N:8d}: ours {point.get('ours_GBs', 0):6.0f} GB/s [{point.get('ours_cfg')}]  one CTA/row "
             f"{point.get('single_GBs', 0):6.0f} [{point.get('single_cfg')}]  torch {point['torch_GBs']:6.0f}")
         points.append(point)
-        del xs, ys, x
+        x = ref = xs = ys = None  # free the inputs before the next shape's
         torch.cuda.empty_cache()
     return points
 

@@ -32,7 +32,7 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
     if not rows and not section.get("plot"):
         return []
     L = ["", "## 1c. Long rows, a thread-block cluster per row", "",
-         "M x N f32 row-major -> M f32 results (2^26 elements, 256 MB, each). Ours: a cluster of CL CTAs of W warps per row "
+         ("M x N f32 row-major -> M f32 results (2^26 elements, 256 MB, each). Ours: a cluster of CL CTAs of W warps per row "
          "(sm_90 thread-block clusters), CTA r of the cluster reading the r-th CL-th of the row with 16-byte loads "
          "(C in flight per thread, P: chunk k+1 loaded before chunk k is folded), a thread-scope `tile.reduce` per chunk, "
          "and one cluster-scope `tile.reduce` per row, lowered by the `cluster` variant "
@@ -44,7 +44,7 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
          "of `kernels.cta_row_reduce` (16 or 32 warps per row, the cross_warp lowering); Triton's is the row kernel "
          "with one program per row (BLOCK_M = 1), autotuned over (BLOCK_N, num_warps) in "
          + ", ".join(f"({bn}, {w})" for _, bn, w in section.get("triton_configs", [])) + ". *% copy*: our read GB/s "
-         "over the copy's read + write GB/s, as in section 1.", ""]
+         "over the copy's read + write GB/s, as in section 1."), ""]
     if rows:
         L += ["| shape | kind | tile-mlir GB/s | config | one CTA per row GB/s | config | torch GB/s | Triton GB/s | "
               "Triton config | copy GB/s | % copy | vs torch | vs one CTA per row | vs Triton |",

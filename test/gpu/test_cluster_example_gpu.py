@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import tile_mlir
 from tile_mlir.runtime import gpu_available
 

@@ -7,7 +7,6 @@ checks the same bits on the GPU."""
 from pathlib import Path
 
 import numpy as np
-
 import tile_mlir
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cluster_row_sum.mlir"

@@ -9,7 +9,6 @@ import re
 
 import numpy as np
 import pytest
-
 import tile_mlir
 from tile_mlir.interpreter import InterpreterError
 
@@ -178,11 +177,11 @@ def test_a_cta_that_never_arrives_is_named():
 
 
 def test_a_block_alone_waits_forever_for_its_missing_threads():
-    body = f"""      %c5 = arith.constant 5 : index
+    body = """      %c5 = arith.constant 5 : index
       %late = arith.cmpi uge, %t, %c5 : index
-      scf.if %late {{
+      scf.if %late {
         nvvm.cluster.arrive
-      }}
+      }
       nvvm.cluster.wait"""
     with pytest.raises(InterpreterError, match=r"nvvm\.cluster\.wait at .*: thread \(0, 0, 0\) of block \(0, 0, 0\) waits at "
                        "the cluster barrier without arriving first"):
@@ -206,7 +205,7 @@ def test_mapa_to_a_rank_outside_the_cluster():
 
 
 def test_a_cluster_pointer_without_mapa():
-    body = f"""      %p = llvm.inttoptr %addr64 : i64 to !llvm.ptr<7>
+    body = """      %p = llvm.inttoptr %addr64 : i64 to !llvm.ptr<7>
       %x = llvm.load %p : !llvm.ptr<7> -> f32"""
     with pytest.raises(InterpreterError, match="a shared::cta address used as a shared::cluster one"):
         kernel(body, 2).launch(2, N, np.zeros(2 * N, np.float32), np.zeros(2 * N, np.float32))

@@ -6,7 +6,6 @@ the cluster, and the signature that records it.
 
 import numpy as np
 import pytest
-
 from fakecuda import CLUSTER_SIGS, DeviceArray, fake_artifact, param
 from tile_mlir import runtime
 from tile_mlir.errors import CudaError, LaunchError
@@ -22,7 +21,7 @@ def test_a_cluster_launch_gives_the_cluster_dimension(clustered, fake):
     a = np.arange(4, dtype=np.float32)
     clustered.cluster4.launch(8, 128, a, 3)
     np.testing.assert_array_equal(a, [1, 2, 3, 3])  # the kernel ran, on the copied array
-    grid, block, shared, _, params, cluster = fake.launches[-1]
+    grid, block, shared, _, _, cluster = fake.launches[-1]
     assert (grid, block, shared, cluster) == ((8, 1, 1), (128, 1, 1), 0, (4, 1, 1))
     assert "cuLaunchKernel" not in fake.calls
     assert fake.calls.index("cuOccupancyMaxActiveClusters") < fake.calls.index("cuLaunchKernelEx")

@@ -198,7 +198,7 @@ class ClusterBarrier:
         if self.phase <= phase:
             run = self.cluster.run
             if run is None:  # a block alone: nobody else can arrive
-                rank, thread = self.missing()
+                _, thread = self.missing()
                 raise InterpreterError(f"{where}: the cluster barrier can never complete: "
                                        f"{thread_name(env, thread)} never arrives")
             run.block_until(env, lambda: self.phase > phase, where)

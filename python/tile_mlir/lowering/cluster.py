@@ -48,7 +48,13 @@ from mlir.dialects import arith, llvm, memref, nvvm
 from ..ir import ir
 from ..vocab import CTA_BITS_BASE, WARP_SIZE
 from . import emit
-from .cross_warp import exchange_warps, kept_replica_problems, register_exchange, store_partials, writer_of
+from .cross_warp import (
+    exchange_warps,
+    kept_replica_problems,
+    register_exchange,
+    store_partials,
+    writer_of,
+)
 from .local import chip_problem, reduce_info
 from .registers import Plan, emit_across_lanes, fold_values, lane_butterfly, name
 from .threads import Site, compress, linear_thread_id
