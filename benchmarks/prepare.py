@@ -36,7 +36,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from . import fused
+from . import cluster, fused
 from . import kernels as K
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,6 +63,7 @@ def all_kernels() -> dict[str, tuple[str, str]]:
     for name, M, N, dtype in fused.CASES:
         if name not in absent:
             texts[fused.label(name, M, N, dtype)] = (fused.module(name).kernel_text(M, N, dtype), "linear")
+    texts.update(cluster.all_kernels())
     return texts
 
 
@@ -119,8 +120,9 @@ def check_generators(seed: int | None = 0) -> None:
             raise AssertionError(f"{cfg.name} [{cfg.label()}]: wrong in the interpreter (max error {err})")
     for fold in K.XWARP_FOLDS:
         check_cross_warp_latency(rng, fold)
-    print(f"checked {len(CHECKS)} one-warp and {len(ctas)} multi-warp row-kernel configurations and the "
-          f"cross-warp latency kernel ({', '.join(K.XWARP_FOLDS)} fold) in the CPU interpreter")
+    clusters = cluster.check_generators(rng)
+    print(f"checked {len(CHECKS)} one-warp, {len(ctas)} multi-warp and {clusters} cluster row-kernel configurations and "
+          f"the cross-warp latency kernel ({', '.join(K.XWARP_FOLDS)} fold) in the CPU interpreter")
 
 
 def check_cross_warp_latency(rng, fold: str) -> None:

@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import report_fused, report_multiwarp
+from . import report_cluster, report_fused, report_multiwarp
 
 LARGE = ((16384, 4096), (65536, 1024), (4096, 16384))
 SKINNY = (262144, 128)
@@ -121,6 +121,7 @@ def targets(results: dict) -> list[dict]:
                 f"worst {t:.2f}x torch{flushed}", t >= 1.5)
     report_multiwarp.targets(results, add)
     report_fused.targets(results, add)
+    report_cluster.targets(results, add)
     r = _lat(results, "lat_sum_f32_l32_r1")
     if r:
         add("lat-f32", "f32 32-lane butterfly, dependent: <= 150 cycles", f"{r['cycles']:.1f} cycles", r["cycles"] <= 150)
@@ -237,6 +238,7 @@ def markdown(results: dict) -> str:
                      f"{_f(s.get('SHFL'))} | {_f(s.get('local'))} |")
 
     L += report_multiwarp.markdown_rows(results, results.get("sass", {}), comp.get("ptxas", {}))
+    L += report_cluster.markdown(results, results.get("sass", {}), comp.get("ptxas", {}))
 
     lat = results.get("latency", [])
     if lat:
@@ -290,7 +292,7 @@ def markdown(results: dict) -> str:
         if comp.get("lowering_variants"):
             L += ["", f"Lowering variants registered when the kernels were compiled: {', '.join(comp['lowering_variants'])}."]
     L += report_fused.markdown(results, results.get("sass", {}), comp.get("ptxas", {}))
-    not_measured = [name for name in ("xwarp", "multiwarp", "rows", "latency", "launch", "fused") if name not in results]
+    not_measured = [name for name in ("xwarp", "multiwarp", "rows", "latency", "launch", "fused", "cluster") if name not in results]
     if not_measured:
         L += ["", f"Not measured in this run: {', '.join(not_measured)} (see raw.txt)."]
     return "\n".join(L) + "\n"
@@ -347,6 +349,7 @@ def plots(results: dict, out: Path) -> list[str]:
         plt.close(fig)
         made.append("rows.png")
     made += report_fused.plot(results, out, plt)
+    made += report_cluster.plot(results, out, plt)
     lat, xwarp = results.get("latency", []), results.get("xwarp", [])
     if lat or xwarp:
         fig, axes = plt.subplots(1, int(bool(lat)) + int(bool(xwarp)), figsize=(15 if lat and xwarp else 9, 4),

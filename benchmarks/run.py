@@ -1,6 +1,6 @@
 """Run the benchmarks on the GPU and write the tables, the plots and the raw log.
 
-    python -m benchmarks.run [--out DIR] [--cache .tile-cache/bench] [--only xwarp,multiwarp,latency,launch,fused,rows]
+    python -m benchmarks.run [--out DIR] [--cache .tile-cache/bench] [--only xwarp,multiwarp,latency,launch,fused,rows,cluster]
                              [--repeats 3] [--deadline 520] [--kernels softmax,rmsnorm,layernorm,logsumexp]
 
 Needs torch, triton, cuda-python, numpy, matplotlib and nvcc (for the CUDA references of
@@ -9,12 +9,13 @@ that ``python -m benchmarks.prepare`` filled, and so do the compile-cost figures
 (``<cache>/compile.json``); the fused kernels are ``tile_mlir.examples.<name>``, whose
 kernels are in that cache too. The sections run in the order of ``SECTIONS``: the
 cross-warp step latency, the multi-warp rows (``--repeats`` times), the warp-reduce
-latency, the launch overhead, the fused kernels (``--kernels``), the one-warp rows; then
+latency, the launch overhead, the fused kernels (``--kernels``), the one-warp rows, the long rows over thread-block clusters
+(``cluster.py``); then
 the SASS of every reported kernel and the report. Each section starts with a line stamped
-with the time. Writes into ``--out`` eight files (the most the device tool brings back):
+with the time. Writes into ``--out`` up to nine files:
 ``results.md``, ``results.json`` (rewritten after each section), ``raw.txt`` (appended
 line by line), ``sass.txt`` and the plots ``rows.png`` (one and several warps per row),
-``fused.png``, ``latency.png`` and ``overhead.png``.
+``fused.png``, ``latency.png``, ``overhead.png`` and ``cluster.png``.
 """
 
 from __future__ import annotations
@@ -34,11 +35,11 @@ from pathlib import Path
 
 from . import fused
 from . import kernels as K
-from . import multiwarp, report
+from . import cluster, multiwarp, report
 from .measure import OPTIONS, log, row_case, run_cuda, triton_row_kernel
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("xwarp", "multiwarp", "latency", "launch", "fused", "rows")  # in the order they run
+SECTIONS = ("xwarp", "multiwarp", "latency", "launch", "fused", "rows", "cluster")  # in the order they run
 
 
 # --- 1. row reduction, one warp per row -------------------------------------------------
@@ -195,6 +196,7 @@ def _reported_kernels(results: dict) -> dict[str, tuple[str, dict]]:
     for r in results.get("fused", {}).get("rows", []):
         texts[fused.label(r["kernel"], r["M"], r["N"], r["dtype"])] = (
             fused.module(r["kernel"]).kernel_text(r["M"], r["N"], r["dtype"]), OPTIONS)
+    texts.update((label, (text, OPTIONS)) for label, text in cluster.reported_kernels(results).items())
     return texts
 
 
@@ -222,6 +224,7 @@ def sass_summary(results: dict) -> tuple[dict, str]:
                               "LDG": count("LDG"), "STG.128": count("STG.E.128"), "STG": count("STG"),
                               "SHFL": count("SHFL"), "REDUX": count("REDUX"), "BAR": count("BAR."),
                               "LDS": count("LDS"), "STS": count("STS"), "MUFU": count("MUFU"),
+                              "MAPA": count("MAPA"), "CGABAR": count("CGABAR"),
                               "local": count("LDL", "STL")}
             dump.append(f"===== {label}\n{sass}")
     return summary, "\n".join(dump)
@@ -322,7 +325,8 @@ def main(argv=None) -> int:
     results = {"env": env, "compile": compile_report}
     benches = {"xwarp": multiwarp.bench_cross_warp, "multiwarp": lambda: multiwarp.bench_multiwarp(args.repeats, args.deadline),
                "latency": bench_latency, "launch": bench_launch, "fused": lambda: fused.bench_fused(args.deadline, kernels),
-               "rows": lambda: bench_rows(args.deadline)}
+               "rows": lambda: bench_rows(args.deadline),
+               "cluster": lambda: cluster.bench_cluster(args.deadline)}
     for name in SECTIONS:
         if name in only:
             try:

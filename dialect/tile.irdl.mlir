@@ -33,7 +33,8 @@ irdl.dialect @tile {
     %warp = irdl.is "warp"
     %warpgroup = irdl.is "warpgroup"
     %cta = irdl.is "cta"
-    %scope = irdl.any_of(%thread, %warp, %warpgroup, %cta)
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %warpgroup, %cta, %cluster)
 
     irdl.operands(dst: %dst, src: %src)
     irdl.attributes {"kind" = %kind, "exec_scope" = %scope}

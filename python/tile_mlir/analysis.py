@@ -11,15 +11,22 @@ predicate reports them as its rejection reasons.
 
 Thread bits. Every thread-axis iter of a layout moves some bits of the thread
 index inside the exec scope: ``laneid`` and ``tid_in_wg`` iters move bits from
-bit 0 up, ``wid_in_wg`` iters move bits from bit 5 up (a warp is 32 threads).
+bit 0 up, ``wid_in_wg`` and ``warpid`` iters move bits from bit 5 up (a warp is 32
+threads), ``cta_in_cluster`` iters from bit 10 up (a CTA counts as 1024 threads).
 An iter of extent ``e`` and stride ``s`` (both powers of two) moves bits
 ``log2(s) .. log2(s) + log2(e) - 1``. The reduced thread bits ``L`` are the bits
-moved by the reduced dims; at warp scope they are all lane bits.
+moved by the reduced dims; at warp scope they are all lane bits. Bits 0-4 are lane
+bits, 5-9 warp bits, 10-13 CTA bits.
+
+At cta and cluster scope the layouts' warps are the block's, and at cluster scope the
+layouts' CTAs are the cluster's: a power of two up to 16, equal to the function's
+``known_cluster_size`` (or ``nvvm.cluster_dim``) where it has one.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,6 +36,7 @@ from .ir import ir, layout_text
 from .layout import Iter, TileLayout
 from .vocab import (
     ADDRESS_SPACES,
+    CTA_BITS_BASE,
     DTYPES,
     KINDS,
     LANE_BITS,
@@ -41,7 +49,8 @@ from .vocab import (
 )
 
 # Where each thread axis's bits start in the thread index.
-_AXIS_BIT_BASE = {"laneid": 0, "tid_in_wg": 0, "wid_in_wg": LANE_BITS, "warpid": LANE_BITS}
+_AXIS_BIT_BASE = {"laneid": 0, "tid_in_wg": 0, "wid_in_wg": LANE_BITS, "warpid": LANE_BITS,
+                  "cta_in_cluster": CTA_BITS_BASE}
 
 
 @dataclass(frozen=True)
@@ -96,8 +105,19 @@ class ReduceInfo:
 
     @property
     def reduced_warp_bits(self) -> tuple[int, ...]:
-        """The reduced thread bits above a warp (5 up): an exchange between warps."""
-        return tuple(b for b in self.reduced_thread_bits if b >= LANE_BITS)
+        """The reduced thread bits of a warp index (5-9): an exchange between warps."""
+        return tuple(b for b in self.reduced_thread_bits if LANE_BITS <= b < CTA_BITS_BASE)
+
+    @property
+    def reduced_cta_bits(self) -> tuple[int, ...]:
+        """The reduced thread bits of a CTA index in its cluster (10 up): an exchange
+        between the CTAs of a cluster."""
+        return tuple(b for b in self.reduced_thread_bits if b >= CTA_BITS_BASE)
+
+    @property
+    def cluster_ctas(self) -> int:
+        """The CTAs of the cluster the layouts span (1 below cluster scope)."""
+        return self.src_layout.reach("cta_in_cluster") + 1
 
 
 @dataclass
@@ -231,24 +251,41 @@ _MEMO_LIMIT = 4096
 
 def memo_key(op) -> tuple:
     """What an op's analysis (and its lowering) depends on: its operand types and its
-    attributes, as text, and the block size its function declares."""
+    attributes, as text, and the block and cluster sizes its function declares."""
     return (
         tuple(str(v.type) for v in op.operands),
         tuple((name, str(attr)) for name, attr in op.attributes.items()),
         known_block_size(op),
+        known_cluster_size(op),
     )
 
 
 def known_block_size(op) -> tuple[int, ...] | None:
     """The ``known_block_size`` of the enclosing ``gpu.func`` (``gpu.known_block_size``
     on another function), or None: the launch's block, where the IR fixes it."""
+    return _function_dims(op, ("known_block_size", "gpu.known_block_size"))
+
+
+# The attributes that fix a kernel's cluster shape: gpu.func's own, what
+# convert-gpu-to-nvvm makes of it on an llvm.func, and the NVVM one (PTX .reqnctapercluster).
+CLUSTER_SIZE_ATTRIBUTES = ("known_cluster_size", "gpu.known_cluster_size", "nvvm.cluster_dim")
+
+
+def known_cluster_size(op) -> tuple[int, ...] | None:
+    """The cluster shape the enclosing function fixes (``known_cluster_size`` on a
+    ``gpu.func``, ``gpu.known_cluster_size`` or ``nvvm.cluster_dim`` on another), or None."""
+    return _function_dims(op, CLUSTER_SIZE_ATTRIBUTES)
+
+
+def _function_dims(op, names) -> tuple[int, ...] | None:
+    """The first of the attributes ``names`` on the function around ``op``, as ints."""
     parent = op.parent
     while parent is not None:
         parent = getattr(parent, "operation", parent)
-        for name in ("known_block_size", "gpu.known_block_size"):
+        for name in names:
             if name in parent.attributes:
                 return tuple(ir.DenseI32ArrayAttr(parent.attributes[name]))
-        if parent.name in ("gpu.func", "func.func"):
+        if parent.name in ("gpu.func", "func.func", "llvm.func"):
             return None
         parent = parent.parent
     return None
@@ -278,27 +315,31 @@ def memoized(memo: dict, op, analyze_op) -> Analysis:
 
 def _analyze(op) -> Analysis:
     out = _analyze_op(op)
-    if out.info is not None and out.info.exec_scope == "cta":
-        _check_block(out, known_block_size(op))
+    if out.info is not None and out.info.exec_scope in ("cta", "cluster"):
+        _check_block(out, known_block_size(op), known_cluster_size(op))
     return out
 
 
-def _check_block(out: Analysis, block: tuple[int, ...] | None) -> None:
-    """At cta scope, a register layout's warps are the block's warps: where the function
-    fixes its block size, the two must agree. (An operand in workgroup or global memory
-    is one tile that the whole block shares: its layout spreads nothing over threads.)"""
+def _check_block(out: Analysis, block: tuple[int, ...] | None, cluster: tuple[int, ...] | None) -> None:
+    """At cta and cluster scope, a register layout's warps are the block's warps: where
+    the function fixes its block size, the two must agree; at cluster scope its CTAs are
+    the cluster's (``cluster_problems``). (An operand in workgroup or global memory is
+    one tile that the whole block shares: its layout spreads nothing over threads.)"""
     info = out.info
     layouts = [(f"{name}_layout", layout) for name, layout, operand in
                (("src", info.src_layout, info.src), ("dst", info.dst_layout, info.dst))
                if operand.storage == "local"]
-    out.errors.extend(block_problems(layouts, block))
+    out.errors.extend(block_problems(layouts, block, info.exec_scope))
+    if info.exec_scope == "cluster":
+        out.errors.extend(cluster_problems(layouts, cluster))
     if out.errors:
         out.info = None
 
 
-def block_problems(layouts, block: tuple[int, ...] | None) -> list[str]:
-    """Why the cta-scope ``layouts`` ((name, layout) pairs) do not span the block's warps,
-    which ``block`` (the function's known_block_size, or None: unknown) fixes."""
+def block_problems(layouts, block: tuple[int, ...] | None, scope: str = "cta") -> list[str]:
+    """Why the cta-scope (or cluster-scope) ``layouts`` ((name, layout) pairs) do not span
+    the block's warps, which ``block`` (the function's known_block_size, or None:
+    unknown) fixes."""
     if block is None:
         return []
     threads = 1
@@ -310,7 +351,28 @@ def block_problems(layouts, block: tuple[int, ...] | None) -> list[str]:
         if warps * WARP_SIZE != threads:
             problems.append(
                 f"{name} spans {warps} warp(s) ({warps * WARP_SIZE} threads), but the block has "
-                f"{threads} threads (known_block_size = {list(block)}): at cta scope they must match"
+                f"{threads} threads (known_block_size = {list(block)}): at {scope} scope they must match"
+            )
+    return problems
+
+
+def cluster_problems(layouts, cluster: tuple[int, ...] | None) -> list[str]:
+    """Why the cluster-scope ``layouts`` ((name, layout) pairs) do not describe one
+    cluster: the CTAs a layout spans (its largest ``cta_in_cluster`` + 1) must be a power
+    of two (the CTA bits of the thread index; at most 16, ``AXIS_LIMITS``), and equal the
+    function's cluster size where it fixes one (``cluster``: known_cluster_size, or None)."""
+    problems = []
+    for name, layout in layouts:
+        ctas = layout.reach("cta_in_cluster") + 1
+        if ctas & (ctas - 1):
+            problems.append(
+                f"{name} spans {ctas} CTAs of its cluster, but a cluster-scope layout spans a power of "
+                "two (1, 2, 4, 8 or 16): its CTAs are bits of the thread index"
+            )
+        elif cluster is not None and math.prod(cluster) != ctas:
+            problems.append(
+                f"{name} spans {ctas} CTA(s), but the cluster has {math.prod(cluster)} (known_cluster_size = "
+                f"{list(cluster)}): at cluster scope they must match"
             )
     return problems
 

@@ -37,7 +37,7 @@ from .analysis import (
 )
 from .ir import ir
 from .layout import TileLayout
-from .vocab import ADDRESS_SPACES, COPY_ATTRIBUTES, DTYPES, SCOPES
+from .vocab import ADDRESS_SPACES, COPY_ATTRIBUTES, COPY_SCOPES, DTYPES
 
 
 @dataclass(frozen=True)
@@ -199,8 +199,8 @@ def _analyze(op) -> Analysis:
     sides = _sides(op, errors)
     scope = _attr(op, "exec_scope", ir.StringAttr, "a string", errors)
     scope = scope.value if scope else None
-    if scope not in SCOPES:
-        errors.append(f"exec_scope: expected one of {', '.join(SCOPES)}, got {scope}")
+    if scope not in COPY_SCOPES:
+        errors.append(f"exec_scope: expected one of {', '.join(COPY_SCOPES)}, got {scope}")
     dispatch = _attr(op, "dispatch", ir.StringAttr, "a string (a variant name)", errors)
     alignment = _alignment(op, errors)
     if sides is None or errors:

@@ -60,12 +60,12 @@ def kernel_signatures(module: ir.Module) -> tuple[KernelSignature, ...]:
         fn_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
         name = ir.StringAttr(op.attributes["sym_name"]).value
         args = tuple(_arg_spec(name, i, t) for i, t in enumerate(fn_type.inputs))
-        sigs.append(KernelSignature(name, args, *_block_needs(name, op)))
+        sigs.append(KernelSignature(name, args, *_block_needs(name, op), *_cluster_needs(name, op)))
     return tuple(sigs)
 
 
 # Threads a block must be a whole number of, for a tile op of each exec scope.
-_SCOPE_UNIT = {"thread": 1, "warp": WARP_SIZE, "warpgroup": WARPGROUP_SIZE, "cta": WARP_SIZE}
+_SCOPE_UNIT = {"thread": 1, "warp": WARP_SIZE, "warpgroup": WARPGROUP_SIZE, "cta": WARP_SIZE, "cluster": WARP_SIZE}
 
 
 def _block_needs(kernel: str, fn) -> tuple[int | None, int]:
@@ -84,14 +84,35 @@ def _block_needs(kernel: str, fn) -> tuple[int | None, int]:
         if info is None:
             continue
         multiple = math.lcm(multiple, _SCOPE_UNIT[info.exec_scope])
-        if info.exec_scope == "cta":
+        if info.exec_scope in ("cta", "cluster"):
             threads = WARP_SIZE * (getattr(info, layout).reach("warpid") + 1)
             if exact not in (None, threads):
                 raise CompileError(
                     "signature", f"kernel {kernel}: its block must have both {exact} and {threads} "
-                    "threads (known_block_size, or the warps of its cta-scope tile ops)", "")
+                    "threads (known_block_size, or the warps of its cta- or cluster-scope tile ops)", "")
             exact = threads
     return exact, multiple
+
+
+def _cluster_needs(kernel: str, fn) -> tuple[tuple[int, int, int] | None, bool]:
+    """(cluster shape, fixed) that a kernel needs (``KernelSignature.cluster``): its
+    ``known_cluster_size`` where it has one (fixed: PTX ``.reqnctapercluster``), else
+    ``(C, 1, 1)`` for the C CTAs its cluster-scope register tile ops span, else none.
+    Two ops that need different clusters are an error."""
+    fixed = None
+    if "known_cluster_size" in fn.attributes:
+        fixed = tuple(ir.DenseI32ArrayAttr(fn.attributes["known_cluster_size"]))
+        fixed = (fixed + (1, 1, 1))[:3]
+    ctas = {info.cluster_ctas for info in (analyze(op).info for op in find_ops(fn, "tile.reduce"))
+            if info is not None and info.exec_scope == "cluster" and info.src.storage == "local"}
+    if len(ctas) > 1:
+        raise CompileError("signature", f"kernel {kernel}: its cluster-scope tile ops span clusters of "
+                           f"{' and '.join(map(str, sorted(ctas)))} CTAs; one kernel runs in one cluster shape", "")
+    if fixed is not None:
+        return fixed, True
+    if ctas and max(ctas) > 1:
+        return (max(ctas), 1, 1), False
+    return None, False
 
 
 def _arg_spec(kernel: str, i: int, t: ir.Type) -> ArgSpec:

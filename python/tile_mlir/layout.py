@@ -12,15 +12,18 @@ A layout is written in TIRx's ``TileLayout`` notation with CuTe-style nesting::
 ``S[...]`` (the shard) has one top-level mode per logical dim; a parenthesised mode splits
 its dim into several *iters*, outer first. Each iter has an extent and a stride on an
 *axis*: ``m`` (register slots; a bare integer stride) or a thread axis (``laneid``,
-``warpid``, ``wid_in_wg``, ``tid_in_wg``). Without strides, the shard is row-major in
+``warpid``, ``wid_in_wg``, ``tid_in_wg``, ``cta_in_cluster``). Without strides, the shard is row-major in
 registers over all its iters. ``R[...]`` (the replica) is a flat list of iters that index
 no coordinate: every combination of their digits is added on top, so each element is also
 held by those places.
 
 The forward map of a coordinate: split each component mixed-radix over its dim's iters
 (last iter innermost) and add ``digit * stride`` to the iter's axis. Register iters give
-the slot; thread iters give ``thread = lane_sum + 32 * warp_sum + tid_sum``, and then
-``lane = thread % 32``, ``warp = thread // 32``.
+the slot; thread iters give ``thread = lane_sum + 32 * warp_sum + tid_sum + 1024 * cta_sum``,
+and then ``lane = thread % 32``, ``warp = thread // 32``. A CTA of a cluster counts as 1024
+threads (the most a block has), so the threads of different CTAs never share an index and
+rule 3 of ``problems()`` sees a shared place across CTAs as it does across warps; warp
+``w`` of CTA ``c`` is then warp ``32 * c + w``.
 
 Two kinds of error: text or structure that is not a layout at all raises ``LayoutError``
 (from ``parse`` or the constructors); a well-formed layout that breaks a validity rule
@@ -41,7 +44,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .errors import LayoutError
-from .vocab import AXES, AXIS_LIMITS, INT64_MAX, INT64_MIN, LANE_BITS, WARP_SIZE
+from .vocab import AXES, AXIS_LIMITS, INT64_MAX, INT64_MIN, LANE_BITS, MAX_BLOCK_THREADS, WARP_SIZE
 
 # What one unit of stride on each axis adds to (thread index, register slot).
 _AXIS_WEIGHT = {
@@ -50,11 +53,13 @@ _AXIS_WEIGHT = {
     "warpid": (WARP_SIZE, 0),
     "wid_in_wg": (WARP_SIZE, 0),
     "tid_in_wg": (1, 0),
+    "cta_in_cluster": (MAX_BLOCK_THREADS, 0),
 }
 
 
 class Place(NamedTuple):
-    """Where one copy of an element lives: a lane of a warp, and a register slot there."""
+    """Where one copy of an element lives: a lane of a warp, and a register slot there.
+    In a cluster, warp ``w`` of CTA ``c`` is warp ``32 * c + w``."""
 
     lane: int
     warp: int
@@ -310,7 +315,8 @@ class TileLayout:
            integer fits in 64 bits;
         2. every axis stays inside what the hardware has (``AXIS_LIMITS``): a lane below
            32, ``wid_in_wg`` below 4, ``tid_in_wg`` below 128, ``warpid`` below 32 (a block
-           has at most 1024 threads), a register slot below ``MAX_REGISTERS``;
+           has at most 1024 threads), ``cta_in_cluster`` below 16 (a cluster has at most
+           16 CTAs), a register slot below ``MAX_REGISTERS``;
         3. no two (coordinate, replica copy) pairs share a (thread, slot) place: not two
            coordinates, within one replica copy or across copies, and not two copies of one
            coordinate. So a replica iter moves only thread bits and slots the shard leaves
@@ -411,9 +417,10 @@ def _place(thread: int, slot: int) -> Place:
 
 
 def _place_text(place: Place) -> str:
-    """``lane 3 slot 1``, or ``lane 3 warp 2 slot 1`` off warp 0."""
-    warp = f" warp {place.warp}" if place.warp else ""
-    return f"lane {place.lane}{warp} slot {place.slot}"
+    """``lane 3 slot 1``, or ``lane 3 warp 2 slot 1`` off warp 0, and ``... cta 1 ...``
+    off the first CTA of a cluster."""
+    cta, warp = divmod(place.warp, MAX_BLOCK_THREADS // WARP_SIZE)
+    return f"lane {place.lane}{f' warp {warp}' if warp else ''}{f' cta {cta}' if cta else ''} slot {place.slot}"
 
 
 def _reach_text(axis: str, reach: int) -> str:
@@ -424,6 +431,7 @@ def _reach_text(axis: str, reach: int) -> str:
         "wid_in_wg": f"warp {reach} of its warpgroup, but a warpgroup has warps 0..{limit - 1}",
         "tid_in_wg": f"thread {reach} of its warpgroup, but a warpgroup has threads 0..{limit - 1}",
         "warpid": f"warp {reach}, but a block has at most {limit} warps",
+        "cta_in_cluster": f"CTA {reach} of its cluster, but a cluster has at most {limit} CTAs",
     }[axis]
     return f"{axis} reaches {what}"
 

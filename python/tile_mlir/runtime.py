@@ -20,6 +20,15 @@ A launch, ``kernel.launch(grid, block, *args, shared_mem=0, stream=None)``, in o
    lose the result. Device arrays (``__cuda_array_interface__`` or DLPack: CuPy, torch)
    are passed by pointer, with no copy and no synchronization.
 
+A kernel whose signature names a thread-block cluster (``KernelSignature.cluster``)
+launches through ``cuLaunchKernelEx``: with ``CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`` when
+the launch gives the cluster shape, without it when the kernel fixes its own
+(``cluster_fixed``: PTX ``.reqnctapercluster``). Before its first launch on a block and
+shared-memory size, a cluster of more than 8 CTAs gets
+``CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED``, and ``cuOccupancyMaxActiveClusters``
+must find room for one cluster on the GPU; else, or if the launch itself fails, the
+``CudaError`` names the cluster shape, the block and the shared memory.
+
 Every driver call goes through ``_check``, which turns its error code into a ``CudaError``
 naming the call.
 """
@@ -28,6 +37,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import threading
 from collections.abc import Mapping
 
@@ -44,7 +54,7 @@ from .errors import (
     OptionError,
 )
 from .signature import KernelSignature
-from .vocab import Chip
+from .vocab import MAX_PORTABLE_CLUSTER_CTAS, Chip
 
 __all__ = [
     "BoundLaunch",
@@ -204,7 +214,8 @@ class _CudaModule:
 
 
 class CudaKernel:
-    """One kernel of a loaded artifact, launched through cuLaunchKernel.
+    """One kernel of a loaded artifact, launched through cuLaunchKernel (cuLaunchKernelEx
+    for a cluster: module docstring).
 
     Arguments follow ``signature``: for each memref a numpy array (copied in and back; a
     read-only one is an input only) or a device array (``__cuda_array_interface__`` or
@@ -220,6 +231,7 @@ class CudaKernel:
         self._function = None
         self._params = Params(signature)
         self._lock = threading.Lock()
+        self._cluster_checked: set = set()  # (block, shared_mem) that can hold a cluster
 
     def __repr__(self) -> str:
         return f"<CudaKernel {self.signature.describe()}>"
@@ -230,19 +242,16 @@ class CudaKernel:
         default stream; an int handle, a cuda.core, torch or CuPy stream)."""
         grid, block = dim3(grid, "grid"), dim3(block, "block")
         self.signature.check_block(block)
+        self.signature.check_grid(grid)
         shared_mem, stream = shared_bytes(shared_mem), stream_handle(stream)
         with self._lock:
             host = pack(self.signature, args, self._params, stream)
             function = self._cu_function()
+            call = self._call(function, grid, block, shared_mem, stream, self._params.address)
             if host:
-                self._launch_copying(function, grid, block, shared_mem, stream, host)
+                self._launch_copying(call, stream, host)
             else:
-                _check(
-                    _driver().cuLaunchKernel(
-                        function, *grid, *block, shared_mem, stream, self._params.address, 0
-                    ),
-                    "cuLaunchKernel",
-                )
+                call()
 
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None) -> BoundLaunch:
         """Check and pack ``args`` once for a launch on ``grid`` x ``block``; return a
@@ -253,6 +262,7 @@ class CudaKernel:
         """
         grid, block = dim3(grid, "grid"), dim3(block, "block")
         self.signature.check_block(block)
+        self.signature.check_grid(grid)
         shared_mem, handle = shared_bytes(shared_mem), stream_handle(stream)
         params = Params(self.signature)
         host = pack(self.signature, args, params, handle)
@@ -262,8 +272,37 @@ class CudaKernel:
                 f" argument {host[0][0]} is a numpy array"
             )
         function = self._cu_function()
-        call = (function, *grid, *block, shared_mem, _driver().CUstream(handle), params.address, 0)
+        call = self._call(function, grid, block, shared_mem, _driver().CUstream(handle), params.address)
         return BoundLaunch(self, args, params, call)
+
+    def _call(self, function, grid, block, shared_mem: int, stream, params: int) -> _Call:
+        """The driver call that launches: cuLaunchKernel, or cuLaunchKernelEx for a
+        cluster (checked first, once per block and shared-memory size)."""
+        driver = _driver()
+        sig = self.signature
+        if sig.cluster_ctas == 1:
+            return _Call(driver.cuLaunchKernel, (function, *grid, *block, shared_mem, stream, params, 0),
+                         "cuLaunchKernel", "")
+        config = _launch_config(grid, block, shared_mem, stream, None if sig.cluster_fixed else sig.cluster)
+        what = (f" (kernel {self.name} in clusters of {sig.cluster_ctas} CTAs {tuple(sig.cluster)}, blocks of "
+                f"{math.prod(block)} threads, {shared_mem} bytes of dynamic shared memory)")
+        if (block, shared_mem) not in self._cluster_checked:
+            self._check_cluster(function, config, what)
+            self._cluster_checked.add((block, shared_mem))
+        return _Call(driver.cuLaunchKernelEx, (config, function, params, 0), "cuLaunchKernelEx", what)
+
+    def _check_cluster(self, function, config, what: str) -> None:
+        """Allow a non-portable cluster size (over 8 CTAs), and make sure that the GPU
+        can hold one cluster of this launch at all."""
+        driver = _driver()
+        if self.signature.cluster_ctas > MAX_PORTABLE_CLUSTER_CTAS:
+            attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+            _check_in(driver.cuFuncSetAttribute(function, attribute, 1), "cuFuncSetAttribute", what)
+        count = _check_in(driver.cuOccupancyMaxActiveClusters(function, config), "cuOccupancyMaxActiveClusters", what)
+        if not count:
+            raise CudaError("cuOccupancyMaxActiveClusters", None,
+                            f"this GPU cannot schedule a single cluster{what}: fewer CTAs per cluster, "
+                            "fewer threads or less shared memory per CTA would fit")
 
     def _cu_function(self):
         _device()  # the context must be current in the launching thread
@@ -271,7 +310,7 @@ class CudaKernel:
             self._function = self._module.function(self.name)
         return self._function
 
-    def _launch_copying(self, function, grid, block, shared_mem, stream, host) -> None:
+    def _launch_copying(self, call: _Call, stream, host) -> None:
         """Copy the numpy arrays in, launch, copy them back, synchronize.
 
         A writeable array gets the device buffer back in place. A read-only one gets it
@@ -291,12 +330,7 @@ class CudaKernel:
                         "cuMemcpyHtoDAsync",
                     )
                 self._params.slots[i] = int(pointer)
-            _check(
-                driver.cuLaunchKernel(
-                    function, *grid, *block, shared_mem, stream, self._params.address, 0
-                ),
-                "cuLaunchKernel",
-            )
+            call()
             read_only = []  # (index, array, its buffer after the launch)
             for i, array, pointer in buffers:
                 target = array
@@ -315,24 +349,63 @@ class CudaKernel:
             check_unwritten(self.name, i, before, after)
 
 
+class _Call:
+    """One driver launch call, ready to make: ``fn(*args)``; a failure is a CudaError
+    naming ``name``, with ``what`` (the cluster shape, for a cluster launch) added."""
+
+    __slots__ = ("args", "fn", "name", "what")
+
+    def __init__(self, fn, args: tuple, name: str, what: str):
+        self.fn, self.args, self.name, self.what = fn, args, name, what
+
+    def __call__(self) -> None:
+        err = self.fn(*self.args)[0]
+        if err:
+            raise CudaError(self.name, int(err), _error_text(err) + self.what)
+
+
+def _check_in(result: tuple, call: str, what: str):
+    """``_check``, with ``what`` added to the error's message."""
+    if result[0]:
+        raise CudaError(call, int(result[0]), _error_text(result[0]) + what)
+    return _check(result, call)
+
+
+def _launch_config(grid, block, shared_mem: int, stream, cluster):
+    """A CUlaunchConfig for cuLaunchKernelEx, with the cluster dimension attribute when
+    ``cluster`` (CTAs along x, y, z) is given."""
+    driver = _driver()
+    config = driver.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = grid
+    config.blockDimX, config.blockDimY, config.blockDimZ = block
+    config.sharedMemBytes = shared_mem
+    config.hStream = driver.CUstream(stream) if isinstance(stream, int) else stream
+    if cluster is None:
+        config.numAttrs = 0
+        return config
+    attribute = driver.CUlaunchAttribute()
+    attribute.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    attribute.value.clusterDim.x, attribute.value.clusterDim.y, attribute.value.clusterDim.z = cluster
+    config.attrs = [attribute]
+    config.numAttrs = 1
+    return config
+
+
 class BoundLaunch:
     """A launch with its arguments packed (``CudaKernel.bind``): calling it only calls
-    cuLaunchKernel."""
+    cuLaunchKernel (cuLaunchKernelEx for a cluster)."""
 
-    __slots__ = ("_call", "_launch", "_params", "args", "kernel")
+    __slots__ = ("_call", "_params", "args", "kernel")
 
-    def __init__(self, kernel: CudaKernel, args: tuple, params: Params, call: tuple):
+    def __init__(self, kernel: CudaKernel, args: tuple, params: Params, call: _Call):
         self.kernel = kernel
         self.args = args  # keeps the device arrays alive
         self._params = params
         self._call = call
-        self._launch = _driver().cuLaunchKernel
 
     def __call__(self) -> None:
         _device()
-        err = self._launch(*self._call)[0]
-        if err:
-            raise CudaError("cuLaunchKernel", int(err), _error_text(err))
+        self._call()
 
 
 class Kernels(Mapping):

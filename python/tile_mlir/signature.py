@@ -58,14 +58,28 @@ class ArgSpec:
 class KernelSignature:
     """What a launch must pass: the arguments, and the block sizes the kernel's tile ops
     can run on. A warp-scope op needs whole warps (``block_multiple`` 32), a
-    warpgroup-scope op whole warpgroups (128), and a cta-scope op exactly the threads of
-    its layout's warps (``block_threads``); anything else would compute a wrong answer
-    without a word, so a launch checks it (``check_block``)."""
+    warpgroup-scope op whole warpgroups (128), and a cta- or cluster-scope op exactly the
+    threads of its layout's warps (``block_threads``); anything else would compute a
+    wrong answer without a word, so a launch checks it (``check_block``).
+
+    ``cluster``: the thread-block cluster the kernel runs in, as CTAs along x, y, z, or
+    None. A cluster-scope op needs clusters of the CTAs its layouts span (``(C, 1, 1)``),
+    and a kernel that fixes its cluster shape (``known_cluster_size``) needs that one;
+    ``cluster_fixed`` says the kernel fixes it (PTX ``.reqnctapercluster``), so a launch
+    passes no cluster dimension, else the launch gives it (``cuLaunchKernelEx``). The
+    grid must be whole clusters (``check_grid``)."""
 
     name: str
     args: tuple[ArgSpec, ...] = field(default_factory=tuple)
     block_threads: int | None = None
     block_multiple: int = 1
+    cluster: tuple[int, int, int] | None = None
+    cluster_fixed: bool = False
+
+    @property
+    def cluster_ctas(self) -> int:
+        """The CTAs of one cluster (1 without a cluster)."""
+        return int(np.prod(self.cluster)) if self.cluster else 1
 
     def to_json(self) -> str:
         d = {"name": self.name, "args": [[a.kind, a.dtype, list(a.shape)] for a in self.args]}
@@ -73,21 +87,38 @@ class KernelSignature:
             d["block_threads"] = self.block_threads
         if self.block_multiple != 1:
             d["block_multiple"] = self.block_multiple
+        if self.cluster is not None:
+            d["cluster"] = list(self.cluster)
+        if self.cluster_fixed:
+            d["cluster_fixed"] = True
         return json.dumps(d)
 
     @classmethod
     def from_json(cls, text: str) -> KernelSignature:
         d = json.loads(text)
         args = tuple(ArgSpec(k, t, tuple(s)) for k, t, s in d["args"])
-        return cls(d["name"], args, d.get("block_threads"), d.get("block_multiple", 1))
+        cluster = tuple(d["cluster"]) if d.get("cluster") is not None else None
+        return cls(d["name"], args, d.get("block_threads"), d.get("block_multiple", 1), cluster,
+                   d.get("cluster_fixed", False))
+
+    def check_grid(self, grid: tuple[int, int, int]) -> None:
+        """Raise LaunchError if ``grid`` is not made of whole clusters of the kernel's."""
+        if self.cluster is None:
+            return
+        if any(g % c for g, c in zip(grid, self.cluster)):
+            why = "its cluster-scope tile ops span" if not self.cluster_fixed else "its known_cluster_size is"
+            raise LaunchError(
+                f"kernel {self.name} runs in clusters of {self.cluster_ctas} CTA(s) ({why} "
+                f"{tuple(self.cluster)}), so each grid dim must be a multiple of the cluster's; got grid {grid}"
+            )
 
     def check_block(self, block: tuple[int, int, int]) -> None:
         """Raise LaunchError if the kernel's tile ops cannot run on blocks of ``block``."""
         threads = block[0] * block[1] * block[2]
         if self.block_threads is not None and threads != self.block_threads:
             raise LaunchError(
-                f"kernel {self.name} needs blocks of {self.block_threads} threads (its cta-scope tile "
-                f"ops span {self.block_threads // 32} warps), got {block} = {threads} threads"
+                f"kernel {self.name} needs blocks of {self.block_threads} threads (its cta- or "
+                f"cluster-scope tile ops span {self.block_threads // 32} warps), got {block} = {threads} threads"
             )
         if threads % self.block_multiple:
             unit = "warps (32 threads)" if self.block_multiple == 32 else "warpgroups (128 threads)"

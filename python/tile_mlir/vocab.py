@@ -15,7 +15,7 @@ from .errors import OptionError
 # --- tile.reduce ---------------------------------------------------------------------
 
 KINDS = ("sum", "max", "min", "maximum", "minimum")
-SCOPES = ("thread", "warp", "warpgroup", "cta")
+SCOPES = ("thread", "warp", "warpgroup", "cta", "cluster")
 FLOAT_DTYPES = ("f32", "f16", "bf16", "f64")
 INT_DTYPES = ("i32", "i64")
 DTYPES = FLOAT_DTYPES + INT_DTYPES
@@ -26,6 +26,9 @@ DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i32": 4, "i64": 8}
 REDUCE_ATTRIBUTES = ("kind", "exec_scope", "axes", "accum", "src_layout", "dst_layout", "dispatch")
 
 # --- tile.copy -----------------------------------------------------------------------
+
+# The exec scopes of tile.copy: a copy never spans the CTAs of a cluster.
+COPY_SCOPES = ("thread", "warp", "warpgroup", "cta")
 
 # Every attribute tile.copy knows; exec_scope is required (the dialect declares it).
 COPY_ATTRIBUTES = ("exec_scope", "layout", "padding", "alignment", "dispatch")
@@ -41,18 +44,28 @@ WARPGROUP_WARPS = 4
 WARPGROUP_SIZE = WARP_SIZE * WARPGROUP_WARPS
 MAX_BLOCK_THREADS = 1024
 
+# A thread-block cluster (sm_90+): at most 8 CTAs portably, 16 with the non-portable
+# size the driver allows on request (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
+MAX_CLUSTER_CTAS = 16
+MAX_PORTABLE_CLUSTER_CTAS = 8
+# In a layout's thread index, a CTA of a cluster counts as MAX_BLOCK_THREADS threads:
+# thread = lane + 32 * warp + 1024 * cta_in_cluster, so the CTA bits are bits 10-13.
+CTA_BITS_BASE = (MAX_BLOCK_THREADS - 1).bit_length()
+
 # The layout axes: ``m`` is the register slot, the others are thread axes.
-AXES = ("m", "laneid", "warpid", "wid_in_wg", "tid_in_wg")
+AXES = ("m", "laneid", "warpid", "wid_in_wg", "tid_in_wg", "cta_in_cluster")
 THREAD_AXES = AXES[1:]
 
-# Threads in one instance of each exec scope (at most, for a cta: the block decides),
-# and the layout axes it may use.
-SCOPE_THREADS = {"thread": 1, "warp": WARP_SIZE, "warpgroup": WARPGROUP_SIZE, "cta": MAX_BLOCK_THREADS}
+# Threads in one instance of each exec scope (at most, for a cta: the block decides; for
+# a cluster: its CTAs of up to 1024 threads each), and the layout axes it may use.
+SCOPE_THREADS = {"thread": 1, "warp": WARP_SIZE, "warpgroup": WARPGROUP_SIZE, "cta": MAX_BLOCK_THREADS,
+                 "cluster": MAX_CLUSTER_CTAS * MAX_BLOCK_THREADS}
 SCOPE_AXES = {
     "thread": ("m",),
     "warp": ("m", "laneid"),
     "warpgroup": ("m", "laneid", "wid_in_wg", "tid_in_wg"),
     "cta": ("m", "laneid", "warpid"),
+    "cluster": ("m", "laneid", "warpid", "cta_in_cluster"),
 }
 
 # Named barriers the lowering uses for warpgroup-scope ops: warpgroup w of a block
@@ -74,6 +87,7 @@ AXIS_LIMITS = {
     "wid_in_wg": WARPGROUP_WARPS,
     "tid_in_wg": WARPGROUP_SIZE,
     "warpid": MAX_BLOCK_THREADS // WARP_SIZE,
+    "cta_in_cluster": MAX_CLUSTER_CTAS,
 }
 
 # The canonical NaN of each float type, as NVIDIA GPUs return it from f32/f16/bf16

@@ -12,10 +12,10 @@ func.func @kind_value(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 
 // -----
 
-// IRDL: cluster is not an exec scope of tile.reduce.
+// IRDL: grid is not an exec scope of tile.reduce.
 func.func @scope_value(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{'tile.reduce' op exec_scope must be one of "thread", "warp", "warpgroup", "cta"; got "cluster"}}
-  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "cluster"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  // expected-error @+1 {{'tile.reduce' op exec_scope must be one of "thread", "warp", "warpgroup", "cta", "cluster"; got "grid"}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "grid"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }
 

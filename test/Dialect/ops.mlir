@@ -15,6 +15,16 @@ func.func @demo(%dst: !r1, %src: !r4) {
   return
 }
 
+// A reduction over the 4 CTAs of a cluster and their lanes (the cluster scope).
+// CHECK-LABEL: func.func @cluster
+// CHECK: "tile.reduce"(%{{.*}}, %{{.*}}) {axes = array<i64: 0>, dst_layout = #tile.layout<"S[1 : 1] + R[(4, 32) : (1@cta_in_cluster, 1@laneid)]">, exec_scope = "cluster", kind = "sum", src_layout = #tile.layout<"S[((4, 32)) : ((1@cta_in_cluster, 1@laneid))]">}
+func.func @cluster(%dst: !r1, %src: !r1) {
+  "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "cluster", axes = array<i64: 0>,
+      src_layout = #tile.layout<"S[((4, 32)) : ((1@cta_in_cluster, 1@laneid))]">,
+      dst_layout = #tile.layout<"S[1 : 1] + R[(4, 32) : (1@cta_in_cluster, 1@laneid)]">} : (!r1, !r1) -> ()
+  return
+}
+
 // CHECK-LABEL: func.func @defaults
 // CHECK: "tile.reduce"(%{{.*}}, %{{.*}}) {exec_scope = "thread", kind = "max"}
 func.func @defaults(%dst: !r1, %src: !r4) {

@@ -10,6 +10,7 @@
 // CHECK: error: 'tile.reduce' op no variant of tile.reduce applies (target cuda):
 // CHECK-NEXT: sm100_packed (prio=20): rejected: storage_scope — src is global (no memory space); expected local on both sides; sm100_applies — 4 elements < 8; no chip (no #nvvm.target on a gpu.module, no chip option)
 // CHECK-NEXT: local_redux (prio=15): rejected: storage_scope — src is global (no memory space); expected local on both sides; redux_applies — dtype f32: redux.sync has no float add; exec_scope thread: redux.sync is a warp-scope instruction; no chip (no #nvvm.target on a gpu.module, no chip option)
+// CHECK-NEXT: cluster (prio=10): rejected: storage_scope — src is global (no memory space); expected local on both sides; cluster_applies — exec_scope thread: the variant reduces at cluster scope; no chip (no #nvvm.target on a gpu.module, no chip option): thread-block clusters need sm_90 or newer
 // CHECK-NEXT: cross_warp (prio=10): rejected: storage_scope — src is global (no memory space); expected local on both sides; cross_warp_applies — exec_scope thread: the variant exchanges warps at warpgroup or cta scope; no reduced warp bits: the reduction stays inside warps (see local)
 // CHECK-NEXT: local (prio=10): rejected: storage_scope — src is global (no memory space); expected local on both sides
 // CHECK-NEXT: shared (prio=10): rejected: storage_scope — dst is local (#gpu.address_space<private>) and src is global (no memory space); expected shared on both sides
@@ -45,9 +46,9 @@ func.func @two_reasons(%dst: memref<1xf16, #gpu.address_space<workgroup>>, %src:
 // -----
 
 // A forced unknown variant lists the registered ones.
-// CHECK: error: 'tile.reduce' op dispatch = "locl" names no variant of tile.reduce for target cuda; registered: sm100_packed (prio=20), local_redux (prio=15), cross_warp (prio=10), local (prio=10), shared (prio=10)
+// CHECK: error: 'tile.reduce' op dispatch = "locl" names no variant of tile.reduce for target cuda; registered: sm100_packed (prio=20), local_redux (prio=15), cluster (prio=10), cross_warp (prio=10), local (prio=10), shared (prio=10)
 func.func @forced_unknown(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{dispatch = "locl" names no variant of tile.reduce for target cuda; registered: sm100_packed (prio=20), local_redux (prio=15), cross_warp (prio=10), local (prio=10), shared (prio=10)}}
+  // expected-error @+1 {{dispatch = "locl" names no variant of tile.reduce for target cuda; registered: sm100_packed (prio=20), local_redux (prio=15), cluster (prio=10), cross_warp (prio=10), local (prio=10), shared (prio=10)}}
   "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "thread", dispatch = "locl"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }

@@ -25,12 +25,19 @@ SIGS = (
     KernelSignature("half", (ArgSpec("memref", "bfloat16", (4,)), ArgSpec("scalar", "bfloat16"))),
     KernelSignature("add_into", (ArgSpec("memref", "float32", (4,)), ArgSpec("memref", "float32", (4,)))),
 )
+# Kernels that run in thread-block clusters: of 4 CTAs given at launch, of 16 (non-portable),
+# and of 2 that the kernel fixes itself (known_cluster_size). Each adds one, as add_one.
+CLUSTER_SIGS = (
+    KernelSignature("cluster4", SIGS[0].args, 128, 32, (4, 1, 1)),
+    KernelSignature("cluster16", SIGS[0].args, 128, 32, (16, 1, 1)),
+    KernelSignature("cluster_fixed", SIGS[0].args, 64, 32, (2, 1, 1), cluster_fixed=True),
+)
 CUBIN = b"\x7fELF fake cubin\x00"  # NUL-terminated so the fake driver can read it back
 PTX = ".version 8.0\n.target sm_90a\n// fake\n"
 
 
-def fake_artifact(cubin=CUBIN, chip="sm_90a", ptx=PTX):
-    return Artifact(ptx=ptx, cubin=cubin, signatures=SIGS, chip=chip)
+def fake_artifact(cubin=CUBIN, chip="sm_90a", ptx=PTX, signatures=SIGS):
+    return Artifact(ptx=ptx, cubin=cubin, signatures=signatures, chip=chip)
 
 
 def param(params_address, i, ctype):
@@ -50,12 +57,24 @@ class FakeDriver:
         CUDA_SUCCESS = 0
         CUDA_ERROR_INVALID_PTX = 218
         CUDA_ERROR_LAUNCH_FAILED = 719
+        CUDA_ERROR_INVALID_CLUSTER_SIZE = 912
 
     CUdevice_attribute = types.SimpleNamespace(
         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR="major",
         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR="minor",
     )
     CUstream = int
+    CUlaunchAttributeID = types.SimpleNamespace(CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION="cluster dimension")
+    CUfunction_attribute = types.SimpleNamespace(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED="non-portable")
+
+    class CUlaunchAttribute:
+        def __init__(self):
+            self.id = None
+            self.value = types.SimpleNamespace(clusterDim=types.SimpleNamespace(x=0, y=0, z=0))
+
+    class CUlaunchConfig:
+        def __init__(self):
+            self.attrs, self.numAttrs = [], 0
 
     def __init__(self, capability=(9, 0)):
         self.capability = dict(zip(("major", "minor"), capability))
@@ -65,7 +84,10 @@ class FakeDriver:
         self.launches = []
         self.memory = {}
         self.freed = []
-        self.kernels = {"add_one": self.add_one, "fill": self.fill, "half": lambda p: None, "add_into": self.add_into}
+        self.kernels = {"add_one": self.add_one, "fill": self.fill, "half": lambda p: None, "add_into": self.add_into,
+                        "cluster4": self.add_one, "cluster16": self.add_one, "cluster_fixed": self.add_one}
+        self.function_attributes = {}  # (function, attribute) -> value
+        self.sm_threads = 132 * 2048  # what cuOccupancyMaxActiveClusters divides among clusters
 
     def _result(self, name, *outputs):
         self.calls.append(name)
@@ -114,6 +136,47 @@ class FakeDriver:
         if not result[0]:
             self.kernels[f](params)
         return result
+
+    def cuLaunchKernelEx(self, config, f, params, extra):
+        """Records (grid, block, shared, stream, params, cluster dims or None); the cluster
+        must fit (``_cluster_fits``), as the driver checks."""
+        cluster = self._cluster_of(config)
+        self.launches.append(((config.gridDimX, config.gridDimY, config.gridDimZ),
+                              (config.blockDimX, config.blockDimY, config.blockDimZ),
+                              config.sharedMemBytes, config.hStream, params, cluster))
+        result = self._result("cuLaunchKernelEx")
+        if not result[0] and not self._cluster_fits(f, cluster):
+            return (self.CUresult.CUDA_ERROR_INVALID_CLUSTER_SIZE,)
+        if not result[0]:
+            self.kernels[f](params)
+        return result
+
+    def cuFuncSetAttribute(self, f, attribute, value):
+        self.function_attributes[(f, attribute)] = value
+        return self._result("cuFuncSetAttribute")
+
+    def cuOccupancyMaxActiveClusters(self, f, config):
+        cluster = self._cluster_of(config) or (2, 1, 1)  # a fixed size: cluster_fixed's
+        result = self._result("cuOccupancyMaxActiveClusters", 0)
+        if result[0]:
+            return result
+        if not self._cluster_fits(f, cluster):
+            return (self.CUresult.CUDA_ERROR_INVALID_CLUSTER_SIZE, 0)
+        threads = config.blockDimX * config.blockDimY * config.blockDimZ
+        return (result[0], self.sm_threads // (threads * cluster[0] * cluster[1] * cluster[2]))
+
+    def _cluster_of(self, config):
+        for attribute in config.attrs[: config.numAttrs]:
+            if attribute.id == self.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+                d = attribute.value.clusterDim
+                return (d.x, d.y, d.z)
+        return None
+
+    def _cluster_fits(self, f, cluster) -> bool:
+        """More than 8 CTAs need the non-portable attribute; more than 16 never fit."""
+        ctas = 1 if cluster is None else cluster[0] * cluster[1] * cluster[2]
+        non_portable = self.function_attributes.get((f, "non-portable"), 0)
+        return ctas <= (16 if non_portable else 8)
 
     def cuMemAlloc(self, nbytes):
         buffer = ctypes.create_string_buffer(nbytes)

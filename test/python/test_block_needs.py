@@ -1,6 +1,7 @@
 """A kernel's tile ops decide which blocks it can run on (``KernelSignature.check_block``):
 whole warps for a warp-scope op, whole warpgroups for a warpgroup-scope op, exactly the
-layout's warps for a cta-scope op. A launch on any other block would compute a wrong
+layout's warps for a cta-scope op; and a cluster-scope op, which clusters
+(``KernelSignature.cluster``, ``check_grid``). A launch on any other block would compute a wrong
 answer without a word; instead the CUDA runtime and the interpreter both refuse it,
 before anything runs."""
 
@@ -75,7 +76,7 @@ def test_two_cta_ops_of_different_sizes_cannot_share_a_kernel():
 @pytest.mark.parametrize(
     "attrs, block, message",
     [
-        ((CTA4,), 256, r"needs blocks of 128 threads \(its cta-scope tile ops span 4 warps\), got \(256, 1, 1\)"),
+        ((CTA4,), 256, r"needs blocks of 128 threads \(its cta- or cluster-scope tile ops span 4 warps\), got \(256, 1, 1\)"),
         ((CTA4,), (32, 2), r"needs blocks of 128 threads .* got \(32, 2, 1\) = 64 threads"),
         ((WARP,), 48, r"needs whole warps \(32 threads\) per block .* got \(48, 1, 1\)"),
         ((WG,), 64, r"needs whole warpgroups \(128 threads\) per block"),
@@ -113,3 +114,48 @@ def test_known_block_size_is_what_the_block_must_be():
     assert (sig.block_threads, sig.block_multiple) == (64, 32)
     with pytest.raises(CompileError, match="the block has 64 threads .* at cta scope they must match"):
         lower_tile_ops(kernel(CTA4, block=block))  # tile-verify says so first
+
+
+CLUSTER4 = ('kind = "sum", exec_scope = "cluster", axes = array<i64: 0>, '
+            'src_layout = #tile.layout<"S[((4, 2, 32)) : ((1@cta_in_cluster, 1@warpid, 1@laneid))]">, '
+            'dst_layout = #tile.layout<"S[1 : 1] + R[(32, 2, 4) : (1@laneid, 1@warpid, 1@cta_in_cluster)]">')
+
+CLUSTER1 = ('kind = "sum", exec_scope = "cluster", axes = array<i64: 0>, '
+            'src_layout = #tile.layout<"S[((2, 32)) : ((1@warpid, 1@laneid))]">, '
+            'dst_layout = #tile.layout<"S[1 : 1] + R[(32, 2) : (1@laneid, 1@warpid)]">')
+
+
+@pytest.mark.parametrize(
+    "attrs, block, cluster, fixed",
+    [
+        ((CLUSTER4,), "", (4, 1, 1), False),  # the layouts' CTAs, given at launch
+        ((CLUSTER4,), " attributes {known_cluster_size = array<i32: 2, 2, 1>}", (2, 2, 1), True),  # the kernel's own
+        ((), " attributes {known_cluster_size = array<i32: 8, 1, 1>}", (8, 1, 1), True),  # no op needs it, the kernel does
+        ((CLUSTER1,), "", None, False),  # a cluster of one: no cluster launch
+        ((WARP,), "", None, False),
+    ],
+)
+def test_the_signature_says_what_cluster_the_ops_need(attrs, block, cluster, fixed):
+    sig = signature(kernel(*attrs, block=block))
+    assert (sig.cluster, sig.cluster_fixed) == (cluster, fixed)
+    assert KernelSignature.from_json(sig.to_json()) == sig
+    if attrs and attrs[0] == CLUSTER4:
+        assert (sig.block_threads, sig.block_multiple) == (64, 32)
+
+
+def test_two_cluster_ops_of_different_sizes_cannot_share_a_kernel():
+    cluster2 = CLUSTER4.replace("(4, 2, 32)", "(2, 2, 32)").replace("(32, 2, 4)", "(32, 2, 2)")
+    with pytest.raises(CompileError, match="its cluster-scope tile ops span clusters of 2 and 4 CTAs"):
+        signature(kernel(CLUSTER4, cluster2))
+
+
+def test_the_interpreter_runs_one_cluster_and_refuses_partial_ones():
+    lowered, sigs = lower_tile_ops(kernel(CLUSTER4))
+    (k,) = interpreted_kernels(lowered, sigs).values()
+    a, b = np.random.default_rng().random(1024, np.float32), np.full(1024, np.nan, np.float32)
+    with pytest.raises(LaunchError, match=r"runs in clusters of 4 CTA\(s\) .* got grid \(2, 1, 1\)"):
+        k.launch(2, 64, a, b)
+    assert np.isnan(b).all()
+    k.launch(4, 64, a, b)  # thread t of each block reads A[t]: 4 copies of A[:64]
+    assert np.allclose(b[:64], 4 * a[:64].astype(np.float64).sum(), rtol=1e-5)
+    assert (b[:64] == b[0]).all()

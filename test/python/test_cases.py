@@ -56,7 +56,7 @@ def test_matrix_coverage():
     for tag in ("fulllane", "lanes_x4", "strided8", "quads", "mma"):
         assert f"warp_f32_sum_{tag}_accum" in names
     assert all(case.dtype in FLOAT_DTYPES for case in CASES if case.special)
-    assert {c.exec_scope for c in CASES} == {"thread", "warp", "warpgroup", "cta"}
+    assert {c.exec_scope for c in CASES} == {"thread", "warp", "warpgroup", "cta", "cluster"}
     # Across warps: blocked ctas of 2 to 32 warps, whole or by rows; mma tiles with warps
     # along M and along N, reduced over either; warpgroups over wid_in_wg; a loop.
     for warps in (2, 4, 8, 16, 32):
@@ -191,9 +191,19 @@ def crosses_warps(case: ReduceCase) -> bool:
 @pytest.mark.parametrize("case", case_params(CASES))
 def test_ptx_barriers(case, lowered):
     """One barrier per op across warps, of its scope; none for an op inside warps. The
-    loop cases keep their loop (it is not unrolled), so their op's code is there once."""
-    barriers = re.findall(r"\b(?:bar|barrier)(?:\.cta)?\.(?:sync|arrive|red)\b[^;]*;", ptx_of(lowered, case))
-    if not crosses_warps(case):
+    loop cases keep their loop (it is not unrolled), so their op's code is there once.
+    A cluster op: the block's barrier where it reduces warps, and two cluster barriers
+    (arrive, wait) where it reduces CTAs."""
+    ptx = ptx_of(lowered, case)
+    barriers = re.findall(r"\b(?:bar|barrier)(?:\.cta)?\.(?:sync|arrive|red)\b[^;]*;", ptx)
+    if case.exec_scope == "cluster":
+        warps = any(LANE_BITS <= b < 10 for d in case.reduced_dims for b in thread_bits(case.src_tile.shard[d]))
+        ctas = any(b >= 10 for d in case.reduced_dims for b in thread_bits(case.src_tile.shard[d]))
+        assert [re.sub(r"\s+", " ", b) for b in barriers] == ["bar.sync 0;"] * warps
+        assert re.findall(r"\bbarrier\.cluster\.\w+", ptx) == ["barrier.cluster.arrive", "barrier.cluster.wait"] * 2 * ctas
+        assert len(re.findall(r"\bmapa\.shared::cluster", ptx)) == len(re.findall(r"\bld\.shared::cluster", ptx))
+        assert ctas == ("ld.shared::cluster" in ptx)
+    elif not crosses_warps(case):
         assert barriers == []
     elif case.exec_scope == "cta":
         assert [re.sub(r"\s+", " ", b) for b in barriers] == ["bar.sync 0;"]
@@ -226,10 +236,11 @@ def perfect_output(case, x, old):
 
 
 def _last_place(case, b):
-    """The last dst coordinate of ``b``, the (thread, slot) of its last place, its place count."""
+    """The last dst coordinate of ``b``, the (row, slot) of its last place, its place count."""
     coord, held = list(case.unpack(b).items())[-1]
     place = held[-1][0]
-    return coord, (place.lane + 32 * place.warp, place.slot), len(held)
+    cta, thread = divmod(place.lane + 32 * place.warp, 1024)
+    return coord, (cta * case.block() + thread, place.slot), len(held)
 
 
 @pytest.mark.parametrize("case", case_params(CASES))

@@ -8,7 +8,8 @@ failure.
 And the loop cases catch a lowering that forgets that its op runs again: without the
 phase counter (``Site.repeats`` forced to False) the op's one scratch buffer is written
 by the next iteration while other warps still read it, which the interpreter reports as
-a race.
+a race. A cluster reduction without its second cluster barrier lets a CTA exit while
+another still reads its shared memory, which the interpreter reports too.
 """
 
 import dataclasses
@@ -17,9 +18,11 @@ import pytest
 
 from tile_mlir.compiler import lower_tile_ops
 from tile_mlir.interpreter import InterpreterError
+from tile_mlir.lowering import cluster as cluster_lowering
 from tile_mlir.lowering.threads import Site
 from tile_mlir.options import Options
 from tile_mlir.testing.conformance import CHIP, failure_message, run_case, session_seed
+from tile_mlir.testing.cluster_cases import cluster_case
 from tile_mlir.testing.matrix import CASES, pattern_case
 
 SEED = session_seed()
@@ -41,4 +44,23 @@ def test_a_loop_without_the_phase_counter_races(tag, monkeypatch):
     monkeypatch.setattr(Site, "of", classmethod(lambda cls, op: dataclasses.replace(of(cls, op), repeats=False)))
     assert "1 phase(s)" in lower_tile_ops(case.kernel_text(CHIP), Options(chip=CHIP))[0]
     with pytest.raises(InterpreterError, match=r"a race on workgroup memory .* with no barrier between them"):
+        run_case(case, "interpreter", SEED)
+
+
+@pytest.mark.parametrize("tag", ["cl4_all", "loop3_cl4"])
+def test_a_cluster_reduce_without_its_second_barrier_reads_an_exited_cta(tag, monkeypatch):
+    case = cluster_case(tag, "sum", "f32", True)
+    assert not run_case(case, "interpreter", SEED)
+    calls = []
+
+    def first_of_each_pair():
+        calls.append(None)
+        if len(calls) % 2:
+            barrier()
+
+    barrier = cluster_lowering.cluster_barrier
+    monkeypatch.setattr(cluster_lowering, "cluster_barrier", first_of_each_pair)
+    assert lower_tile_ops(case.kernel_text(CHIP), Options(chip=CHIP))[0].count("nvvm.cluster.wait") == 1
+    message = r"which has exited|a race on workgroup memory .* reads it \(llvm\.load"
+    with pytest.raises(InterpreterError, match=message):
         run_case(case, "interpreter", SEED)

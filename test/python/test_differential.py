@@ -3,7 +3,7 @@
 Each example draws a random valid ``tile.reduce`` configuration
 (``tile_mlir.testing.differential.random_case``: layouts with random thread-bit
 assignments, warp bits included, and registers, shapes, positive and negative axes,
-kind, dtype, accum, thread, warp, warpgroup or cta scope), lowers it with
+kind, dtype, accum, thread, warp, warpgroup, cta or cluster scope), lowers it with
 ``tile-lower-reduction`` (a quarter of the cases with ``fold=tree``), runs it in
 the interpreter on fresh random inputs and checks every dst place against the
 numpy reference (``ReduceCase.check``: integers exact, max/min exact with the NaN
@@ -49,7 +49,7 @@ def test_interpreter_matches_numpy(rng, seed):
     x, old = case.random_inputs(np.random.default_rng(seed))
     old = old if case.accum else None
     a, b = case.pack(x), case.output_buffer(old)
-    interpreted_kernels(lowered, signatures)[case.name].launch(1, case.threads(), a, b)
+    interpreted_kernels(lowered, signatures)[case.name].launch(case.grid(), case.block(), a, b)
     RUN["cases"] += 1
     problems = case.check(x, old, b)
     assert not problems, f"{case} fold={fold}\n" + "\n".join(problems[:5]) + f"\nlowered IR:\n{lowered}"
@@ -58,7 +58,8 @@ def test_interpreter_matches_numpy(rng, seed):
 def test_every_drawn_case_is_valid():
     """1000 draws: all valid; among them, reductions across warps at warpgroup scope (over
     wid_in_wg and over tid_in_wg bits 5-6) and at cta scope (2 to 32 warps), replicas over
-    warp bits, and ops within warps at every scope."""
+    warp bits, ops within warps at every scope, and reductions across the CTAs of
+    clusters of 2 to 16, some across warps too, some with CTAs kept or replicated."""
     seen = Counter()
     with make_context(), ir.Location.unknown():
         for i in range(1000):
@@ -71,6 +72,10 @@ def test_every_drawn_case_is_valid():
             seen[case.exec_scope, crossing] += 1
             if case.exec_scope == "cta" and info.reduced_warp_bits:
                 seen["cta warps", case.threads() // 32] += 1
+            if case.exec_scope == "cluster" and info.reduced_cta_bits:
+                seen["cluster ctas", info.cluster_ctas] += 1
+                seen["cluster", "across warps"] += bool(info.reduced_warp_bits)
+                seen["cluster ctas kept or replicated"] += info.cluster_ctas > 1 << len(info.reduced_cta_bits)
             for it in (it for d in info.axes for it in info.src_layout.shard[d]):
                 if any(b >= 5 for b in iter_bits(it)):
                     seen["across warps by", it.axis] += 1
@@ -82,3 +87,5 @@ def test_every_drawn_case_is_valid():
     assert all(seen["cta warps", w] for w in (2, 4, 8, 16, 32)), seen
     assert all(seen["across warps by", axis] for axis in ("tid_in_wg", "wid_in_wg", "warpid")), seen
     assert seen["replica over warp bits"] >= 20, seen
+    assert all(seen["cluster ctas", c] for c in (2, 4, 8, 16)), seen
+    assert seen["cluster", "across warps"] >= 10 and seen["cluster ctas kept or replicated"] >= 10, seen

@@ -67,6 +67,7 @@ def test_registry_order():
     assert [(c.variant, c.priority) for c in cases("tile.reduce", "cuda")] == [
         ("sm100_packed", 20),
         ("local_redux", 15),
+        ("cluster", 10),
         ("cross_warp", 10),
         ("local", 10),
         ("shared", 10),

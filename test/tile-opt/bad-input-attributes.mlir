@@ -25,7 +25,7 @@ func.func @Kind(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32
 // -----
 
 // A misspelled exec_scope (required).
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'exec_scope' (one of "thread", "warp", "warpgroup", "cta"); 'exec_scop' looks like a misspelling of it{{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'exec_scope' (one of "thread", "warp", "warpgroup", "cta", "cluster"); 'exec_scop' looks like a misspelling of it{{$}}
 func.func @exec_scop(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scop = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -34,7 +34,7 @@ func.func @exec_scop(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<
 // -----
 
 // exec_scope without its prefix.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'exec_scope' (one of "thread", "warp", "warpgroup", "cta"); 'scope' looks like a misspelling of it{{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'exec_scope' (one of "thread", "warp", "warpgroup", "cta", "cluster"); 'scope' looks like a misspelling of it{{$}}
 func.func @scope(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -179,7 +179,7 @@ func.func @kind_prod(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<
 // -----
 
 // exec_scope = [].
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op exec_scope must be one of "thread", "warp", "warpgroup", "cta"; got []{{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op exec_scope must be one of "thread", "warp", "warpgroup", "cta", "cluster"; got []{{$}}
 func.func @scope_array(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = []} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -188,7 +188,7 @@ func.func @scope_array(%d: memref<1xf32, #gpu.address_space<private>>, %s: memre
 // -----
 
 // exec_scope = 32 : i32.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op exec_scope must be one of "thread", "warp", "warpgroup", "cta"; got 32 : i32{{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op exec_scope must be one of "thread", "warp", "warpgroup", "cta", "cluster"; got 32 : i32{{$}}
 func.func @scope_integer(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = 32 : i32} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -287,7 +287,7 @@ func.func @dispatch_array(%d: memref<1xf32, #gpu.address_space<private>>, %s: me
 // -----
 
 // A dispatch variant that does not exist.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op dispatch: no lowering variant is named "fast"; the variants are: cross_warp, local, local_redux, shared, sm100_packed{{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op dispatch: no lowering variant is named "fast"; the variants are: cluster, cross_warp, local, local_redux, shared, sm100_packed{{$}}
 func.func @dispatch_unknown(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", dispatch = "fast"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -296,7 +296,7 @@ func.func @dispatch_unknown(%d: memref<1xf32, #gpu.address_space<private>>, %s: 
 // -----
 
 // A dispatch variant, misspelled.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op dispatch: no lowering variant is named "locl" (did you mean 'local'?); the variants are: cross_warp, local, local_redux, shared, sm100_packed{{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op dispatch: no lowering variant is named "locl" (did you mean 'local'?); the variants are: cluster, cross_warp, local, local_redux, shared, sm100_packed{{$}}
 func.func @dispatch_misspelled(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", dispatch = "locl"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return

@@ -70,7 +70,7 @@ func.func @no_axis(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4x
 // -----
 
 // An axis that does not exist.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[4 : 1@lane]": at column 9: unknown axis 'lane' (expected one of m, laneid, warpid, wid_in_wg, tid_in_wg){{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[4 : 1@lane]": at column 9: unknown axis 'lane' (expected one of m, laneid, warpid, wid_in_wg, tid_in_wg, cta_in_cluster){{$}}
 func.func @unknown_axis(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warp", src_layout = #tile.layout<"S[4 : 1@lane]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return

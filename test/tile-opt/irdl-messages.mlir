@@ -21,10 +21,10 @@ func.func @kind(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32
 
 // -----
 
-// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op exec_scope must be one of "thread", "warp", "warpgroup", "cta"; got "block"
+// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op exec_scope must be one of "thread", "warp", "warpgroup", "cta", "cluster"; got "block"
 func.func @scope(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "block"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
-  // expected-error@-1 {{exec_scope must be one of "thread", "warp", "warpgroup", "cta"; got "block"}}
+  // expected-error@-1 {{exec_scope must be one of "thread", "warp", "warpgroup", "cta", "cluster"; got "block"}}
   return
 }
 
@@ -41,10 +41,10 @@ func.func @kind_is_a_scope(%d: memref<1xf32, #gpu.address_space<private>>, %s: m
 // -----
 
 // The wrong type.
-// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op exec_scope must be one of "thread", "warp", "warpgroup", "cta"; got true
+// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op exec_scope must be one of "thread", "warp", "warpgroup", "cta", "cluster"; got true
 func.func @scope_bool(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = true} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
-  // expected-error@-1 {{exec_scope must be one of "thread", "warp", "warpgroup", "cta"; got true}}
+  // expected-error@-1 {{exec_scope must be one of "thread", "warp", "warpgroup", "cta", "cluster"; got true}}
   return
 }
 
@@ -71,7 +71,7 @@ func.func @ind(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32,
 // -----
 
 // An attribute far from the missing one is not taken for it.
-// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'exec_scope' (one of "thread", "warp", "warpgroup", "cta"){{$}}
+// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'exec_scope' (one of "thread", "warp", "warpgroup", "cta", "cluster"){{$}}
 func.func @no_scope(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", acum = true} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   // expected-error@-1 {{missing attribute 'exec_scope'}}

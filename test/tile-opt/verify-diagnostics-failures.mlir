@@ -18,9 +18,9 @@ func.func @wrong_text(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 // -----
 
 // No expectation at all.
-// CHECK: verify-diagnostics-failures.mlir:[[@LINE+2]]:3: error: unexpected error: 'tile.reduce' op exec_scope must be one of "thread", "warp", "warpgroup", "cta"; got "cluster"
+// CHECK: verify-diagnostics-failures.mlir:[[@LINE+2]]:3: error: unexpected error: 'tile.reduce' op exec_scope must be one of "thread", "warp", "warpgroup", "cta", "cluster"; got "grid"
 func.func @unexpected(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "cluster"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "grid"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }
 

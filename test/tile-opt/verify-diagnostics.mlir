@@ -14,8 +14,8 @@ func.func @same_line(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<
 
 // @+1: the line below.
 func.func @plus_one(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error@+1 {{exec_scope must be one of "thread", "warp", "warpgroup", "cta"; got "cluster"}}
-  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "cluster"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  // expected-error@+1 {{exec_scope must be one of "thread", "warp", "warpgroup", "cta", "cluster"; got "grid"}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "grid"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }
 

@@ -11,7 +11,9 @@ Execution model
   holds one element per thread: a numpy array of shape ``[nthreads]``, or a numpy scalar
   when the value is uniform over the block (constants, block ids, loop induction
   variables and what is computed from them only). Broadcasting makes the two
-  interchangeable. Blocks of the grid run one after another.
+  interchangeable. Blocks of the grid run one after another; the blocks of one
+  thread-block cluster run together, each in turn until it waits at the cluster's
+  barrier (``cluster``), and reach each other's shared memory (``pointers``).
 * **Control flow** (``scf``, ``cf``), **warp ops** (``gpu``, ``nvvm``), **memory**
   (``memref``, ``vector_memory``), **vectors** (``vector``), **numbers** (``elements``,
   ``arith``, ``math``) and **barriers and races** on workgroup memory (``sync``): see each
@@ -28,7 +30,7 @@ it runs is printed with its locations).
 """
 
 from ..errors import InterpreterError, LaunchError
-from . import arith, cf, gpu, math, memref, nvvm, scf, vector, vector_memory  # noqa: F401  (each fills the registry)
+from . import arith, cf, cluster, gpu, math, memref, nvvm, pointers, scf, vector, vector_memory  # noqa: F401  (each fills the registry)
 from .core import HANDLERS, TERMINATORS
 from .kernel import MAX_BLOCK_THREADS, InterpretedKernel, interpreted_kernels
 

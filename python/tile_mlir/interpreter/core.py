@@ -63,7 +63,8 @@ TID, BID, BDIM, GDIM = (3, 4, 5), (6, 7, 8), (9, 10, 11), (12, 13, 14)
 WARP, WARPS = 15, 16  # warp ids (linear // 32), warp count
 READ_ONLY = 17  # id() of a read-only argument's array -> "kernel k: argument i (...)"
 SYNC = 18  # the block's barriers and workgroup race check (sync.BlockSync)
-RESERVED = 19
+CLUSTER_DIM = 19  # the CTAs of a thread-block cluster along x, y, z: (1, 1, 1) without one
+RESERVED = 20
 
 def block_environments(env: list, grid, block):
     """The environments of the blocks of a launch, in order: ``env`` with the launch
@@ -146,6 +147,8 @@ class Compiler:
         self.unsupported: list[str] = []  # "op at location: why", for ops that cannot run
         self.memrefs: dict = {}  # ir.Type -> memref.MemRef (memref.memref_type)
         self.shapes: dict = {}  # a dynamic memref value -> the static shape a memref.cast fixes
+        self.prologue: list[Op] = []  # what runs when a block starts: its workgroup globals
+        self.globals: set[str] = set()  # the workgroup memref.globals the prologue allocates
 
     def define(self, value) -> int:
         slot = self.slots[value] = len(self.template)

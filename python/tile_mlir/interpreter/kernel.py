@@ -3,7 +3,9 @@
 ``InterpretedKernel(module_text, name, signature)`` compiles one ``gpu.func`` of a
 module; ``interpreted_kernels`` does so for every kernel of a module, parsed once.
 ``kernel.launch(grid, block, *args)`` runs it: the blocks of the grid one after another,
-the threads of one block in lockstep (see ``core``). Arrays are updated in place.
+the threads of one block in lockstep (see ``core``); a kernel whose signature names a
+thread-block cluster runs its clusters one after another, the blocks of each together
+(``cluster``). Arrays are updated in place.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from ..ir import ir, make_context
 from ..signature import ArgSpec, KernelSignature
 from ..vocab import MLIR_TO_NUMPY
 from .cf import region_ops
+from .cluster import run_cluster
 from .core import (
+    BID,
+    CLUSTER_DIM,
     READ_ONLY,
     SYNC,
     Compiler,
@@ -30,7 +35,7 @@ from .core import (
     run_ops,
 )
 from .memref import memref_type
-from .sync import BlockSync
+from .sync import BlockSync, ClusterSync
 
 MAX_BLOCK_THREADS = 1024
 
@@ -105,7 +110,8 @@ class _Program:
                 raise InterpreterError(f"gpu.func @{name}: attribution {a.type}: {e}") from e
             allocate.where = f"gpu.func @{name}: attribution {a.type}"
             prologue.append(allocate)
-        self.ops = prologue + region_ops(cx, func.regions[0])
+        body = region_ops(cx, func.regions[0])
+        self.ops = prologue + cx.prologue + body  # cx.prologue: the workgroup globals
         self.template = cx.template
         self.unsupported = cx.unsupported
 
@@ -141,15 +147,26 @@ class InterpretedKernel:
         """Run the kernel on ``grid`` blocks of ``block`` threads; arrays are updated in place."""
         grid, block = dim3(grid, "grid"), dim3(block, "block")
         self.signature.check_block(block)
+        self.signature.check_grid(grid)
         n = block[0] * block[1] * block[2]
         if n > MAX_BLOCK_THREADS:
             raise LaunchError(f"kernel {self.name}: block {block} has {n} threads, over {MAX_BLOCK_THREADS}")
-        with np.errstate(all="ignore"):  # wrapping integers, inf and NaN are the semantics
-            env = list(self._program.template)
+        cluster = self.signature.cluster or (1, 1, 1)
+        env = list(self._program.template)
+        env[CLUSTER_DIM] = tuple(cluster)
+        with np.errstate(all="ignore"):
             copies = self._bind(args, env)
-            for block_env in block_environments(env, grid, block):
-                block_env[SYNC] = BlockSync(n)
-                run_ops(self._program.ops, block_env, None)
+        ops = self._program.ops
+
+        def run(block_env):
+            with np.errstate(all="ignore"):  # wrapping integers, inf and NaN are the semantics
+                run_ops(ops, block_env, None)
+
+        for envs in _clusters(block_environments(env, grid, block), grid, cluster):
+            shared = ClusterSync(len(envs), -(-n // 32))
+            for rank, block_env in enumerate(envs):
+                block_env[SYNC] = BlockSync(n, block_env, shared, rank)
+            run_cluster(envs, run)
         for array, flat in copies:
             array[...] = flat.reshape(array.shape)
 
@@ -184,6 +201,19 @@ class InterpretedKernel:
                     raise LaunchError(f"kernel {self.name}: argument {i}: {e}") from e
         env[READ_ONLY] = read_only
         return copies
+
+
+def _clusters(envs, grid, cluster):
+    """The block environments of a launch (x fastest), grouped by cluster: each group
+    in rank order (``cluster.rank_of``), the groups in the order of their first block."""
+    groups: dict = {}
+    for block_env in envs:
+        bid = [int(block_env[s]) for s in BID]
+        key = tuple(b // c for b, c in zip(bid, cluster))
+        groups.setdefault(key, []).append(block_env)
+    for group in groups.values():
+        group.sort(key=lambda e: [int(e[s]) % c for s, c in zip(reversed(BID), reversed(cluster))])
+        yield group
 
 
 def interpreted_kernels(module_text: str, signatures) -> dict[str, InterpretedKernel]:

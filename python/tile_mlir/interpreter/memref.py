@@ -79,17 +79,20 @@ class MemRef:
             raise Unsupported(f"non-identity layout in {type_}")
         self.workgroup = str(type_.memory_space) == WORKGROUP
 
-    def allocator(self, slot: int) -> Op:
-        """run() that sets ``slot`` to fresh memory: one array per block, or one per thread."""
+    def allocator(self, slot: int, key=None) -> Op:
+        """run() that sets ``slot`` to fresh memory: one array per block, or one per thread.
+        A workgroup array is known to its block by ``key`` (default: the slot), which
+        ``pointers.py`` turns into its shared-memory address."""
         elem, numel = self.elem, self.numel
         if self.workgroup:
             fill = elem.poison if elem.to_storage is None else elem.to_storage(elem.poison)
 
             text, shape = self.text, self.shape
+            key = ("slot", slot) if key is None else key
 
             def run(env, mask):
                 env[slot] = np.full(numel, fill, elem.storage)
-                env[SYNC].track(env[slot], text, shape)
+                env[SYNC].track(env[slot], text, shape, key)
         else:
 
             def run(env, mask):  # [numel, nthreads]: a register is one contiguous row
@@ -168,22 +171,27 @@ def _alloc(cx, op, where):
 
 
 def _get_global(cx, op, where):
-    """A workgroup ``memref.global``: one array per block, the same for every
-    ``memref.get_global`` of its symbol in the block (fresh, poisoned, at the first)."""
+    """A workgroup ``memref.global``: one array per block, allocated (poisoned) when the
+    block starts, as the hardware's static shared memory is (the kernel's prologue,
+    ``Compiler.prologue``), and the same for every ``memref.get_global`` of its symbol."""
     memref = memref_type(cx, op.result.type)
     if not memref.workgroup:
         raise Unsupported("a global outside workgroup memory")
     name = ir.FlatSymbolRefAttr(op.attributes["name"]).value
     slot = cx.define(op.result)
-    fresh = memref.allocator(slot)
+    if name not in cx.globals:
+        cx.globals.add(name)
+        fresh = memref.allocator(slot, key=("global", name))
 
-    def run(env, mask):
-        known = env[SYNC].globals.get(name)
-        if known is None:
+        def allocate(env, mask):
             fresh(env, mask)
             env[SYNC].globals[name] = env[slot]
-        else:
-            env[slot] = known
+
+        allocate.where = where
+        cx.prologue.append(allocate)
+
+    def run(env, mask):
+        env[slot] = env[SYNC].globals[name]
 
     return run
 

@@ -1,12 +1,19 @@
 """Barriers, and races on workgroup memory: each block's synchronization state.
 
-Every block of a launch has a ``BlockSync`` (the environment's ``SYNC`` slot). It keeps
-a vector clock per warp, the happens-before order that barriers make:
+Every block of a launch has a ``BlockSync`` (the environment's ``SYNC`` slot), and the
+blocks of one thread-block cluster share a ``ClusterSync`` (a block outside a cluster is
+a cluster of one): its clocks, over every warp of the cluster, and the shadows of every
+workgroup array of its blocks, so that the race check also covers one block's accesses
+to another's shared memory (``cluster.py``: ``nvvm.mapa``). A warp of a cluster is
+named by ``rank * warps + w`` (warp w of the block of rank ``rank``), a thread by
+``32 * that + lane``. The cluster keeps a vector clock per warp, the happens-before
+order that barriers make:
 ``clock[b, a]`` is the latest clock of warp a that warp b has synchronized with, and
 ``clock[a, a]`` warp a's own clock, which starts at 1. A barrier over a set of warps
 (``gpu.barrier``: all of them; ``nvvm.barrier`` with a thread count: the warps that
 arrive) merges their clocks and then advances each one's own; ``nvvm.bar.warp.sync``
-advances one warp's own clock, which orders its lanes.
+advances one warp's own clock, which orders its lanes. The cluster barrier
+(``cluster.py``) orders the warps of every block of the cluster alike.
 
 Each workgroup array has a shadow: per element, its last writer (thread, the writer's
 warp clock, op), and per warp the clock of its latest reads of the element and which
@@ -29,6 +36,34 @@ from ..vocab import WARP_SIZE
 from .core import ROWS, SYNC, Where, thread_name
 
 
+class ClusterSync:
+    """What the blocks of one cluster share: the clocks of all their warps, the shadows
+    of all their workgroup arrays, and the blocks (``syncs``, by rank)."""
+
+    def __init__(self, ctas: int, warps: int):
+        self.ctas, self.warps = ctas, warps  # warps: per block
+        self.clock = np.eye(ctas * warps, dtype=np.int64)
+        self.shadows: dict[int, _Shadow] = {}
+        self.ops: list[Where] = []
+        self._op_ids: dict[int, int] = {}
+        self.syncs: list[BlockSync | None] = [None] * ctas
+        self.barrier = None  # cluster.ClusterBarrier, set when the cluster starts
+        self.run = None  # cluster.ClusterRun, for a cluster of several blocks
+        self.keys: dict = {}  # allocation key -> its index in every block's shared memory (pointers.py)
+
+    def op_id(self, where: Where) -> int:
+        key = id(where)
+        if key not in self._op_ids:
+            self._op_ids[key] = len(self.ops)
+            self.ops.append(where)
+        return self._op_ids[key]
+
+    def thread_name(self, thread: int) -> str:
+        """The name of a thread of the cluster (numbered as in the module docstring)."""
+        rank, local = divmod(thread, self.warps * WARP_SIZE)
+        return thread_name(self.syncs[rank].env, local)
+
+
 class _Shadow:
     """What the race check remembers of one workgroup array."""
 
@@ -45,38 +80,46 @@ class _Shadow:
 
 
 class BlockSync:
-    """One block's vector clocks and workgroup shadows."""
+    """One block's part of its cluster's clocks and shadows, and its workgroup arrays:
+    ``globals`` (memref.globals by symbol) and ``arrays`` (every workgroup array by the
+    key its allocation names, ``cluster.py`` maps addresses to them). ``env``: the
+    block's environment; ``cluster``: None for a block alone (a cluster of one)."""
 
-    def __init__(self, threads: int):
+    def __init__(self, threads: int, env=None, cluster: ClusterSync | None = None, rank: int = 0):
         self.warps = -(-threads // WARP_SIZE)
-        self.clock = np.eye(self.warps, dtype=np.int64)
-        self.shadows: dict[int, _Shadow] = {}
-        self.ops: list[Where] = []
-        self._op_ids: dict[int, int] = {}
+        self.cluster = cluster if cluster is not None else ClusterSync(1, self.warps)
+        self.rank, self.env = rank, env
+        self.base = rank * self.warps  # this block's first warp in the cluster's numbering
+        self.clock = self.cluster.clock
+        self.shadows = self.cluster.shadows
+        self.ops = self.cluster.ops
         self.globals: dict[str, np.ndarray] = {}  # workgroup memref.globals, by symbol
+        self.arrays: dict = {}  # allocation key -> workgroup array
+        self.keys: dict[int, object] = {}  # id() of a workgroup array -> its allocation key
+        self.cluster.syncs[rank] = self
 
-    def track(self, array, text: str, shape) -> None:
-        """Check the accesses to a fresh workgroup array."""
-        self.shadows[id(array)] = _Shadow(array, text, shape, self.warps)
+    def track(self, array, text: str, shape, key=None) -> None:
+        """Check the accesses to a fresh workgroup array (``key``: what allocated it)."""
+        self.shadows[id(array)] = _Shadow(array, text, shape, self.cluster.ctas * self.warps)
+        if key is not None:
+            self.arrays[key] = array
+            self.keys[id(array)] = key
+            self.cluster.keys.setdefault(key, len(self.cluster.keys))
 
     def barrier(self, warps=None) -> None:
         """The warps (all when None) wait for each other: each then knows what all knew."""
-        if warps is None:
-            warps = np.arange(self.warps)
+        warps = self.base + (np.arange(self.warps) if warps is None else np.asarray(warps))
         merged = self.clock[warps].max(axis=0)
         self.clock[warps] = merged
         self.clock[warps, warps] += 1
 
     def warp_sync(self, warps) -> None:
         """The lanes of each warp wait for each other."""
+        warps = self.base + np.asarray(warps)
         self.clock[warps, warps] += 1
 
     def op_id(self, where: Where) -> int:
-        key = id(where)
-        if key not in self._op_ids:
-            self._op_ids[key] = len(self.ops)
-            self.ops.append(where)
-        return self._op_ids[key]
+        return self.cluster.op_id(where)
 
 
 def shadow_of(env, mem):
@@ -96,6 +139,7 @@ def record(env, shadow: _Shadow, flat, mask, where: Where, write: bool) -> None:
     f = f.astype(np.int64)
     sync = env[SYNC]
     clock = sync.clock
+    t = t + sync.base * WARP_SIZE  # the cluster's numbering
     b, lane = t // WARP_SIZE, (t % WARP_SIZE).astype(np.uint32)
     # against the last write
     writer = shadow.writer[f]
@@ -122,11 +166,11 @@ def record(env, shadow: _Shadow, flat, mask, where: Where, write: bool) -> None:
             first, second = int(t[order[i]]), int(t[order[i + 1]])
             _race(env, shadow, f[order[i]], (first, "writes", where), (second, "writes", where))
     # against the reads since the last write
-    own = np.arange(sync.warps)[None, :] == b[:, None]
+    own = np.arange(clock.shape[0])[None, :] == b[:, None]
     others = np.where(own, shadow.read_lanes[f] & ~(np.uint32(1) << lane)[:, None], shadow.read_lanes[f])
     conflict = (shadow.read_clock[f] > clock[b] - own) & (others != 0)
     if np.count_nonzero(conflict):
-        k, w = divmod(int(np.argmax(conflict)), sync.warps)
+        k, w = divmod(int(np.argmax(conflict)), clock.shape[0])
         bits = int(others[k, w])
         reader = w * WARP_SIZE + (bits & -bits).bit_length() - 1
         _race(env, shadow, f[k], (reader, "reads", sync.ops[shadow.read_op[f[k], w]]), (int(t[k]), "writes", where))
@@ -140,9 +184,10 @@ def record(env, shadow: _Shadow, flat, mask, where: Where, write: bool) -> None:
 def _race(env, shadow: _Shadow, flat, earlier, later):
     index = [int(i) for i in np.unravel_index(int(flat), shadow.shape)]
     (u, verb_u, op_u), (t, verb_t, op_t) = earlier, later
+    name = env[SYNC].cluster.thread_name
     raise InterpreterError(
-        f"{op_t}: a race on workgroup memory {shadow.text} at index {index}: {thread_name(env, u)} {verb_u} "
-        f"it ({op_u}), and {thread_name(env, t)} {verb_t} it ({op_t}), with no barrier between them"
+        f"{op_t}: a race on workgroup memory {shadow.text} at index {index}: {name(u)} {verb_u} "
+        f"it ({op_u}), and {name(t)} {verb_t} it ({op_t}), with no barrier between them"
     )
 
 

@@ -57,29 +57,34 @@ def cross_warp_applies(op, ctx):
         problems.append(f"exec_scope {info.exec_scope}: the variant exchanges warps at warpgroup or cta scope")
     if not info.reduced_warp_bits:
         problems.append("no reduced warp bits: the reduction stays inside warps (see local)")
-    replica_mask = sum(1 << b for b in info.src_replica_bits)
-    for d in info.spatial_dims:
-        if int(np.bitwise_or.reduce(info.src_layout.thread_offsets(d), initial=0)) & replica_mask:
-            problems.append(f"kept dim {d} moves a src replica bit")
+    problems += kept_replica_problems(info)
     return not problems, "; ".join(problems)
 
 
-@register_dispatch(
-    "tile.reduce",
-    "cuda",
-    variant="cross_warp",
-    priority=10,
-    when=[
+def kept_replica_problems(info) -> list[str]:
+    """The kept dims that move a src replica bit (possible only with a kept dim whose
+    thread iter has a non-power-of-two extent or stride): no exchange lowers them."""
+    replica_mask = sum(1 << b for b in info.src_replica_bits)
+    return [f"kept dim {d} moves a src replica bit" for d in info.spatial_dims
+            if int(np.bitwise_or.reduce(info.src_layout.thread_offsets(d), initial=0)) & replica_mask]
+
+
+def register_exchange(variant: str, applies, emit):
+    """Register a variant that exchanges partials through scratch of its own (so lowered
+    in place, op by op: not copyable), with ``local``'s two checks and ``applies``;
+    ``emit(plan, dst, src, site, block)`` builds the lowering."""
+
+    def lower(op, ctx, rewriter):
+        site = Site.of(op)
+        block = known_block_size(op)
+        lower_with(op, ctx, rewriter, lambda plan, dst, src: emit(plan, dst, src, site, block))
+
+    when = [
         predicate("storage_scope", match_storage_scope, expected_scope=["local"]),
         predicate("valid", validate_op),
-        predicate("cross_warp_applies", cross_warp_applies),
-    ],
-    copyable=False,
-)
-def lower_cross_warp(op, ctx, rewriter):
-    site = Site.of(op)
-    block = known_block_size(op)
-    lower_with(op, ctx, rewriter, lambda plan, dst, src: _emit(plan, dst, src, site, block))
+        predicate(applies.__name__, applies),
+    ]
+    return register_dispatch("tile.reduce", "cuda", variant=variant, priority=10, when=when, copyable=False)(lower)
 
 
 def _instances(scope: str, block: tuple[int, ...] | None) -> int:
@@ -92,49 +97,68 @@ def _instances(scope: str, block: tuple[int, ...] | None) -> int:
 
 def _emit(plan: Plan, dst, src, site: Site, block) -> None:
     info = plan.info
-    lane_bits, warp_bits = info.reduced_lane_bits, info.reduced_warp_bits
     threads = WARPGROUP_SIZE if info.exec_scope == "warpgroup" else WARP_SIZE * (info.src_layout.reach("warpid") + 1)
-    nbits = (threads - 1).bit_length()
-    k_bits = [b for b in range(nbits) if b not in (*lane_bits, *warp_bits, *info.src_replica_bits)]
-    W, K, S = 1 << len(warp_bits), 1 << len(k_bits), plan.S
-    per_instance = W * K * S
-    instances = _instances(info.exec_scope, block)
     phases = 2 if site.repeats else 1
 
     def across(values: list[ir.Value]) -> list[ir.Value]:
-        values = lane_butterfly(info.kind, values, lane_bits)
-        elem = values[0].type
+        values = lane_butterfly(info.kind, values, info.reduced_lane_bits)
         with name("tile.reduce.exchange"):
-            what = (f"cross_warp {info.exec_scope} reduce: {phases} phase(s) x {instances} instance(s) x "
-                    f"{K} x {W} warp partial(s) x {S} slot(s) of {elem}")
-            scratch = site.scratch(elem, phases * instances * per_instance, what)
-            t, instance = scope_thread(info.exec_scope, block)
-            base = emit.add_slots(_times(instance, per_instance), _times(site.phase(), instances * per_instance) if phases > 1 else 0)
-            row = emit.add_slots(base, _times(compress(t, k_bits), W * S))  # [k][w][s]
-            mine = emit.add_slots(row, _times(compress(t, warp_bits), S))
-            writer_mask = sum(1 << b for b in (*lane_bits, *info.src_replica_bits))
-            writer = arith.cmpi(arith.CmpIPredicate.eq, arith.andi(t, emit.index(writer_mask)), emit.index(0)) if writer_mask else None
-            _store_partials(values, scratch, mine, writer)
-            barrier(info.exec_scope, instance)
-            out = []
-            for s in range(S):
-                partials = [memref.load(scratch, [_at(row, w * S + s)]) for w in range(W)]
-                out.append(fold_values(info.kind, partials, plan.fold))
-        return out
+            return exchange_warps(plan, values, site, lambda: scope_thread(info.exec_scope, block),
+                                  _instances(info.exec_scope, block), threads, info.src_replica_bits, phases,
+                                  f"cross_warp {info.exec_scope} reduce")
 
     emit_across_lanes(plan, dst, src, across)
 
 
-def _store_partials(values, scratch, at, writer) -> None:
+def exchange_warps(plan: Plan, values, site: Site, thread, instances: int, threads: int, replica_bits,
+                   phases: int, title: str) -> list[ir.Value]:
+    """Steps 3-5 of the module docstring, for the values (one per dst slot) that the lane
+    butterfly left in every thread: the writers store their warp's partials into the op's
+    scratch, the scope's barrier, and every thread folds the partials of its ``k`` in
+    ascending warp order. ``thread()`` builds (t, instance): the thread's index in its
+    instance of the scope (of ``threads`` threads) and the instance's in the block;
+    ``replica_bits``: the src replica bits among t's. The ``cluster`` variant runs it
+    inside each CTA, with the CTA's barrier. Returns the folded values."""
+    info = plan.info
+    lane_bits, warp_bits = info.reduced_lane_bits, info.reduced_warp_bits
+    nbits = (threads - 1).bit_length()
+    k_bits = [b for b in range(nbits) if b not in (*lane_bits, *warp_bits, *replica_bits)]
+    W, K, S = 1 << len(warp_bits), 1 << len(k_bits), plan.S
+    per_instance = W * K * S
+    elem = values[0].type
+    what = f"{title}: {phases} phase(s) x {instances} instance(s) x {K} x {W} warp partial(s) x {S} slot(s) of {elem}"
+    scratch = site.scratch(elem, phases * instances * per_instance, what)
+    t, instance = thread()
+    base = emit.add_slots(_times(instance, per_instance), _times(site.phase(), instances * per_instance) if phases > 1 else 0)
+    row = emit.add_slots(base, _times(compress(t, k_bits), W * S))  # [k][w][s]
+    mine = emit.add_slots(row, _times(compress(t, warp_bits), S))
+    store_partials(values, scratch, mine, writer_of(t, (*lane_bits, *replica_bits)))
+    barrier("cta" if info.exec_scope == "cluster" else info.exec_scope, instance)
+    out = []
+    for s in range(S):
+        partials = [memref.load(scratch, [at_slot(row, w * S + s)]) for w in range(W)]
+        out.append(fold_values(info.kind, partials, plan.fold))
+    return out
+
+
+def writer_of(t, bits) -> ir.Value | None:
+    """Whether thread ``t`` writes: none of ``bits`` set (None: every thread writes)."""
+    mask = sum(1 << b for b in bits)
+    if not mask:
+        return None
+    return arith.cmpi(arith.CmpIPredicate.eq, arith.andi(t, emit.index(mask)), emit.index(0))
+
+
+def store_partials(values, scratch, at, writer) -> None:
     """``scratch[at + s] = values[s]``, in the writer threads only (all, without a mask)."""
     if writer is None:
         for s, v in enumerate(values):
-            memref.store(v, scratch, [_at(at, s)])
+            memref.store(v, scratch, [at_slot(at, s)])
         return
     branch = scf.IfOp(writer)
     with ir.InsertionPoint(branch.then_block):
         for s, v in enumerate(values):
-            memref.store(v, scratch, [_at(at, s)])
+            memref.store(v, scratch, [at_slot(at, s)])
         scf.yield_([])
 
 
@@ -145,6 +169,9 @@ def _times(v, n: int):
     return v if n == 1 else arith.muli(v, emit.index(n))
 
 
-def _at(base, offset: int) -> ir.Value:
+def at_slot(base, offset: int) -> ir.Value:
     v = emit.add_slots(base, offset)
     return emit.index(v) if isinstance(v, int) else v
+
+
+lower_cross_warp = register_exchange("cross_warp", cross_warp_applies, _emit)

@@ -82,11 +82,15 @@ def validate_op(op, ctx):
 
 
 def validate_reduction_local(op, ctx):
-    """The op is valid (docs/spec.md) and reduces within warps: no reduced warp bits."""
+    """The op is valid (docs/spec.md) and reduces within warps: no reduced warp bits, and
+    not at cluster scope (the ``cluster`` variant's, whatever it reduces)."""
     ok, why = validate_op(op, ctx)
     if not ok:
         return ok, why
-    warp_bits = reduce_info(op, ctx).reduced_warp_bits
+    info = reduce_info(op, ctx)
+    if info.exec_scope == "cluster":
+        return False, "exec_scope cluster: the cluster variant lowers every cluster-scope op"
+    warp_bits = info.reduced_warp_bits
     if warp_bits:
         return False, (
             f"reduced thread bits {{{', '.join(map(str, warp_bits))}}} are warp bits: the local "

@@ -15,6 +15,11 @@ launched as one block of ``T = case.threads()`` threads, does::
 
 So register slot ``s`` of thread ``t`` is ``A[t, s]`` before and ``B[t, s]`` after.
 
+A cluster-scope case runs on ``case.grid()`` blocks of ``case.block()`` threads, one
+thread-block cluster (``T = grid * block``), and its ``tid`` is ``block id * block +
+thread id``: the row of a thread of CTA ``c`` of the cluster. With ``cluster_fixed`` the
+kernel declares its cluster (``known_cluster_size``), else the launch gives it.
+
 With ``repeat = n > 1`` the op sits inside an ``scf.for`` of ``n`` iterations (so its
 lowering must expect to run again), and A holds one src tile per iteration::
 
@@ -31,7 +36,8 @@ of more than about 16 iterations, and its dynamic indices would then put the
 private arrays in local memory whatever the lowering does. With static copies,
 ``ld.local``/``st.local`` in the PTX can only come from the lowering itself.
 A layout maps each logical coordinate to ``Place(lane, warp, slot)`` places, and
-the place's thread is ``lane + 32 * warp`` (the thread index within the scope).
+the place's thread is ``lane + 32 * warp`` (the thread index within the scope; in a
+cluster ``1024 * cta + `` the thread's in its block, which is row ``cta * block +`` it).
 
 The host side, for inputs ``x`` (logical src tensor) and ``old`` (logical dst tensor):
 
@@ -74,7 +80,7 @@ from functools import cached_property
 import numpy as np
 
 from ..layout import Place, TileLayout
-from ..vocab import DTYPES, FLOAT_DTYPES, KINDS, SCOPE_THREADS, WARP_SIZE  # noqa: F401  (DTYPES, KINDS: re-exported)
+from ..vocab import DTYPES, FLOAT_DTYPES, KINDS, MAX_BLOCK_THREADS, SCOPE_THREADS, WARP_SIZE  # noqa: F401  (DTYPES, KINDS: re-exported)
 
 # How each dtype sits in a numpy array, and the unsigned type of its bits.
 _STORAGE = {
@@ -157,13 +163,25 @@ class ReduceCase:
     dst_layout: str | None = None
     special: bool = False  # run with special_inputs (NaN, infinities, signed zeros)
     repeat: int = 1  # iterations of the loop around the op (1: no loop)
+    cluster_fixed: bool = False  # a cluster case's kernel declares its known_cluster_size
 
     def threads(self) -> int:
-        """The block size: one instance of the exec scope (for a cta, the src layout's
-        warps)."""
-        if self.exec_scope == "cta":
+        """The threads of one instance of the exec scope: the rows of A and B. For a cta,
+        the src layout's warps; for a cluster, its CTAs' (``grid() * block()``)."""
+        return self.grid() * self.block()
+
+    def block(self) -> int:
+        """The threads of the block a launch has (for a cta or a cluster: the src
+        layout's warps)."""
+        if self.exec_scope in ("cta", "cluster"):
             return WARP_SIZE * (TileLayout.parse(self.src_layout).reach("warpid") + 1)
         return SCOPE_THREADS[self.exec_scope]
+
+    def grid(self) -> int:
+        """The blocks a launch has: one, or the CTAs of the cluster."""
+        if self.exec_scope != "cluster":
+            return 1
+        return TileLayout.parse(self.src_layout).reach("cta_in_cluster") + 1
 
     @property
     def x_shape(self) -> tuple[int, ...]:
@@ -193,12 +211,12 @@ class ReduceCase:
         return tuple(sorted({a % rank for a in self.axes}))
 
     @cached_property
-    def _src_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return _place_index(self.src_tile)
+    def _src_index(self) -> tuple[np.ndarray, ...]:
+        return _place_index(self.src_tile, self.block())
 
     @cached_property
-    def _dst_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return _place_index(self.dst_tile)
+    def _dst_index(self) -> tuple[np.ndarray, ...]:
+        return _place_index(self.dst_tile, self.block())
 
     # -- the kernel ---------------------------------------------------------------------
 
@@ -219,7 +237,13 @@ class ReduceCase:
         if self.dst_layout is not None:
             attrs.append(f'dst_layout = #tile.layout<"{self.dst_layout}">')
 
-        body = ["%tid = gpu.thread_id x"]
+        body = ["%tid = gpu.thread_id x"] if self.exec_scope != "cluster" else [
+            "%tx = gpu.thread_id x",
+            "%bid = gpu.block_id x",
+            f"%cblock = arith.constant {self.block()} : index",
+            "%first = arith.muli %bid, %cblock : index",
+            "%tid = arith.addi %first, %tx : index  // the thread's row: block id * block + thread id",
+        ]
         body += [f"%c{n} = arith.constant {n} : index" for n in range(n_consts)]
         body += [f"%src = memref.alloca() : {src_type}", f"%dst = memref.alloca() : {dst_type}"]
         if self.accum:
@@ -248,11 +272,16 @@ class ReduceCase:
         body.append("// dst -> B[tid, :]")
         body += _copies("b", self.dst_shape, "%B", b_type, "%dst", dst_type, load_global=False)
         body.append("gpu.return")
+        where, attributes = f"one block of {threads} thread(s)", ""
+        if self.exec_scope == "cluster":
+            where = f"a cluster of {self.grid()} block(s) of {self.block()} thread(s)"
+            if self.cluster_fixed:
+                attributes = f" attributes {{known_cluster_size = array<i32: {self.grid()}, 1, 1>}}"
         lines = [
-            f"// Conformance case {self.name}: one block of {threads} thread(s).",
+            f"// Conformance case {self.name}: {where}.",
             "module attributes {gpu.container_module} {",
             f'  gpu.module @kernels [#nvvm.target<chip = "{chip}">] {{',
-            f"    gpu.func @{self.name}(%A: {a_type}, %B: {b_type}) kernel {{",
+            f"    gpu.func @{self.name}(%A: {a_type}, %B: {b_type}) kernel{attributes} {{",
             *("      " + line for line in body),
             "    }",
             "  }",
@@ -287,23 +316,23 @@ class ReduceCase:
         if values.shape != layout.shape:
             raise ValueError(f"{self.name}: got shape {values.shape}, the layout has {layout.shape}")
         buf = poison(self.dtype, (self.threads(), math.prod(memref_shape)))
-        coord, thread, slot = index
-        buf[thread, slot] = values.reshape(-1)[coord]
+        coord, row, slot, _ = index
+        buf[row, slot] = values.reshape(-1)[coord]
         return buf
 
     def owned(self, b: np.ndarray) -> np.ndarray:
         """The values of ``B`` at every place the dst layout gives an element (replicas
         included), flat; what a lane holds outside the layout is not part of the result."""
-        _, thread, slot = self._dst_index
-        return np.asarray(b).reshape(self.threads(), -1)[thread, slot]
+        _, row, slot, _ = self._dst_index
+        return np.asarray(b).reshape(self.threads(), -1)[row, slot]
 
     def unpack(self, b: np.ndarray) -> dict[tuple[int, ...], list[tuple[Place, object]]]:
         """``B`` -> for each dst logical coordinate, every (place, raw value) holding it."""
         b = np.asarray(b, dtype=storage_dtype(self.dtype)).reshape(self.threads(), -1)
         coords = list(itertools.product(*map(range, self.dst_tile.shape)))
         out: dict[tuple[int, ...], list[tuple[Place, object]]] = {c: [] for c in coords}
-        for k, t, s in zip(*self._dst_index):
-            out[coords[k]].append((Place(int(t) % WARP_SIZE, int(t) // WARP_SIZE, int(s)), b[t, s]))
+        for k, row, s, t in zip(*self._dst_index):
+            out[coords[k]].append((Place(int(t) % WARP_SIZE, int(t) // WARP_SIZE, int(s)), b[row, s]))
         return out
 
     # -- judging ----------------------------------------------------------------------
@@ -501,13 +530,16 @@ def _layout(text: str | None, shape: tuple[int, ...]) -> TileLayout:
     return TileLayout.row_major(shape) if text is None else TileLayout.parse(text)
 
 
-def _place_index(layout: TileLayout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every (row-major coordinate index, thread, slot) of a layout, as three arrays."""
-    rows = [
-        (k, place.lane + WARP_SIZE * place.warp, place.slot)
-        for k, coord in enumerate(itertools.product(*map(range, layout.shape)))
-        for place in sorted(layout.forward(coord))
-    ]
+def _place_index(layout: TileLayout, block: int) -> tuple[np.ndarray, ...]:
+    """Every (row-major coordinate index, buffer row, slot, thread) of a layout, as four
+    arrays; the thread is the layout's (``1024 * cta + `` the thread's in its block), the
+    row ``cta * block +`` the thread's in its block."""
+    rows = []
+    for k, coord in enumerate(itertools.product(*map(range, layout.shape))):
+        for place in sorted(layout.forward(coord)):
+            t = place.lane + WARP_SIZE * place.warp
+            cta, local = divmod(t, MAX_BLOCK_THREADS)
+            rows.append((k, cta * block + local, place.slot, t))
     return tuple(np.array(col, dtype=np.int64) for col in zip(*rows))
 
 
@@ -543,8 +575,8 @@ def _copies(
 
 
 def _where(place: Place) -> str:
-    warp = f" warp {place.warp}" if place.warp else ""
-    return f"lane {place.lane}{warp} slot {place.slot}"
+    cta, warp = divmod(place.warp, MAX_BLOCK_THREADS // WARP_SIZE)
+    return f"lane {place.lane}{f' warp {warp}' if warp else ''}{f' cta {cta}' if cta else ''} slot {place.slot}"
 
 
 def _replica_groups(held, raw) -> str:

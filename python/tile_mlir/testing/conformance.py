@@ -5,8 +5,8 @@
 ``tile_mlir.testing.prepare`` put it; ``"interpreter"``: lowered here, run on the CPU),
 and launches it once per input set: fresh random inputs, then, for a special case, every
 NaN / infinity / signed-zero scenario (``cases.special_inputs``). Each launch is one block
-of ``case.threads()`` threads on a poisoned output buffer (holding the old values with
-accum); ``case.check`` judges it. The result is the list of problems, empty when right.
+of ``case.threads()`` threads (a cluster case: one cluster of ``case.grid()`` blocks) on a
+poisoned output buffer (holding the old values with accum); ``case.check`` judges it. The result is the list of problems, empty when right.
 
 Inputs come from one numpy stream per case, seeded with ``[seed, crc32(case name)]``, so a
 case repeats alone with the run's seed. ``session_seed()`` is ``$TILE_MLIR_SEED`` when set,
@@ -50,7 +50,7 @@ def run_case(case: ReduceCase, backend: str, seed: int) -> list[str]:
     problems = []
     for scenario, x, old in case_inputs(case, seed):
         a, b = case.pack(x), case.output_buffer(old)
-        kernel.launch(1, case.threads(), a, b)
+        kernel.launch(case.grid(), case.block(), a, b)
         problems += [f"[{scenario}] {p}" for p in case.check(x, old, b)]
     return problems
 

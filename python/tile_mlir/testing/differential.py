@@ -2,15 +2,18 @@
 
 ``random_case(rng)`` draws one valid configuration from a ``random.Random``:
 
-* the exec scope, thread, warp, warpgroup or cta; a kind; a dtype; accum or not; for
-  a cta, its warps (``WARPS``: mostly 2-8, sometimes 1, 16 or 32);
+* the exec scope, thread, warp, warpgroup, cta or cluster; a kind; a dtype; accum or
+  not; for a cta, its warps (``WARPS``: mostly 2-8, sometimes 1, 16 or 32); for a
+  cluster, its CTAs and their warps (``CLUSTERS``), and whether the kernel declares
+  its cluster size (``known_cluster_size``) or the launch gives it;
 * a src layout of rank 1-3: every thread bit of the scope (lane bits 0-4 at warp
   scope, thread bits 0-6 at warpgroup scope, lane bits and one bit per doubling of the
-  warps at cta scope) goes to a random dim, reduced or kept, to the src replica, or
-  stays unused; the bits of a dim or of the replica become iters of runs of
+  warps at cta scope, and one more bit from bit 10 up per doubling of the CTAs at
+  cluster scope) goes to a random dim, reduced or kept, to the src replica, or
+  stays unused (not a CTA bit: the layouts span the whole cluster); the bits of a dim or of the replica become iters of runs of
   consecutive bits, split at random: ``laneid`` below bit 5, ``wid_in_wg`` (warpgroup)
-  or ``warpid`` (cta) from bit 5 up, or at warpgroup scope ``tid_in_wg`` (which may
-  cross bit 5). So reduced dims carry warp bits (the ``cross_warp`` variant), and
+  or ``warpid`` (cta, cluster) from bit 5 up, ``cta_in_cluster`` from bit 10 up, or at
+  warpgroup scope ``tid_in_wg`` (which may cross bit 5). So reduced dims carry warp bits (the ``cross_warp`` variant), and
   replicas sometimes do too. Sometimes a kept dim gets a lane iter of 3, 5, 6 or 7
   lanes on free bits; every dim gets 0-2 register iters of extent 1-4 (fewer registers
   in blocks of 16 or 32 warps: ``FEWER_REGISTERS``), the iters of a dim in random order,
@@ -28,7 +31,8 @@
 A draw whose reduction across warps would need more workgroup scratch than a block
 has statically (``SCRATCH_LIMIT``; the cross_warp lowering's sizes) is drawn again, so
 that every case also runs on the GPU. A cta case's block is its src layout's warps
-(``ReduceCase.threads``).
+(``ReduceCase.threads``); a cluster case's launch is one cluster (``ReduceCase.grid``
+blocks of ``ReduceCase.block`` threads).
 
 The property test ``test/python/test_differential.py`` feeds it hypothesis's
 ``randoms()`` (so failures shrink) and checks the interpreter against numpy.
@@ -64,18 +68,19 @@ from pathlib import Path
 import numpy as np
 
 from ..layout import Iter, TileLayout
-from ..vocab import DTYPES, KINDS, LANE_BITS
+from ..vocab import CTA_BITS_BASE, DTYPES, KINDS, LANE_BITS
 from .cases import ReduceCase
 
-SCOPES = ("thread", "warp", "warp", "warpgroup", "cta")  # drawn uniformly: warp twice as often
+SCOPES = ("thread", "warp", "warp", "warpgroup", "cta", "cluster")  # drawn uniformly: warp twice as often
 WARPS = (1, 2, 2, 4, 4, 8, 8, 16, 32)  # a cta's warps (the interpreter's time grows with them)
+CLUSTERS = ((2, 1), (2, 2), (2, 4), (4, 1), (4, 2), (8, 1), (8, 2), (16, 1))  # a cluster's (CTAs, warps)
 SRC_REGISTERS = 64  # registers per thread in one random src tile
 # Fewer in a block of 16 or 32 warps (by the scope's thread bits): there a thread has at
 # most 128 or 64 hardware registers.
 FEWER_REGISTERS = {9: 16, 10: 8}
 SCRATCH_LIMIT = 48 * 1024  # bytes of static workgroup memory a block may declare
 _BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "f64": 8, "i64": 8}
-_WARP_AXIS = {"warpgroup": "wid_in_wg", "cta": "warpid"}
+_WARP_AXIS = {"warpgroup": "wid_in_wg", "cta": "warpid", "cluster": "warpid"}
 
 
 def _thread_iters(bits: list[int], scope: str, rng: random.Random) -> list[Iter]:
@@ -85,7 +90,8 @@ def _thread_iters(bits: list[int], scope: str, rng: random.Random) -> list[Iter]
     ``tid_in_wg`` iter, which may cross bit 5."""
     runs, run = [], []
     for b in sorted(bits):
-        split = b == LANE_BITS and (scope == "cta" or (scope == "warpgroup" and rng.random() < 0.5))
+        split = (b == LANE_BITS and (scope in ("cta", "cluster") or (scope == "warpgroup" and rng.random() < 0.5))
+                 or b == CTA_BITS_BASE)
         if run and (b != run[-1] + 1 or rng.random() < 0.3 or split):
             runs.append(run)
             run = []
@@ -96,6 +102,8 @@ def _thread_iters(bits: list[int], scope: str, rng: random.Random) -> list[Iter]
     for r in runs:
         if scope == "warpgroup" and (r[0] < LANE_BITS <= r[-1] or rng.random() < 0.5):
             iters.append(Iter(1 << len(r), 1 << r[0], "tid_in_wg"))
+        elif r[0] >= CTA_BITS_BASE:
+            iters.append(Iter(1 << len(r), 1 << (r[0] - CTA_BITS_BASE), "cta_in_cluster"))
         elif r[0] >= LANE_BITS:
             iters.append(Iter(1 << len(r), 1 << (r[0] - LANE_BITS), _WARP_AXIS[scope]))
         else:
@@ -104,10 +112,12 @@ def _thread_iters(bits: list[int], scope: str, rng: random.Random) -> list[Iter]
 
 
 def iter_bits(it: Iter) -> list[int]:
-    """The thread-index bits a power-of-two thread iter moves (warp axes from bit 5)."""
+    """The thread-index bits a power-of-two thread iter moves (warp axes from bit 5, the
+    CTA axis from bit 10)."""
     if it.axis == "m" or it.extent == 1:
         return []
-    low = (LANE_BITS if it.axis in ("wid_in_wg", "warpid") else 0) + it.stride.bit_length() - 1
+    base = {"wid_in_wg": LANE_BITS, "warpid": LANE_BITS, "cta_in_cluster": CTA_BITS_BASE}.get(it.axis, 0)
+    low = base + it.stride.bit_length() - 1
     return list(range(low, low + it.extent.bit_length() - 1))
 
 
@@ -175,23 +185,29 @@ def _draw(rng: random.Random, name: str) -> ReduceCase | None:
     dims: list[list[Iter]] = [[] for _ in range(rank)]
     replica_bits: list[int] = []
     nbits = {"thread": 0, "warp": LANE_BITS, "warpgroup": LANE_BITS + 2}.get(scope)
-    if nbits is None:
+    bits = None
+    if scope == "cta":
         nbits = LANE_BITS + rng.choice(WARPS).bit_length() - 1
+    elif scope == "cluster":
+        ctas, warps = rng.choice(CLUSTERS)
+        nbits = LANE_BITS + warps.bit_length() - 1
+        bits = [*range(nbits), *range(CTA_BITS_BASE, CTA_BITS_BASE + ctas.bit_length() - 1)]
     kept = [d for d in range(rank) if d not in axes_set]
     owner: dict[int, list[int]] = {}
     free = []
-    for b in range(nbits):
-        choice = rng.choice([*range(rank), *range(rank), "replica", "unused"])
+    for b in bits if bits is not None else range(nbits):
+        # Every CTA bit is used, so that the layouts span the whole cluster: a power of two.
+        choice = rng.choice([*range(rank), *range(rank), "replica", *(["unused"] if b < CTA_BITS_BASE else [])])
         if choice == "replica":
             replica_bits.append(b)
         elif choice == "unused":
             free.append(b)
         else:
             owner.setdefault(choice, []).append(b)
-    for d, bits in owner.items():
-        dims[d] += _thread_iters(bits, scope, rng)
+    for d, moved in owner.items():
+        dims[d] += _thread_iters(moved, scope, rng)
     if scope != "thread" and kept and rng.random() < 0.3:
-        uneven = _uneven_lane_iter(free, rng)  # rows on 3, 5, 6 or 7 lanes
+        uneven = _uneven_lane_iter([b for b in free if b < LANE_BITS], rng)  # rows on 3, 5, 6 or 7 lanes
         if uneven:
             dims[rng.choice(kept)].append(uneven[0])
     budget = FEWER_REGISTERS.get(nbits, SRC_REGISTERS)
@@ -220,7 +236,7 @@ def _draw(rng: random.Random, name: str) -> ReduceCase | None:
     dst = _with_register_replica(dst, rng)
     case = ReduceCase(
         name, kind, dtype, scope, tuple(axes), accum, (max(src.span, 1),), (max(dst.span, 1),),
-        str(src), str(dst),
+        str(src), str(dst), cluster_fixed=scope == "cluster" and rng.random() < 0.5,
     )
     slots = math.prod(it.extent for d in kept for it in dims[d] if it.axis == "m")
     if scratch_bytes(case, reduced_bits, replica_bits, slots) > SCRATCH_LIMIT:
@@ -234,7 +250,9 @@ def scratch_bytes(case: ReduceCase, reduced_bits, replica_bits, slots: int) -> i
     of a thread, for each of 8 warpgroups a block may hold (one cta); 0 within warps."""
     if all(b < LANE_BITS for b in reduced_bits):
         return 0
-    threads = case.threads()
+    threads = case.block()
+    reduced_bits = [b for b in reduced_bits if b < CTA_BITS_BASE]  # a cluster's CTA partials: no more
+    replica_bits = [b for b in replica_bits if b < CTA_BITS_BASE]
     partials = 1 << ((threads - 1).bit_length() - sum(b < LANE_BITS for b in reduced_bits) - len(replica_bits))
     instances = 8 if case.exec_scope == "warpgroup" else 1
     return instances * partials * slots * _BYTES[case.dtype]
@@ -262,7 +280,7 @@ def prepare(count: int, seed: int, root: Path) -> int:
         x, old = case.random_inputs(rng)
         a = case.pack(x)
         b = case.output_buffer(old if case.accum else None)
-        api.compile(text, backend="interpreter")[case.name].launch(1, case.threads(), a, b)
+        api.compile(text, backend="interpreter")[case.name].launch(case.grid(), case.block(), a, b)
         problems = case.check(x, old if case.accum else None, b)
         if problems:
             raise SystemExit(f"{case.name}: the interpreter disagrees with numpy: {problems[:3]}")
@@ -287,7 +305,7 @@ def compare(root: Path) -> int:
     mismatches = 0
     for i, case in enumerate(cases):
         b = data[f"b0_{i}"].copy()
-        api.compile(case.kernel_text(), backend="cuda")[case.name].launch(1, case.threads(), data[f"a{i}"], b)
+        api.compile(case.kernel_text(), backend="cuda")[case.name].launch(case.grid(), case.block(), data[f"a{i}"], b)
         got, want = case.owned(b), case.owned(data[f"b{i}"])
         if got.tobytes() != want.tobytes():
             mismatches += 1

@@ -5,7 +5,8 @@ and breaks one rule of docs/spec.md in it, chosen at random among the rules that
 to that configuration. It returns an ``InvalidCase``: the rule's name, the op as a
 complete ``func.func`` (the op on line 2, column 3; a cta's function declares its
 ``gpu.known_block_size``, the src layout's warps), and a fragment that the diagnostic
-must contain. ``test/python/test_invalid.py`` checks that every one is rejected by
+must contain (a cluster's function declares its ``gpu.known_block_size`` too, and some its
+``gpu.known_cluster_size``). ``test/python/test_invalid.py`` checks that every one is rejected by
 ``tile-verify`` with that diagnostic, at the op's own location.
 
 Nothing here imports MLIR.
@@ -18,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from ..layout import Iter, TileLayout
-from ..vocab import AXIS_LIMITS, KINDS, REDUCE_ATTRIBUTES, SCOPES
+from ..vocab import AXIS_LIMITS, CTA_BITS_BASE, KINDS, LANE_BITS, REDUCE_ATTRIBUTES, SCOPES
 from .cases import ReduceCase, private_type
 from .differential import iter_bits, random_case
 
@@ -39,6 +40,7 @@ class _Op:
     attrs: dict[str, str]
     case: ReduceCase
     block: int | None = None  # the function's gpu.known_block_size (x), if it declares one
+    cluster: int | None = None  # the function's gpu.known_cluster_size (x), if it declares one
 
     @classmethod
     def of(cls, case: ReduceCase) -> _Op:
@@ -51,12 +53,16 @@ class _Op:
         if case.src_layout is not None:
             attrs["src_layout"] = f'#tile.layout<"{case.src_layout}">'
             attrs["dst_layout"] = f'#tile.layout<"{case.dst_layout}">'
-        block = case.threads() if case.exec_scope == "cta" else None
-        return cls(private_type(case.dst_shape, case.dtype), private_type(case.src_shape, case.dtype), attrs, case, block)
+        block = case.block() if case.exec_scope in ("cta", "cluster") else None
+        cluster = case.grid() if case.cluster_fixed else None
+        return cls(private_type(case.dst_shape, case.dtype), private_type(case.src_shape, case.dtype), attrs, case,
+                   block, cluster)
 
     def text(self) -> str:
         attrs = ", ".join(f"{k} = {v}" for k, v in self.attrs.items())
-        block = "" if self.block is None else f" attributes {{gpu.known_block_size = array<i32: {self.block}, 1, 1>}}"
+        declared = [f"gpu.known_{what}_size = array<i32: {n}, 1, 1>"
+                    for what, n in (("block", self.block), ("cluster", self.cluster)) if n is not None]
+        block = f" attributes {{{', '.join(declared)}}}" if declared else ""
         return (
             f"func.func @bad(%dst: {self.dst_type}, %src: {self.src_type}){block} {{\n"
             f'  "tile.reduce"(%dst, %src) {{{attrs}}} : ({self.dst_type}, {self.src_type}) -> ()\n'
@@ -194,14 +200,15 @@ def _dst_shape(op: _Op, rng: random.Random):
     return "does not match src shape"
 
 
-def _dst_replica(op: _Op, rng: random.Random, warp_bits: bool = False):
+def _dst_replica(op: _Op, rng: random.Random, warp_bits: bool = False, cta_bits: bool = False):
     """The dst leaves out one of its thread replica iters; with ``warp_bits``, one that
-    holds a reduced warp bit."""
+    holds a reduced warp (or CTA) bit; with ``cta_bits``, one that holds a reduced CTA bit."""
     if op.case.dst_layout is None:
         return None
     src, dst = op.layout("src"), op.layout("dst")
-    reduced = {b for a in op.case.axes for it in src.shard[a % src.rank] for b in iter_bits(it) if b >= 5}
-    thread = [it for it in dst.replica if it.axis != "m" and (not warp_bits or set(iter_bits(it)) & reduced)]
+    low = CTA_BITS_BASE if cta_bits else LANE_BITS
+    reduced = {b for a in op.case.axes for it in src.shard[a % src.rank] for b in iter_bits(it) if b >= low}
+    thread = [it for it in dst.replica if it.axis != "m" and (not (warp_bits or cta_bits) or set(iter_bits(it)) & reduced)]
     if not thread:
         return None
     drop = rng.choice(thread)
@@ -212,7 +219,9 @@ def _dst_replica(op: _Op, rng: random.Random, warp_bits: bool = False):
 def _axis_not_in_scope(op: _Op, rng: random.Random):
     if op.case.src_layout is None:
         return None
-    axis = {"thread": "laneid", "warp": "wid_in_wg", "warpgroup": "warpid", "cta": "wid_in_wg"}[op.case.exec_scope]
+    scope = op.case.exec_scope
+    axis = {"thread": "laneid", "warp": "wid_in_wg", "warpgroup": rng.choice(["warpid", "cta_in_cluster"]),
+            "cta": rng.choice(["wid_in_wg", "cta_in_cluster"]), "cluster": "tid_in_wg"}[scope]
     op.set_layout("src", _replica(op, "src", Iter(2, 2**4, axis) if axis == "laneid" else Iter(1, 1, axis)))
     return f"src_layout: axis {axis} is not allowed at {op.case.exec_scope} scope"
 
@@ -231,8 +240,26 @@ def _warp_bit_at_warp_scope(op: _Op, rng: random.Random):
     return f"src_layout: axis {axis} is not allowed at warp scope"
 
 
+def _ctas_past_the_cluster(op: _Op, rng: random.Random):
+    """A cluster-scope replica on CTAs 16 and up: a cluster has at most 16."""
+    if op.case.exec_scope != "cluster":
+        return None
+    op.set_layout("src", _replica(op, "src", Iter(2, rng.choice([16, 32]), "cta_in_cluster")))
+    return "src_layout: cta_in_cluster reaches CTA"
+
+
+def _cluster_size_mismatch(op: _Op, rng: random.Random):
+    """A cluster's function declares another cluster size than its layouts' CTAs."""
+    if op.case.exec_scope != "cluster":
+        return None
+    ctas = op.case.grid()
+    op.cluster = rng.choice([n for n in (1, 2, 4, 8, 16) if n != ctas])
+    return f"but the cluster has {op.cluster} (known_cluster_size"
+
+
 def _block_size_mismatch(op: _Op, rng: random.Random):
-    """A cta's function declares a block of another number of threads than its layouts' warps."""
+    """A cta's (or cluster's) function declares a block of another number of threads than
+    its layouts' warps."""
     if op.block is None:
         return None
     op.block = rng.choice([n for n in (op.block // 2, op.block + 32, op.block * 2, 1024) if 0 < n <= 1024 and n != op.block])
@@ -262,6 +289,9 @@ RULES = {
     "a warp bit at warp scope": _warp_bit_at_warp_scope,
     "dst replicates over the reduced warp bits": lambda op, rng: _dst_replica(op, rng, warp_bits=True),
     "a cta's block size": _block_size_mismatch,
+    "CTAs inside the cluster": _ctas_past_the_cluster,
+    "a cluster's size": _cluster_size_mismatch,
+    "dst replicates over the reduced CTA bits": lambda op, rng: _dst_replica(op, rng, cta_bits=True),
     "gpu memory spaces": _memory_space,
 }
 

@@ -3,7 +3,8 @@
 ``CASES`` lists every case, each with a unique name
 ``<scope>_<dtype>_<kind>_<tag>[_accum][_special]``: the thread-scope shapes of
 ``THREAD_SHAPES`` and the layout pairs of ``PATTERNS`` (warp, warpgroup and cta scope),
-instantiated per kind, dtype and accum by ``thread_case`` and ``pattern_case``.
+instantiated per kind, dtype and accum by ``thread_case`` and ``pattern_case``, and the
+cluster-scope cases of ``tile_mlir.testing.cluster_cases``.
 ``tile_mlir.testing.cases`` holds the case itself (kernel, inputs, reference, check).
 Like it, this module imports no MLIR.
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from ..vocab import DTYPES, FLOAT_DTYPES, KINDS
 from .cases import ReduceCase
+from .cluster_cases import CLUSTER_CASES
 
 # (tag, src memref shape, axes, dst memref shape): thread-scope shapes of rank 1 to 3.
 THREAD_SHAPES = (
@@ -285,4 +287,5 @@ def _matrix() -> tuple[ReduceCase, ...]:
     return tuple(cases.values())
 
 
-CASES: tuple[ReduceCase, ...] = _matrix()
+# The cluster scope's cases (tile_mlir.testing.cluster_cases) run with the others.
+CASES: tuple[ReduceCase, ...] = _matrix() + CLUSTER_CASES
