@@ -54,6 +54,16 @@ NOTES: dict[str, str] = {
         "copy's rate and ours at 101%. The cross-warp step itself is not the limit: 0.34 µs per reduction (2b) "
         "against 62 µs per call."
     ),
+    "cluster-8x8388608": (
+        "8 rows leave too few loads in flight. The largest cluster the GPU allows is 16 CTAs, so 8 rows are "
+        "at most 128 CTAs on 132 SMs, one CTA (16 warps, a quarter of an SM's 64) per SM: 16 warps x 32 lanes "
+        "x 4 chunks x 16 bytes = 32 KB in flight per SM, about half of what the DRAM's latency needs at 4 TB/s. "
+        "The sweep's wider CTAs (32 warps) ran with 2 chunks, the same bytes in flight (74.8 µs against 72.6); "
+        "32 warps with 4 chunks (64 KB per SM) was not in this run's sweep, nor were two clusters per row, "
+        "which would need a second combine (global atomics or a second kernel, which the design excludes). "
+        "torch.sum reads this shape at 4051 GB/s with a split reduction over many more blocks; ours is 3.7x "
+        "one CTA per row (984 GB/s) and 2.98x Triton's one program per row (1240 GB/s)."
+    ),
     "multiwarp-skinny": (
         "ours reads 4315 GB/s (103% of the copy's rate: the read ceiling of this run, as above); torch.sum read "
         "3519 GB/s in this run, against 3073 GB/s when the bar was set, so 1.25x torch now means 4399 GB/s, above "

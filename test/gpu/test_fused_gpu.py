@@ -41,6 +41,13 @@ def inputs(name, M, N, dtype, seed):
     return x, params, list(rows)
 
 
+# torch's CUDA rms_norm gives NaN in every element of a row that holds an infinity, where
+# its formula (and torch on the CPU) gives 0 for the finite ones (docs/fused-kernels.md,
+# "Special values"): our kernel follows the formula, and its special rows are checked
+# against the float64 formula; the random rows against torch.
+FORMULA_ROWS = ("rmsnorm",)
+
+
 def to_torch(a, dtype):
     t = torch.from_numpy(a.view(np.int16) if dtype == "bf16" else a)
     return (t.view(torch.bfloat16) if dtype == "bf16" else t).cuda()
@@ -81,6 +88,8 @@ def test_fused_kernel(name, M, N, dtype, seed):
         xt, pt = to_torch(x, dtype), [to_torch(p, dtype) for p in params]
         y = to_bits(kernel(xt, *pt, **eps), dtype)
         ref = torch_reference(name, xt, pt, eps.get("eps")).cpu().numpy()
+        if name in FORMULA_ROWS:  # the special rows where torch's CUDA kernel departs from its formula
+            ref[: len(labels)] = MODULES[name].reference(*(rw.as_f64(a) for a in (x[: len(labels)], *params)), **eps)
     else:
         y = kernel(x, *params, **eps)
         ref = MODULES[name].reference(*(rw.as_f64(a) for a in (x, *params)), **eps)
