@@ -15,24 +15,13 @@ import numpy as np
 import pytest
 import tile_mlir
 from tile_mlir.runtime import gpu_available
+from tile_mlir.testing.examples import cluster_row_sums
 
 CHIP = "sm_90a"  # what tile_mlir.testing.prepare compiles for by default
 BACKEND = os.environ.get("TILE_MLIR_CONFORMANCE_BACKEND", "cuda")
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cluster_row_sum.mlir"
 
 pytestmark = pytest.mark.skipif(BACKEND == "cuda" and not gpu_available(), reason="no GPU")
-
-
-def expected_sums(a: np.ndarray) -> np.ndarray:
-    x = a.reshape(2, 4, 2, 32, 4)  # row, CTA, warp, lane, register
-    acc = x[..., 0]
-    for k in range(1, 4):
-        acc = acc + x[..., k]
-    index = np.arange(32)
-    for bit in (16, 8, 4, 2, 1):
-        acc = acc + acc[..., index ^ bit]
-    ctas = acc[..., 0, 0] + acc[..., 1, 0]
-    return ((ctas[:, 0] + ctas[:, 1]) + ctas[:, 2]) + ctas[:, 3]
 
 
 @pytest.mark.parametrize("trial", range(3))
@@ -42,6 +31,6 @@ def test_cluster_row_sum(seed, trial):
     s, b = np.full(2, np.nan, np.float32), np.full(512, np.nan, np.float32)
     kernel = tile_mlir.compile(EXAMPLE.read_text(), {"chip": CHIP}, backend=BACKEND)["cluster_row_sum"]
     kernel.launch(8, 64, a, s, b)
-    want = expected_sums(a)
+    want = cluster_row_sums(a)
     assert s.view(np.uint32).tolist() == want.view(np.uint32).tolist()
     assert b.reshape(2, 256).view(np.uint32).tolist() == np.repeat(want, 256).reshape(2, 256).view(np.uint32).tolist()

@@ -8,22 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import tile_mlir
+from tile_mlir.testing.examples import cluster_row_sums
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cluster_row_sum.mlir"
-
-
-def expected_sums(a: np.ndarray) -> np.ndarray:
-    """The two rows' sums, in the documented order (float32)."""
-    x = a.reshape(2, 4, 2, 32, 4)  # row, CTA, warp, lane, register
-    acc = x[..., 0]
-    for k in range(1, 4):
-        acc = acc + x[..., k]
-    index = np.arange(32)
-    for bit in (16, 8, 4, 2, 1):
-        acc = acc + acc[..., index ^ bit]
-    warps = acc[..., 0]  # every lane of a warp holds the same bits
-    ctas = warps[..., 0] + warps[..., 1]
-    return ((ctas[:, 0] + ctas[:, 1]) + ctas[:, 2]) + ctas[:, 3]
 
 
 def test_the_example_sums_each_row_over_its_cluster_in_the_documented_order():
@@ -33,7 +20,7 @@ def test_the_example_sums_each_row_over_its_cluster_in_the_documented_order():
     kernel = tile_mlir.compile(EXAMPLE.read_text(), backend="interpreter", cache=False)["cluster_row_sum"]
     assert kernel.signature.cluster == (4, 1, 1) and kernel.signature.cluster_fixed
     kernel.launch(8, 64, a, s, b)
-    want = expected_sums(a)
+    want = cluster_row_sums(a)
     assert s.view(np.uint32).tolist() == want.view(np.uint32).tolist()
     assert b.reshape(2, 256).view(np.uint32).tolist() == np.repeat(want, 256).reshape(2, 256).view(np.uint32).tolist()
     assert abs(float(s[0]) - a[0].astype(np.float64).sum()) <= 1e-4
