@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import tile_mlir
 from test_interpreter import kernel
+from test_runtime import BF16_SCALARS
 from tile_mlir.testing.copies import CopyCase
 
 UINT = {"f16": np.uint16, "bf16": np.uint16, "f32": np.uint32, "f64": np.uint64}
@@ -103,6 +104,15 @@ def test_bf16_arithmetic_on_a_nan_gives_the_canonical_nan():
     out = np.zeros(1, np.uint16)
     kernel("%O: memref<1xbf16>", body).launch(1, 1, out)
     assert out[0] == 0x7FFF
+
+
+@pytest.mark.parametrize(("value", "bits"), BF16_SCALARS)
+def test_a_bf16_scalar_argument_has_the_bits_the_runtime_packs(value, bits):
+    out = np.zeros(1, np.uint16)
+    body = """%c0 = arith.constant 0 : index
+      memref.store %v, %O[%c0] : memref<1xbf16>"""
+    kernel("%O: memref<1xbf16>, %v: bf16", body).launch(1, 1, out, value)
+    assert _hex(int(out[0]), "bf16") == _hex(bits, "bf16")
 
 
 @pytest.mark.parametrize("padding", [0x7FC1, 0xFFC0, 0x7F81, 0xFFFF])

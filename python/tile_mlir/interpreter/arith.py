@@ -25,7 +25,8 @@ import numpy as np
 from ..errors import InterpreterError
 from ..ir import ir
 from .core import Unsupported, register
-from .elements import ELEMS, round_bf16, sext_i1, to_bf16
+from .. import bf16
+from .elements import ELEMS, round_bf16, sext_i1
 from .vector import elementwise, numel, vector_shape
 
 # ---------------------------------------------------------------------------------------
@@ -218,7 +219,7 @@ def _float_converter(dst):
     if not dst.is_float:
         raise Unsupported(f"result of type {dst.name}")
     if dst.name == "bf16":
-        return to_bf16
+        return round_bf16
     nan = dst.nan
 
     def convert(x):
@@ -354,7 +355,7 @@ def _bf16_bits(attr) -> np.ndarray:
         if token.startswith("0x"):
             bits.append(int(token, 16))
         else:
-            bits.append(int(ELEMS["bf16"].to_bits(to_bf16(np.float64(token)))))
+            bits.append(int(bf16.to_bits(np.float64(token))))
     return np.array(bits, np.uint16)
 
 

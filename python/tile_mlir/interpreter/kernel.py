@@ -19,7 +19,7 @@ from ..arrays import dim3
 from ..errors import InterpreterError, LaunchError
 from ..ir import ir, make_context
 from ..signature import ArgSpec, KernelSignature
-from ..vocab import MLIR_TO_NUMPY
+from ..vocab import MAX_BLOCK_THREADS, MLIR_TO_NUMPY, WARP_SIZE
 from .cf import region_ops
 from .cluster import run_cluster
 from .core import (
@@ -36,8 +36,6 @@ from .core import (
 )
 from .memref import memref_type
 from .sync import BlockSync, ClusterSync
-
-MAX_BLOCK_THREADS = 1024
 
 
 @functools.cache
@@ -163,7 +161,7 @@ class InterpretedKernel:
                 run_ops(ops, block_env, None)
 
         for envs in _clusters(block_environments(env, grid, block), grid, cluster):
-            shared = ClusterSync(len(envs), -(-n // 32))
+            shared = ClusterSync(len(envs), -(-n // WARP_SIZE))
             for rank, block_env in enumerate(envs):
                 block_env[SYNC] = BlockSync(n, block_env, shared, rank)
             run_cluster(envs, run)
