@@ -33,7 +33,7 @@ from .analysis import analyze
 from .analysis_copy import analyze_copy
 from .diagnostics import format_diag, format_errors, parse_failure
 from .errors import CompileError
-from .ir import find_ops, ir, make_context, memref_shape
+from .ir import find_ops, ir, make_context, memref_shape, name_source
 from .options import Options
 from .passes import add_pass
 from .pipeline import STAGES, TILE_STAGES, run_stages, save_repro
@@ -179,10 +179,12 @@ def lower_tile_ops(text: str, options: Options | None = None, *,
                    source_name: str = SOURCE) -> tuple[str, tuple[KernelSignature, ...]]:
     """Run only the tile lowerings (``tile-lower-copy``, ``tile-lower-reduction``): the
     scf/arith/memref/vector/gpu level the CPU interpreter executes. Returns the lowered text and the kernel signatures.
-    Diagnostics call the text ``source_name``."""
+    Diagnostics call the text ``source_name``, and so do the lowered text's locations,
+    where the interpreter's errors read it."""
     options = Options.from_mapping(options)
     with make_context(), ir.Location.unknown():
         module = parse(text, source_name=source_name)
+        name_source(module.operation, source_name)
         signatures = kernel_signatures(module, dynamic=True)
         run_stages(module, STAGES[:TILE_STAGES], options, source=text, source_name=source_name)
         # with locations, so that the interpreter names ops where the user wrote them
