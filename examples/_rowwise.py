@@ -42,12 +42,14 @@ from pathlib import Path
 
 import numpy as np
 from tile_mlir import api
-from tile_mlir.vocab import DEFAULT_CHIP
+from tile_mlir.bf16 import from_bits as bf16_values
+from tile_mlir.bf16 import to_bits as bf16_bits
+from tile_mlir.vocab import DEFAULT_CHIP, DTYPE_BYTES, MAX_BLOCK_THREADS
+from tile_mlir.vocab import WARP_SIZE as WARP
 
 HERE = Path(__file__).resolve().parent
-ITEMSIZE = {"f32": 4, "bf16": 2}
-WARP = 32
-MAX_WARPS = 32  # 1024 threads: the largest block
+ITEMSIZE = {dtype: DTYPE_BYTES[dtype] for dtype in ("f32", "bf16")}  # the dtypes the kernels take
+MAX_WARPS = MAX_BLOCK_THREADS // WARP  # the largest block
 ROWS_PER_BLOCK = 4  # the warp form: 4 rows (warps) per block
 DATA_BYTES = 128  # a thread keeps 32 registers of its row (64 bytes with 32 warps)
 TORCH_EPS = {"f32": 1.1920928955078125e-07, "bf16": 0.0078125}  # torch.finfo(dtype).eps
@@ -207,18 +209,6 @@ GPU_KERNELS = [(name, plan(M, N, dtype)) for name in KERNELS for (M, N) in (*GPU
 
 
 # --- arrays ---------------------------------------------------------------------------
-
-
-def bf16_bits(a) -> np.ndarray:
-    """float32 values rounded to bfloat16 (to nearest even; NaN stays NaN), as uint16 bits."""
-    bits = np.asarray(a, np.float32).view(np.uint32).astype(np.uint64)
-    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-    return np.where(np.isnan(np.asarray(a, np.float32)), np.uint16(0x7FC0), rounded)
-
-
-def bf16_values(bits) -> np.ndarray:
-    """bfloat16 bits (uint16) as float32 values."""
-    return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
 def _numpy_dtype(a: np.ndarray) -> str:
