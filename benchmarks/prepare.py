@@ -62,7 +62,7 @@ def all_kernels() -> dict[str, tuple[str, str]]:
     absent = fused.missing()
     for name, M, N, dtype in fused.CASES:
         if name not in absent:
-            texts[fused.label(name, M, N, dtype)] = (fused.module(name).kernel_text(M, N, dtype), "linear")
+            texts[fused.label(name, M, N, dtype)] = (fused.kernel_text(name, M, N, dtype), "linear")
     texts.update(cluster.all_kernels())
     return texts
 
