@@ -11,15 +11,17 @@ marked ``gpu.container_module``. ``kernel`` writes that frame and hands over the
     with build.kernel("row_sums", {"X": "memref<4x256xf32>", "Y": "memref<4xf32>"},
                       known_block_size=32) as k:
         x, part, total = k.registers([8], "f32"), k.registers([1], "f32"), k.registers([1], "f32")
-        ops.copy(x, k.args["X"], [k.block_id(), 0], exec_scope="warp", layout="S[(1, (8, 32)) : (1, (32, 1@laneid))]")
+        row = k.block_id()
+        ops.copy(x, k.args["X"], [row, 0], exec_scope="warp", layout="S[(1, (8, 32)) : (1, (1, 1@laneid))]")
         for i, acc, s in k.range(8, carry=k.constant(0.0, "f32")):
             k.yield_(arith.addf(acc, k.load(x, [i])))
         k.store(s, part, [0])
         ops.reduce(total, part, kind="sum", exec_scope="warp", axes=[0],
                    src_layout="S[32 : 1@laneid]", dst_layout="S[1 : 1] + R[32 : 1@laneid]")
-        ...
+        ops.copy(k.args["Y"], total, [row], exec_scope="warp", layout="S[1 : 1] + R[32 : 1@laneid]")
 
     kernels = tile_mlir.compile(k.module)
+    kernels.row_sums.launch(4, 32, x, y)
 
 Inside the ``with`` block the builder's MLIR context, a location and an insertion point at
 the end of the kernel's body are current, so every upstream builder (``arith.addf``,

@@ -328,3 +328,28 @@ def test_the_examples_are_what_the_builder_writes(name):
     example = Path(__file__).resolve().parents[2] / "examples" / f"{name}.mlir"
     assert example.read_text() == emitted(name, 37, 1000, "f32"), (
         f"regenerate it: python -m tile_mlir.kernels {name} --emit > examples/{name}.mlir")
+
+
+def code_lines(function) -> int:
+    """Lines of code of a function: not blank, not a comment, not its docstring."""
+    import ast
+    import inspect
+
+    source = inspect.getsource(function)
+    doc = ast.get_docstring(ast.parse(source).body[0]) or ""
+    lines = [line for line in source.splitlines() if line.strip() and not line.strip().startswith("#")]
+    return len(lines) - len(doc.splitlines())
+
+
+def test_each_kernel_fits_on_a_screen():
+    """The softmax, with the first pass it shares with logsumexp, is at most 35 lines of
+    code (Triton's tutorial kernel is about 17); docs/builder.md gives the counts."""
+    from tile_mlir.kernels import forward
+
+    counts = {f.__name__: code_lines(f) for f in (forward.softmax, forward.online_max_sum, forward.logsumexp,
+                                                   forward.rmsnorm, forward.layernorm)}
+    assert counts["softmax"] + counts["online_max_sum"] <= 35 and max(counts.values()) <= 40, counts
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "builder.md").read_text()
+    said = re.search(r"the softmax is (\d+) lines of code, and the first pass it shares with\s+logsumexp (\d+) more;"
+                     r" LayerNorm, the longest, (\d+)", doc).groups()
+    assert tuple(map(int, said)) == (counts["softmax"], counts["online_max_sum"], counts["layernorm"])
