@@ -74,8 +74,15 @@ IndexLike = Union[int, ir.Value]
 # Ops take the location of the first Python frame outside these files: the user's line,
 # not this module's helpers, tile_mlir.ops, or the bindings' own Python wrappers
 # (arith.constant, scf.for_...). The bindings register their generated files the same way.
+def helpers(path: str) -> None:
+    """Locate the ops that the functions of the Python file ``path`` build at the line
+    that called them, as the builder's own helpers are: for a module of building steps
+    (``tile_mlir.kernels.rows``) whose ops belong to the kernel that uses them."""
+    _cext.globals.register_traceback_file_exclusion(str(path))
+
+
 for _path in (__file__, ops.__file__, *Path(ir.__file__).parent.rglob("*.py")):
-    _cext.globals.register_traceback_file_exclusion(str(_path))
+    helpers(_path)
 
 _UNROLL = "#llvm.loop_annotation<unroll = <full = true>>"
 

@@ -33,6 +33,8 @@ import linecache
 from contextlib import nullcontext
 from typing import Sequence, Union
 
+from mlir.dialects import arith
+
 from .checks import problems
 from .diagnostics import Diag, Place, file_location, format_diag, to_diag
 from .errors import BuildError
@@ -82,8 +84,6 @@ def copy(
     register tile, a store when src is. ``indices`` are the memory coordinates of the
     tile's origin, one per memory dim (ints become index constants); ``padding`` (loads
     only) is what reads past the memory's end give, a number of its element type."""
-    from mlir.dialects import arith
-
     with loc if loc is not None else nullcontext():
         index = [i if isinstance(i, ir.Value) else arith.constant(ir.IndexType.get(), int(i), ip=ip)
                  for i in indices]

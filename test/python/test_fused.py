@@ -173,7 +173,8 @@ def test_the_package_builds_kernels_and_templates_nothing():
             text = K.kernel_text(name, M, N, dtype)
             assert f"gpu.func @{name}(" in text and "tile.copy" in text and "tile.reduce" in text
             assert f"known_block_size = array<i32: {K.plan(M, N, dtype).threads}, 1, 1>" in text
-            assert "kernels/forward.py" in text  # each op is located at its Python line
+            assert "kernels/forward.py" in text  # each op is located at the kernel's Python line,
+            assert "kernels/rows.py" not in text  # not at a line of the row frame's helpers
 
 
 # --- the generated PTX ------------------------------------------------------------------

@@ -15,7 +15,8 @@ upstream builders and a ``tile_mlir.ops`` op:
 * ``store``, ``store_row``, ``load_cols``: a chunk of a row, one value per row, a chunk
   of a per-column vector (weight, bias), through ``tile.copy``.
 
-The argument roles of ``row_kernel``: ``rows`` (M x N of the dtype), ``cols`` (N),
+Each op is located at the kernel's line that asked for it (``build.helpers``), not at a
+line of this module. The argument roles of ``row_kernel``: ``rows`` (M x N of the dtype), ``cols`` (N),
 ``row`` (M, one value per row of the dtype), ``stat`` (M, f32) and ``f32`` (a scalar).
 """
 
@@ -31,6 +32,8 @@ from ..vocab import DEFAULT_CHIP
 from .plan import RowPlan
 
 MAX_VECTOR_ALIGN = 16
+
+build.helpers(__file__)  # the ops built here are located at the kernel's line that asked for them
 
 
 def arg_types(p: RowPlan, M: int) -> dict[str, str]:
