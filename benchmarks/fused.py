@@ -69,9 +69,17 @@ def missing(names=KERNELS) -> dict[str, str]:
 
 
 def kernel_text(name: str, M: int, N: int, dtype: str) -> str:
-    """Our kernel's MLIR for the case: what the cache holds it by (and, where it is built,
-    remembers it by, for the GPU machine without MLIR)."""
-    return kernels().kernel_text(name, M, N, dtype, remember=True)
+    """Our kernel's MLIR for the case: what the cache holds it by."""
+    return kernels().kernel_text(name, M, N, dtype)
+
+
+def remember_texts() -> None:
+    """Keep every case's kernel text in the compile cache by name, where MLIR is: the GPU
+    machine, which cannot build them, reads them there (``kernel_text``)."""
+    absent = missing()
+    for name, M, N, dtype in CASES:
+        if name not in absent:
+            kernels().kernel_text(name, M, N, dtype, remember=True)
 
 
 def eps_of(name: str, dtype: str) -> float:

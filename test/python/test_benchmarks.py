@@ -167,6 +167,21 @@ def test_prepare_compiles_every_fused_case(fused_modules):
         assert text == fused.kernel_text(name, M, N, dtype) and fold == "linear"
 
 
+def test_prepare_remembers_the_fused_texts_for_the_gpu_machine(fused_modules, tmp_path, monkeypatch):
+    """benchmarks.prepare keeps each fused case's text by name; a machine without MLIR
+    (here: the builder made to fail) reads it back for preflight and the run."""
+    from tile_mlir.kernels import library
+
+    fused.remember_texts()
+    assert len(list((tmp_path / "by-name").iterdir())) == len(fused.CASES)
+    name, M, N, dtype = fused.CASES[0]
+    made = fused.kernel_text(name, M, N, dtype)
+    library._text.cache_clear()
+    monkeypatch.setattr(library, "_built", lambda *a: (_ for _ in ()).throw(ImportError("no MLIR")))
+    assert fused.kernel_text(name, M, N, dtype) == made
+    library._text.cache_clear()
+
+
 def test_eps_is_our_kernels_default():
     """torch and Triton get the epsilon our kernels use by default: K.rms_norm's 1e-6,
     K.layer_norm's 1e-5."""
