@@ -32,14 +32,14 @@ from .. import api, cache
 from ..kernels import kernel_text
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
-from . import copies
+from . import copies, loops
 from .fused import GPU_CASES
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
-# Every tile.reduce and tile.copy kernel a GPU suite compiles (the conformance matrix
-# and the tile.copy cases); the shared cases are added below.
-CASES = (*REDUCE_CASES, *copies.CASES)
+# Every tile.reduce and tile.copy kernel a GPU suite compiles (the conformance matrix,
+# the tile.copy cases and the ops in loops); the shared cases are added below.
+CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES)
 
 # The examples (the demonstration among them), so they launch from the cache too; and
 # the fused kernels (``tile_mlir.kernels``), built for each case of FUSED. Building one
