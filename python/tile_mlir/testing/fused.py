@@ -7,6 +7,7 @@ rows of special values and what each kernel must give for them (docs/fused-kerne
 """
 
 import numpy as np
+
 from .. import bf16
 
 INF, NAN = np.inf, np.nan
