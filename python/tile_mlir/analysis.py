@@ -29,11 +29,10 @@ import difflib
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from .analysis_exchange import exchange_problems, thread_bits
 from .errors import LayoutError
 from .ir import ir, layout_text
-from .layout import Iter, TileLayout
+from .layout import TileLayout
 from .vocab import (
     ADDRESS_SPACES,
     CTA_BITS_BASE,
@@ -47,10 +46,6 @@ from .vocab import (
     SCOPES,
     WARP_SIZE,
 )
-
-# Where each thread axis's bits start in the thread index.
-_AXIS_BIT_BASE = {"laneid": 0, "tid_in_wg": 0, "wid_in_wg": LANE_BITS, "warpid": LANE_BITS,
-                  "cta_in_cluster": CTA_BITS_BASE}
 
 
 @dataclass(frozen=True)
@@ -124,28 +119,6 @@ class ReduceInfo:
 class Analysis:
     info: ReduceInfo | None = None
     errors: list[str] = field(default_factory=list)
-
-
-def thread_bits(iters: tuple[Iter, ...]) -> tuple[int, ...]:
-    """The thread-index bits moved by the thread-axis iters among ``iters`` (module
-    docstring); register iters move none.
-
-    Raises LayoutError when an extent or stride is not a power of two, or when
-    two iters move the same bit.
-    """
-    bits: list[int] = []
-    for it in iters:
-        if it.axis == "m" or it.extent == 1:
-            continue
-        for what, v in (("extent", it.extent), ("stride", it.stride)):
-            if v < 1 or v & (v - 1):
-                raise LayoutError(f"{what} {v} on {it.axis} is not a power of two")
-        low = _AXIS_BIT_BASE[it.axis] + it.stride.bit_length() - 1
-        new = range(low, low + it.extent.bit_length() - 1)
-        if set(new) & set(bits):
-            raise LayoutError(f"two {it.axis} iters move the same thread bit")
-        bits.extend(new)
-    return tuple(sorted(bits))
 
 
 # --- reading the op ---------------------------------------------------------------
@@ -443,35 +416,7 @@ def _analyze_op(op) -> Analysis:
         return out
     # The reduced bits never overlap the src replica bits (which would count copies of an
     # element twice): a valid layout's replica moves only thread bits its shard leaves free.
-    reduced_mask = sum(1 << b for b in reduced)
-    for d in range(rank):
-        if d in axes:
-            continue
-        hit = int(np.bitwise_or.reduce(src_layout.thread_offsets(d), initial=0)) & reduced_mask
-        if hit:
-            errors.append(
-                f"src_layout: kept dim {d} moves thread bit(s) {_bits(b for b in reduced if hit >> b & 1)}, "
-                f"which the reduced dims move too: the butterfly over bits {_bits(reduced)} would "
-                "mix its elements"
-            )
-    want_rep = set(reduced) | set(src_rep)
-    if set(dst_rep) != want_rep:
-        errors.append(
-            f"dst_layout must replicate over thread bits {_bits(want_rep)} "
-            f"(the src replica bits {_bits(src_rep)} and the reduced bits {_bits(reduced)}), "
-            f"but it replicates over {_bits(dst_rep)}"
-        )
-    for d in range(rank):
-        dd = dst_dim[d]
-        if d in axes or dd is None:
-            continue
-        # Same shape and the same thread for every coordinate imply the same
-        # number of registers per thread: no separate register-extent rule.
-        if not np.array_equal(src_layout.thread_offsets(d), dst_layout.thread_offsets(dd)):
-            errors.append(
-                f"dst_layout dim {dd} does not put the elements of src dim {d} on the same "
-                "threads: their thread iters differ"
-            )
+    errors.extend(exchange_problems(src_layout, dst_layout, axes, dst_dim, reduced, src_rep, dst_rep))
     if errors:
         return out
 
@@ -516,10 +461,6 @@ def span_problems(role: str, operand: Operand, name: str, layout: TileLayout) ->
     if layout.span > operand.numel:
         return [f"{role}: the memref holds {operand.numel} element(s) but {name} spans {layout.span} register slot(s)"]
     return []
-
-
-def _bits(bits) -> str:
-    return "{" + ", ".join(map(str, sorted(bits))) + "}"
 
 
 def _match_dst_shape(src_shape, dst_shape, axes, errors) -> tuple[int | None, ...]:

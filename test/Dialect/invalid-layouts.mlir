@@ -139,7 +139,7 @@ func.func @zero_stride_huge_extent(%d: memref<1xf32, #gpu.address_space<private>
 
 // Kept rows on lanes {0, 3}, reduced over lane bit 0: lane 3 would shuffle with lane 2, which holds nothing.
 func.func @kept_dim_carries_into_reduced_bit(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<1xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{src_layout: kept dim 0 moves thread bit(s) {0}, which the reduced dims move too: the butterfly over bits {0} would mix its elements}}
+  // expected-error @+1 {{src_layout: dst coordinate (1) is held by threads {3, 4}, but reduced bit 0 pairs thread 3 with thread 2, which holds no element: its kept thread iters add up to thread 3, which has reduced bit(s) {0} set}}
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warp", axes = array<i64: 1>, src_layout = #tile.layout<"S[(2, 2) : (3@laneid, 1@laneid)]">, dst_layout = #tile.layout<"S[2 : 3@laneid] + R[2 : 1@laneid]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
   return
 }
