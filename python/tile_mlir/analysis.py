@@ -184,7 +184,10 @@ def _attr(op, name: str, kind: type, what: str, errors: list[str]):
     return a
 
 
-def _layout(op, name: str, operand: Operand, errors: list[str]) -> TileLayout | None:
+def _layout(op, name: str, operand: Operand, errors: list[str], scope: str) -> TileLayout | None:
+    """The layout attribute ``name`` of the ``operand`` (its default without one), or None
+    with the reasons in ``errors``: an invalid layout's problems, and the axes ``scope``
+    does not allow, all at once (the scope's other checks need a valid layout)."""
     if name not in op.attributes:
         return _default_layout(name, operand, errors)
     text = layout_text(op.attributes[name])
@@ -198,6 +201,8 @@ def _layout(op, name: str, operand: Operand, errors: list[str]) -> TileLayout | 
         return None
     bad = layout.problems()
     errors.extend(f"{name}: {p}" for p in bad)
+    if bad:
+        errors.extend(axis_problems(name, layout, scope))
     return None if bad else layout
 
 
@@ -376,14 +381,12 @@ def _analyze_op(op) -> Analysis:
     if errors:
         return out
 
-    src_layout = _layout(op, "src_layout", src, errors)
-    dst_layout = _layout(op, "dst_layout", dst, errors)
-    if errors:
-        return out
-
+    src_layout = _layout(op, "src_layout", src, errors, scope)
+    dst_layout = _layout(op, "dst_layout", dst, errors, scope)
     for name, layout, operand in (("src", src_layout, src), ("dst", dst_layout, dst)):
-        errors.extend(scope_problems(f"{name}_layout", layout, scope))
-        errors.extend(span_problems(name, operand, f"{name}_layout", layout))
+        if layout is not None:  # an invalid one has said what it could
+            errors.extend(scope_problems(f"{name}_layout", layout, scope))
+            errors.extend(span_problems(name, operand, f"{name}_layout", layout))
     if errors:
         return out
 
@@ -440,6 +443,18 @@ def _analyze_op(op) -> Analysis:
 def scope_problems(name: str, layout: TileLayout, scope: str) -> list[str]:
     """Why the layout called ``name`` does not fit ``scope``: an axis the scope does not
     allow, or a thread past the scope's last."""
+    problems = axis_problems(name, layout, scope)
+    if not problems and layout.thread_reach() >= SCOPE_THREADS[scope]:
+        problems.append(
+            f"{name} reaches thread {layout.thread_reach()}, but {scope} scope has "
+            f"threads 0..{SCOPE_THREADS[scope] - 1}"
+        )
+    return problems
+
+
+def axis_problems(name: str, layout: TileLayout, scope: str) -> list[str]:
+    """The axes of the layout called ``name`` that ``scope`` does not allow, one reason
+    each. Asked of an invalid layout too: its other problems do not hide these."""
     problems = []
     for axis in sorted(layout.axes()):
         if axis not in SCOPE_AXES[scope]:
@@ -448,11 +463,6 @@ def scope_problems(name: str, layout: TileLayout, scope: str) -> list[str]:
                 f"{name}: axis {axis} is not allowed at {scope} scope "
                 f"(allowed: {', '.join(SCOPE_AXES[scope])}){hint}"
             )
-    if layout.thread_reach() >= SCOPE_THREADS[scope] and layout.axes() <= set(SCOPE_AXES[scope]):
-        problems.append(
-            f"{name} reaches thread {layout.thread_reach()}, but {scope} scope has "
-            f"threads 0..{SCOPE_THREADS[scope] - 1}"
-        )
     return problems
 
 

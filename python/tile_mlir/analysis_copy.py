@@ -208,7 +208,7 @@ def _analyze(op) -> Analysis:
     direction, registers, memory = sides
     _indices(op, memory, errors)
     padding = _padding(op, direction, memory.dtype, errors)
-    layout = _layout(op, "layout", registers, errors)
+    layout = _layout(op, "layout", registers, errors, scope)
     if errors:
         return out
     if layout.rank != memory.rank:

@@ -70,7 +70,9 @@ class _Op:
         )
 
     def layout(self, role: str) -> TileLayout:
-        return TileLayout.parse(getattr(self.case, f"{role}_layout"))
+        """The layout as the op has it now (so that two rules may break one op)."""
+        text = self.attrs[f"{role}_layout"]
+        return TileLayout.parse(text.removeprefix('#tile.layout<"').removesuffix('">'))
 
     def set_layout(self, role: str, layout: TileLayout | str) -> None:
         self.attrs[f"{role}_layout"] = f'#tile.layout<"{layout}">'
@@ -332,6 +334,15 @@ def random_invalid_case(rng: random.Random) -> InvalidCase:
             expected = RULES[rule](op, rng)
             if expected is not None:
                 return InvalidCase(rule, op.text(), expected)
+
+
+def with_rules_broken(case: ReduceCase, rng: random.Random, rules) -> tuple[str, list[str | None]]:
+    """The op of ``case`` with each of ``rules`` (names in ``RULES``) broken in turn, a
+    later one on what the earlier ones left: its text, and each rule's fragment of the
+    diagnostic (None where the rule did not apply)."""
+    op = _Op.of(case)
+    expected = [RULES[rule](op, rng) for rule in rules]
+    return op.text(), expected
 
 
 def valid_text(case: ReduceCase) -> str:
