@@ -45,6 +45,7 @@ from .vocab import (
     SCOPE_THREADS,
     SCOPES,
     WARP_SIZE,
+    WARPGROUP_SIZE,
 )
 
 
@@ -293,16 +294,15 @@ def memoized(memo: dict, op, analyze_op) -> Analysis:
 
 def _analyze(op) -> Analysis:
     out = _analyze_op(op)
-    if out.info is not None and out.info.exec_scope in ("cta", "cluster"):
+    if out.info is not None:
         _check_block(out, known_block_size(op), known_cluster_size(op))
     return out
 
 
 def _check_block(out: Analysis, block: tuple[int, ...] | None, cluster: tuple[int, ...] | None) -> None:
-    """At cta and cluster scope, a register layout's warps are the block's warps: where
-    the function fixes its block size, the two must agree; at cluster scope its CTAs are
-    the cluster's (``cluster_problems``). (An operand in workgroup or global memory is
-    one tile that the whole block shares: its layout spreads nothing over threads.)"""
+    """What the op needs of its block (``block_needs``) against the block the function
+    fixes, if it does; at cluster scope the layouts' CTAs are the cluster's
+    (``cluster_problems``)."""
     info = out.info
     layouts = [(f"{name}_layout", layout) for name, layout, operand in
                (("src", info.src_layout, info.src), ("dst", info.dst_layout, info.dst))
@@ -314,21 +314,45 @@ def _check_block(out: Analysis, block: tuple[int, ...] | None, cluster: tuple[in
         out.info = None
 
 
-def block_problems(layouts, block: tuple[int, ...] | None, scope: str = "cta") -> list[str]:
-    """Why the cta-scope (or cluster-scope) ``layouts`` ((name, layout) pairs) do not span
-    the block's warps, which ``block`` (the function's known_block_size, or None:
-    unknown) fixes."""
+# The threads a block must be a whole number of, for an op at each scope below cta: its
+# instances are whole warps, and whole aligned warpgroups (docs/spec.md, "Exec scopes").
+_SCOPE_UNIT = {"thread": 1, "warp": WARP_SIZE, "warpgroup": WARPGROUP_SIZE}
+
+
+def block_needs(scope: str, layout: TileLayout | None) -> tuple[int | None, int]:
+    """(exactly how many threads or None, a number the threads must be a multiple of)
+    that an op at ``scope`` needs of its block, for its register ``layout`` (None: an
+    operand in workgroup memory, which spreads nothing over threads).
+
+    At thread, warp and warpgroup scope: whole instances of the scope. At cta and cluster
+    scope, a register layout's warps are the block's: exactly ``32 * warps``; but a
+    layout that reaches no thread other than 0 (no thread axis moves: each thread
+    reduces or copies its own tile) needs nothing. tile-verify checks these against
+    ``known_block_size`` (``block_problems``); the launch signature records them."""
+    if scope not in ("cta", "cluster"):
+        return None, _SCOPE_UNIT[scope]
+    if layout is None or layout.thread_reach() == 0:
+        return None, 1
+    return WARP_SIZE * (layout.reach("warpid") + 1), WARP_SIZE
+
+
+def block_problems(layouts, block: tuple[int, ...] | None, scope: str) -> list[str]:
+    """Why the block that ``block`` fixes (the function's known_block_size, or None:
+    unknown) cannot run an op at ``scope`` with these register ``layouts`` ((name,
+    layout) pairs): see ``block_needs``."""
     if block is None:
         return []
-    threads = 1
-    for extent in block:
-        threads *= extent
+    threads = math.prod(block)
+    _, unit = block_needs(scope, None)
+    if threads % unit:
+        return [f"a {scope}-scope op runs on whole {scope}s ({unit} threads each), but the block has "
+                f"{threads} threads (known_block_size = {list(block)})"]
     problems = []
     for name, layout in layouts:
-        warps = layout.reach("warpid") + 1
-        if warps * WARP_SIZE != threads:
+        exact, _ = block_needs(scope, layout)
+        if exact is not None and exact != threads:
             problems.append(
-                f"{name} spans {warps} warp(s) ({warps * WARP_SIZE} threads), but the block has "
+                f"{name} spans {exact // WARP_SIZE} warp(s) ({exact} threads), but the block has "
                 f"{threads} threads (known_block_size = {list(block)}): at {scope} scope they must match"
             )
     return problems
