@@ -116,6 +116,17 @@ class ReduceInfo:
         return self.src_layout.reach("cta_in_cluster") + 1
 
 
+class InLayoutText(str):
+    """A reason about the text of the layout attribute ``attribute``, a plain string
+    everywhere, that also knows the ``column`` (1-based) of that text it is about (None:
+    no column), so that tile-verify can point there."""
+
+    def __new__(cls, reason: str, attribute: str, column: int | None):
+        self = super().__new__(cls, reason)
+        self.attribute, self.column = attribute, column
+        return self
+
+
 @dataclass
 class Analysis:
     info: ReduceInfo | None = None
@@ -198,7 +209,7 @@ def _layout(op, name: str, operand: Operand, errors: list[str], scope: str) -> T
     try:
         layout = TileLayout.parse(text)
     except LayoutError as e:
-        errors.append(f'{name}: cannot parse "{text}": {e}')
+        errors.append(InLayoutText(f'{name}: cannot parse "{text}": {e}', name, e.column))
         return None
     bad = layout.problems()
     errors.extend(f"{name}: {p}" for p in bad)
