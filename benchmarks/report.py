@@ -1,6 +1,6 @@
 """results.md and the plots, from the results of ``benchmarks.run``.
 
-    python -m benchmarks.report docs/benchmarks/results.json [--out docs/benchmarks]
+    python -m benchmarks.report docs/benchmarks/results.json [more results.json ...] [--out docs/benchmarks]
 
 rewrites results.md (and the plots, where matplotlib is installed) from a saved
 results.json, so the text can be regenerated without the GPU. Sections 1b and 2b (several
