@@ -277,8 +277,17 @@ def environment() -> dict:
     import torch
     import triton
 
+    from . import peers
+
     env = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
-           "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+           "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+           "liger_kernel": peers.liger_version()}
+    try:
+        import cupy
+
+        env["cupy"] = cupy.__version__
+    except Exception as e:  # noqa: BLE001 - the pure-read kernel will say it is missing
+        env["cupy"] = f"missing: {type(e).__name__}: {e}"
     try:
         q = "driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu"
         env["nvidia-smi"] = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader"],
