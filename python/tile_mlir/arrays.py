@@ -241,8 +241,10 @@ def pack(sig: KernelSignature, args: tuple, params: Params, stream: int) -> list
     """Check ``args`` against ``sig`` and write them into ``params``; return the host
     (numpy) arrays, as (index, array), for the caller to copy to the device.
 
-    Device pointers and scalars are written here. No CUDA call happens in here: a bad
-    argument raises ``LaunchError`` before the driver is touched.
+    Device pointers and scalars are written here; each pointer must be as aligned as the
+    kernel's code assumes (``KernelSignature.check_aligned``; a numpy array is copied to
+    a fresh device buffer, which is). No CUDA call happens in here: a bad argument raises
+    ``LaunchError`` before the driver is touched.
     """
     sig.check_count(args)
     host = []
@@ -261,6 +263,7 @@ def pack(sig: KernelSignature, args: tuple, params: Params, stream: int) -> list
                 raise LaunchError(f"{where} must be a C-contiguous device array")
             if view.device not in (None, 0):
                 raise LaunchError(f"{where} is on CUDA device {view.device}; kernels run on device 0")
+            sig.check_aligned(i, view.pointer)
             params.slots[i] = view.pointer
         elif spec.kind == "scalar" or isinstance(arg, (int, float, np.generic)):
             sig.check_scalar(i, arg)

@@ -6,6 +6,13 @@ stored in the compile cache as JSON, so it imports nothing from MLIR.
 With the bare-pointer calling convention (``use-bare-ptr-memref-call-conv=1``)
 a ``memref<4x8xf32>`` kernel argument is one device pointer to 32 contiguous
 f32; scalars (``i32``, ``f32``, ``index``...) are passed by value.
+
+Each memref argument also records the alignment its compiled code assumes of that
+pointer (``ArgSpec.align``, bytes; ``tile_mlir.alignment`` derives it), which every
+launch checks (``KernelSignature.check_aligned``). In ``signatures.json`` an argument is
+``[kind, dtype, shape]``, and a memref's has its alignment fourth; one without it
+(written before alignments were recorded) is read as ``GLOBAL_BASE_ALIGN`` (16 bytes),
+what the lowering then assumed of every global memref.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import LaunchError
-from .vocab import MLIR_TO_NUMPY  # noqa: F401  (re-exported for the pipeline and interpreter)
+from .vocab import GLOBAL_BASE_ALIGN, MLIR_TO_NUMPY  # noqa: F401  (re-exported for the pipeline and interpreter)
 
 # What a host array of each kernel dtype may look like.
 _ACCEPTED = {
@@ -34,11 +41,19 @@ def itemsize(dtype: str) -> int:
 
 @dataclass(frozen=True)
 class ArgSpec:
-    """One kernel argument: a memref (device buffer) or a scalar."""
+    """One kernel argument: a memref (device buffer) or a scalar.
+
+    ``align``: for a memref, the bytes its base address must be aligned to (the
+    compiled code relies on it); None gives ``GLOBAL_BASE_ALIGN``. 1 for a scalar."""
 
     kind: str  # "memref" | "scalar"
     dtype: str  # numpy dtype name (see MLIR_TO_NUMPY)
     shape: tuple[int, ...] = ()
+    align: int | None = None
+
+    def __post_init__(self):
+        if self.align is None:
+            object.__setattr__(self, "align", GLOBAL_BASE_ALIGN if self.kind == "memref" else 1)
 
     @property
     def numel(self) -> int:
@@ -82,7 +97,8 @@ class KernelSignature:
         return int(np.prod(self.cluster)) if self.cluster else 1
 
     def to_json(self) -> str:
-        d = {"name": self.name, "args": [[a.kind, a.dtype, list(a.shape)] for a in self.args]}
+        d = {"name": self.name, "args": [
+            [a.kind, a.dtype, list(a.shape)] + ([a.align] if a.kind == "memref" else []) for a in self.args]}
         if self.block_threads is not None:
             d["block_threads"] = self.block_threads
         if self.block_multiple != 1:
@@ -96,7 +112,7 @@ class KernelSignature:
     @classmethod
     def from_json(cls, text: str) -> KernelSignature:
         d = json.loads(text)
-        args = tuple(ArgSpec(k, t, tuple(s)) for k, t, s in d["args"])
+        args = tuple(ArgSpec(a[0], a[1], tuple(a[2]), *a[3:4]) for a in d["args"])
         cluster = tuple(d["cluster"]) if d.get("cluster") is not None else None
         return cls(d["name"], args, d.get("block_threads"), d.get("block_multiple", 1), cluster,
                    d.get("cluster_fixed", False))
@@ -147,6 +163,18 @@ class KernelSignature:
         # The exact shape, or flat with as many elements (numel only then: it is slow).
         if tuple(shape) != spec.shape and not (len(shape) == 1 and shape[0] == spec.numel):
             raise LaunchError(f"{where} must be {spec.describe()}, got shape {tuple(shape)}")
+
+    def check_aligned(self, i: int, pointer: int) -> None:
+        """Raise LaunchError if the address ``pointer`` given for memref argument ``i`` is
+        not aligned as its compiled code assumes (``ArgSpec.align``)."""
+        align = self.args[i].align
+        if pointer % align:
+            raise LaunchError(
+                f"kernel {self.name}: argument {i} ({self.args[i].describe()}) is misaligned: its address "
+                f"{pointer:#x} % {align} = {pointer % align}, but the kernel's compiled code needs {align}-byte "
+                "alignment; a view that starts inside an array (x[1:], x[:, 3:]) may not have it: pass a copy "
+                "(x.clone(), x.copy())"
+            )
 
     def check_scalar(self, i: int, value) -> None:
         spec = self.args[i]

@@ -116,6 +116,12 @@ ADDRESS_SPACES = {"private": "local", "workgroup": "shared", "global": "global"}
 STORAGE_SPACES = {storage: name for name, storage in ADDRESS_SPACES.items()}
 
 
+# The bytes a global memref's base address is assumed aligned to: tile.copy's vector
+# accesses rely on it (docs/spec.md, "tile.copy"), cudaMalloc and numpy give at least
+# that, and a launch checks it (``KernelSignature``'s ``ArgSpec.align``).
+GLOBAL_BASE_ALIGN = 16
+
+
 def address_space(storage: str) -> str:
     """The memory-space attribute text of a storage scope: ``local`` ->
     ``#gpu.address_space<private>``."""

@@ -5,7 +5,9 @@ module; ``interpreted_kernels`` does so for every kernel of a module, parsed onc
 ``kernel.launch(grid, block, *args)`` runs it: the blocks of the grid one after another,
 the threads of one block in lockstep (see ``core``); a kernel whose signature names a
 thread-block cluster runs its clusters one after another, the blocks of each together
-(``cluster``). Arrays are updated in place.
+(``cluster``). Arrays are updated in place; the interpreter runs on their memory, so each
+must be as aligned as the kernel's compiled code assumes (``ArgSpec.align``), as a
+device array must be on the GPU: a view into an array (``a[1:]``) may not be.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 from ..arrays import dim3
 from ..errors import InterpreterError, LaunchError
 from ..ir import ir, make_context
-from ..signature import ArgSpec, KernelSignature
+from ..signature import KernelSignature
 from ..vocab import MLIR_TO_NUMPY
 from .cf import region_ops
 from .cluster import run_cluster
@@ -79,9 +81,9 @@ def _check_signature(func, inputs, signature: KernelSignature) -> None:
         )
     for i, (t, spec) in enumerate(zip(inputs, signature.args)):
         if isinstance(t, ir.MemRefType):
-            fits = spec == ArgSpec("memref", _arg_dtype(t.element_type), tuple(t.shape))
+            fits = (spec.kind, spec.dtype, spec.shape) == ("memref", _arg_dtype(t.element_type), tuple(t.shape))
         else:
-            fits = spec == ArgSpec("scalar", _arg_dtype(t))
+            fits = (spec.kind, spec.dtype) == ("scalar", _arg_dtype(t))
         if not fits:
             raise InterpreterError(f"{where}: argument {i} is {t}, the signature says {spec.describe()}")
 
@@ -190,6 +192,8 @@ class InterpretedKernel:
                         copies.append((arg, flat))
                     else:
                         flat.flags.writeable = False
+                if flat.size:  # the memory the kernel runs on, as a device array's would be
+                    sig.check_aligned(i, flat.ctypes.data)
                 env[slot] = flat.view(elem.storage)
                 if not arg.flags.writeable:
                     read_only[id(env[slot])] = f"kernel {self.name}: argument {i} ({sig.args[i].describe()})"
