@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .errors import LaunchError
-from .signature import ArgSpec, KernelSignature
+from .signature import ArgSpec, KernelSignature, summary  # noqa: F401  (summary: for both backends)
 
 
 def dim3(value, what: str) -> tuple[int, int, int]:
@@ -30,11 +30,11 @@ def dim3(value, what: str) -> tuple[int, int, int]:
         return (value, 1, 1)
     dims = (value,) if isinstance(value, (int, np.integer)) else value
     try:
-        dims = tuple(dims)
+        dims = tuple(dims) if len(dims) <= 3 else ()
     except TypeError:
         dims = ()
     if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and d >= 1 for d in dims):
-        raise LaunchError(f"{what} must be a positive int or a tuple of 1 to 3, got {value!r}")
+        raise LaunchError(f"{what} must be a positive int or a tuple of 1 to 3, got {summary(value)}")
     return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
 
 
@@ -43,7 +43,7 @@ def shared_bytes(value) -> int:
     if type(value) is int and value >= 0:  # the common case, fast
         return value
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
-        raise LaunchError(f"shared_mem must be a non-negative int (bytes), got {value!r}")
+        raise LaunchError(f"shared_mem must be a non-negative int (bytes), got {summary(value)}")
     return int(value)
 
 
@@ -53,15 +53,64 @@ def stream_handle(stream) -> int:
     (``.cuda_stream``) or a CuPy stream (``.ptr``)."""
     if stream is None:
         return 0
-    if hasattr(stream, "__cuda_stream__"):
-        return int(stream.__cuda_stream__()[1])
-    for attr in ("cuda_stream", "ptr"):
-        if hasattr(stream, attr):
-            return int(getattr(stream, attr))
+    if type(stream) is int:
+        return stream
     try:
+        if hasattr(stream, "__cuda_stream__"):
+            return int(stream.__cuda_stream__()[1])
+        for attr in ("cuda_stream", "ptr"):
+            if hasattr(stream, attr):
+                return int(getattr(stream, attr))
+        if isinstance(stream, (str, bytes, float, bool)):
+            raise TypeError
         return int(stream)
     except (TypeError, ValueError):
-        raise LaunchError(f"not a CUDA stream: {stream!r}") from None
+        raise LaunchError(f"not a CUDA stream: {summary(stream)}") from None
+
+
+def check_launch(sig: KernelSignature, grid, block, shared_mem, stream) -> tuple:
+    """The checks every launch and bind makes first, on either backend: the grid and
+    block (``dim3``; the block must suit the kernel's tile ops, ``check_block``, and the
+    grid its clusters, ``check_grid``), ``shared_mem`` and ``stream``. Returns them
+    normalized: (grid, block, bytes, stream handle)."""
+    grid, block = dim3(grid, "grid"), dim3(block, "block")
+    sig.check_block(block)
+    sig.check_grid(grid)
+    return grid, block, shared_bytes(shared_mem), stream_handle(stream)
+
+
+# What ``argument`` found: a numpy array, a device pointer, or a scalar's value.
+HOST, DEVICE, SCALAR = "host", "device", "scalar"
+
+
+def argument(sig: KernelSignature, i: int, arg, stream: int, device: bool = True) -> tuple[str, object]:
+    """Check argument ``i`` of a launch against ``sig``, for either backend: (HOST, the
+    numpy array: any layout, its dtype and shape checked), (DEVICE, its pointer: a
+    contiguous CUDA array on device 0, as aligned as the kernel needs) or (SCALAR, its
+    value, checked to fit). Where there is no device (``device=False``: the
+    interpreter), a CUDA array is an error that says so."""
+    spec = sig.args[i]
+    if isinstance(arg, np.ndarray):
+        sig.check_array(i, arg.dtype.name, arg.shape)
+        return HOST, arg
+    where = f"kernel {sig.name}: argument {i}"
+    view = device_view(arg, stream, where)
+    if view is not None:
+        if not device:
+            raise LaunchError(f"{where} is a CUDA array ({type(arg).__name__} {view.dtype}[{', '.join(map(str, view.shape))}]), "
+                              "but the interpreter runs on the CPU: pass a numpy array")
+        sig.check_array(i, view.dtype, view.shape)
+        if not view.contiguous:
+            raise LaunchError(f"{where} must be a C-contiguous device array")
+        if view.device not in (None, 0):
+            raise LaunchError(f"{where} is on CUDA device {view.device}; kernels run on device 0")
+        sig.check_aligned(i, view.pointer)
+        return DEVICE, view.pointer
+    if spec.kind == "memref" and not isinstance(arg, (int, float, np.generic)):
+        raise LaunchError(f"{where} must be {spec.describe()}: a numpy array or a CUDA array"
+                          f" (__cuda_array_interface__ or DLPack), got {summary(arg)}")
+    sig.check_scalar(i, arg)
+    return SCALAR, arg
 
 
 # --- device arrays ---------------------------------------------------------------------
@@ -111,7 +160,9 @@ def _cai_view(cai: dict, where: str) -> DeviceView:
     try:
         dtype, itemsize = _typestr_dtype(cai["typestr"])
     except TypeError:
-        raise LaunchError(f"{where}: unknown __cuda_array_interface__ typestr {cai['typestr']!r}") from None
+        typestr = cai["typestr"]
+        shown = repr(typestr) if isinstance(typestr, str) and len(typestr) <= 16 else summary(typestr)
+        raise LaunchError(f"{where}: unknown __cuda_array_interface__ typestr {shown}") from None
     shape = tuple(cai["shape"])
     strides = cai.get("strides")
     contiguous = strides is None or _c_contiguous(shape, strides, itemsize)
@@ -207,72 +258,59 @@ def bf16_bits(value) -> int:
 class Params:
     """A kernel's ``kernelParams``, allocated once: an 8-byte value slot per argument, and
     the array of slot addresses (the ``void**`` that cuLaunchKernel reads). A launch only
-    writes values into the slots."""
+    writes values into the slots: a device pointer into ``slots[i]``, a scalar through
+    ``scalars[i]``, a ctypes view of its slot."""
 
     def __init__(self, signature: KernelSignature):
         n = len(signature.args)
-        self.slots = np.zeros(max(n, 1), np.uint64)  # device pointers go here as uint64
-        base = self.slots.ctypes.data
-        self.argv = np.array([base + 8 * i for i in range(n)], np.uint64)
-        self.address = int(self.argv.ctypes.data) if n else 0
-        self.scalars = {
-            i: self.slots[i : i + 1].view(np.uint16 if a.dtype == "bfloat16" else a.dtype)
-            for i, a in enumerate(signature.args)
-            if a.kind == "scalar"
-        }
+        self.slots = (ctypes.c_uint64 * max(n, 1))()
+        base = ctypes.addressof(self.slots)
+        self.argv = (ctypes.c_uint64 * max(n, 1))(*(base + 8 * i for i in range(n)))
+        self.address = ctypes.addressof(self.argv) if n else 0
+        self.scalars = {i: _SCALAR_CTYPES[a.dtype].from_buffer(self.slots, 8 * i)
+                        for i, a in enumerate(signature.args) if a.kind == "scalar"}
 
-    def set_scalar(self, i: int, spec: ArgSpec, value, where: str) -> None:
-        view = self.scalars[i]
-        if spec.dtype == "bfloat16":
-            view[0] = bf16_bits(value)
-        elif view.dtype.kind in "iu":
-            info = np.iinfo(view.dtype)
-            if not info.min <= int(value) <= info.max:
-                raise LaunchError(f"{where}: {value!r} does not fit a {spec.describe()}")
-            view[0] = int(value)
-        else:
-            try:
-                view[0] = value
-            except OverflowError:  # an int beyond any float
-                raise LaunchError(f"{where}: {value!r} does not fit a {spec.describe()}") from None
+    def set_scalar(self, i: int, spec: ArgSpec, value) -> None:
+        """Write a checked scalar (``KernelSignature.check_scalar``) into its slot."""
+        bits = _TO_BITS.get(spec.dtype)
+        self.scalars[i].value = value if bits is None else bits(value)
+
+
+def _f16_bits(value) -> int:
+    with np.errstate(over="ignore"):  # a value beyond float16 is its infinity
+        return int(np.float16(value).view(np.uint16))
+
+
+_TO_BITS = {"bfloat16": lambda value: bf16_bits(value), "float16": _f16_bits}
+
+
+# The C type of a scalar argument's slot, by dtype; bfloat16 goes as its 16 bits.
+_SCALAR_CTYPES = {
+    "float32": ctypes.c_float, "float64": ctypes.c_double, "float16": ctypes.c_uint16, "bfloat16": ctypes.c_uint16,
+    "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
+    "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64,
+    "bool": ctypes.c_bool,
+}
 
 
 def pack(sig: KernelSignature, args: tuple, params: Params, stream: int) -> list[tuple[int, np.ndarray]]:
-    """Check ``args`` against ``sig`` and write them into ``params``; return the host
-    (numpy) arrays, as (index, array), for the caller to copy to the device.
+    """Check ``args`` against ``sig`` (``argument``) and write them into ``params``;
+    return the host (numpy) arrays, as (index, array), for the caller to copy to the
+    device (to a fresh buffer, aligned whatever the array's own address).
 
-    Device pointers and scalars are written here; each pointer must be as aligned as the
-    kernel's code assumes (``KernelSignature.check_aligned``; a numpy array is copied to
-    a fresh device buffer, which is). No CUDA call happens in here: a bad argument raises
-    ``LaunchError`` before the driver is touched.
+    No CUDA call happens in here: a bad argument raises ``LaunchError`` before the
+    driver is touched.
     """
     sig.check_count(args)
     host = []
-    for i, (arg, spec) in enumerate(zip(args, sig.args)):
-        where = f"kernel {sig.name}: argument {i}"
-        if isinstance(arg, np.ndarray):
-            sig.check_array(i, arg.dtype.name, arg.shape)
-            if not arg.flags.c_contiguous:
-                raise LaunchError(f"{where} must be C-contiguous; pass np.ascontiguousarray(...)")
-            host.append((i, arg))
-            continue
-        view = device_view(arg, stream, where)
-        if view is not None:
-            sig.check_array(i, view.dtype, view.shape)
-            if not view.contiguous:
-                raise LaunchError(f"{where} must be a C-contiguous device array")
-            if view.device not in (None, 0):
-                raise LaunchError(f"{where} is on CUDA device {view.device}; kernels run on device 0")
-            sig.check_aligned(i, view.pointer)
-            params.slots[i] = view.pointer
-        elif spec.kind == "scalar" or isinstance(arg, (int, float, np.generic)):
-            sig.check_scalar(i, arg)
-            params.set_scalar(i, spec, arg, where)
+    for i, arg in enumerate(args):
+        kind, value = argument(sig, i, arg, stream)
+        if kind is HOST:
+            host.append((i, value))
+        elif kind is DEVICE:
+            params.slots[i] = value
         else:
-            raise LaunchError(
-                f"{where} must be {spec.describe()}: a numpy array or a CUDA array"
-                f" (__cuda_array_interface__ or DLPack), got {type(arg).__name__}"
-            )
+            params.set_scalar(i, sig.args[i], value)
     return host
 
 
@@ -281,7 +319,7 @@ def check_unwritten(kernel: str, i: int, before: np.ndarray, after: np.ndarray) 
     give it a result. ``before`` is the array as passed, ``after`` the kernel's copy of it
     once the launch is done; if their bytes differ the kernel wrote to it, and the result
     would be silently lost, so this raises ``LaunchError``."""
-    if not np.array_equal(before.reshape(-1).view(np.uint8), after.reshape(-1).view(np.uint8)):
+    if not np.array_equal(np.ascontiguousarray(before).reshape(-1).view(np.uint8), after.reshape(-1).view(np.uint8)):
         raise LaunchError(
             f"kernel {kernel}: argument {i} is a read-only numpy array, but the kernel wrote to it;"
             " pass a writeable array (np.array(x) makes one) to get the result back"

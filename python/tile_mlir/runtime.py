@@ -43,7 +43,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .arrays import Params, check_unwritten, dim3, pack, shared_bytes, stream_handle
+from .arrays import Params, check_launch, check_unwritten, pack
 from .cache import Artifact
 from .errors import (
     ArtifactError,
@@ -240,10 +240,7 @@ class CudaKernel:
         """Launch on ``grid`` blocks of ``block`` threads (each an int or a tuple of up to
         3), with ``shared_mem`` bytes of dynamic shared memory, on ``stream`` (None: the
         default stream; an int handle, a cuda.core, torch or CuPy stream)."""
-        grid, block = dim3(grid, "grid"), dim3(block, "block")
-        self.signature.check_block(block)
-        self.signature.check_grid(grid)
-        shared_mem, stream = shared_bytes(shared_mem), stream_handle(stream)
+        grid, block, shared_mem, stream = check_launch(self.signature, grid, block, shared_mem, stream)
         with self._lock:
             host = pack(self.signature, args, self._params, stream)
             function = self._cu_function()
@@ -260,10 +257,7 @@ class CudaKernel:
         For benchmarks and hot loops. The arguments must be device arrays and scalars
         (a numpy array needs copies around every launch); the callable keeps them alive.
         """
-        grid, block = dim3(grid, "grid"), dim3(block, "block")
-        self.signature.check_block(block)
-        self.signature.check_grid(grid)
-        shared_mem, handle = shared_bytes(shared_mem), stream_handle(stream)
+        grid, block, shared_mem, handle = check_launch(self.signature, grid, block, shared_mem, stream)
         params = Params(self.signature)
         host = pack(self.signature, args, params, handle)
         if host:
@@ -313,8 +307,9 @@ class CudaKernel:
     def _launch_copying(self, call: _Call, stream, host) -> None:
         """Copy the numpy arrays in, launch, copy them back, synchronize.
 
-        A writeable array gets the device buffer back in place. A read-only one gets it
-        back into a scratch array, to check that the kernel did not write to it
+        A writeable contiguous array gets the device buffer back in place, a writeable
+        non-contiguous one through a scratch array. A read-only one gets it back into a
+        scratch array, to check that the kernel did not write to it
         (``arrays.check_unwritten``): its result would otherwise be silently lost.
         """
         driver = _driver()
@@ -325,18 +320,19 @@ class CudaKernel:
                 if array.nbytes:
                     pointer = _check(driver.cuMemAlloc(array.nbytes), "cuMemAlloc")
                     buffers.append((i, array, pointer))
+                    source = np.ascontiguousarray(array)  # the array itself, if it is contiguous
                     _check(
-                        driver.cuMemcpyHtoDAsync(pointer, array.ctypes.data, array.nbytes, stream),
+                        driver.cuMemcpyHtoDAsync(pointer, source.ctypes.data, array.nbytes, stream),
                         "cuMemcpyHtoDAsync",
                     )
                 self._params.slots[i] = int(pointer)
             call()
-            read_only = []  # (index, array, its buffer after the launch)
+            back = []  # (index, array, its buffer after the launch): read-only or non-contiguous
             for i, array, pointer in buffers:
                 target = array
-                if not array.flags.writeable:
-                    target = np.empty_like(array)
-                    read_only.append((i, array, target))
+                if not (array.flags.writeable and array.flags.c_contiguous):
+                    target = np.empty(array.shape, array.dtype)
+                    back.append((i, array, target))
                 _check(
                     driver.cuMemcpyDtoHAsync(target.ctypes.data, pointer, array.nbytes, stream),
                     "cuMemcpyDtoHAsync",
@@ -345,8 +341,11 @@ class CudaKernel:
         finally:
             for _, _, pointer in buffers:
                 driver.cuMemFree(pointer)  # best effort: an error above is the one to report
-        for i, before, after in read_only:
-            check_unwritten(self.name, i, before, after)
+        for i, array, after in back:
+            if array.flags.writeable:
+                array[...] = after
+            else:
+                check_unwritten(self.name, i, array, after)
 
 
 class _Call:

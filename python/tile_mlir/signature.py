@@ -23,12 +23,34 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import LaunchError
-from .vocab import GLOBAL_BASE_ALIGN, MLIR_TO_NUMPY  # noqa: F401  (re-exported for the pipeline and interpreter)
+from .vocab import GLOBAL_BASE_ALIGN, MAX_BLOCK_THREADS, MLIR_TO_NUMPY  # noqa: F401  (re-exported for the pipeline and interpreter)
 
 # What a host array of each kernel dtype may look like.
 _ACCEPTED = {
     "bfloat16": ("bfloat16", "uint16"),
 }
+
+
+def summary(value) -> str:
+    """What ``value`` is, for an error message, never its data: its type, and its dtype
+    and shape where it has them (``ndarray float32[3, 4]``), its length for a container
+    (``list of 3 items``), a short number itself (``float 1.5``)."""
+    kind = type(value).__name__
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"int of {value.bit_length()} bits"  # its decimal repr may not even exist
+    if isinstance(value, (bool, int, float, complex, np.generic)) and not isinstance(value, np.void):
+        return f"{kind} {value}" if len(str(value)) <= 32 else kind
+    if isinstance(value, (str, bytes)):
+        return f"{kind} of {len(value)} characters" if isinstance(value, str) else f"{kind} of {len(value)} bytes"
+    try:
+        shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+        if shape is not None and dtype is not None:
+            return f"{kind} {dtype}[{', '.join(str(int(n)) for n in shape)}]"
+    except Exception:  # a property that raises, or a shape that is no sequence of ints
+        pass
+    if isinstance(value, (list, tuple, dict, set, frozenset)):
+        return f"{kind} of {len(value)} item{'s' if len(value) != 1 else ''}"
+    return kind
 
 
 def accepted_dtypes(dtype: str) -> tuple[str, ...]:
@@ -131,6 +153,8 @@ class KernelSignature:
     def check_block(self, block: tuple[int, int, int]) -> None:
         """Raise LaunchError if the kernel's tile ops cannot run on blocks of ``block``."""
         threads = block[0] * block[1] * block[2]
+        if threads > MAX_BLOCK_THREADS:
+            raise LaunchError(f"kernel {self.name}: block {block} has {threads} threads, over {MAX_BLOCK_THREADS}")
         if self.block_threads is not None and threads != self.block_threads:
             raise LaunchError(
                 f"kernel {self.name} needs blocks of {self.block_threads} threads (its cta- or "
@@ -157,7 +181,7 @@ class KernelSignature:
         spec = self.args[i]
         where = f"kernel {self.name}: argument {i}"
         if spec.kind != "memref":
-            raise LaunchError(f"{where} is a {spec.describe()}, got an array")
+            raise LaunchError(f"{where} is a {spec.describe()}, got a {dtype_name}[{', '.join(map(str, shape))}] array")
         if dtype_name not in accepted_dtypes(spec.dtype):
             raise LaunchError(f"{where} must be {spec.describe()}, got dtype {dtype_name}")
         # The exact shape, or flat with as many elements (numel only then: it is slow).
@@ -177,17 +201,30 @@ class KernelSignature:
             )
 
     def check_scalar(self, i: int, value) -> None:
+        """Check a number given for scalar argument ``i``: its kind (an int for an integer,
+        a number for a float) and that it fits the type (an integer's range; a float's,
+        for an int beyond every float). A float beyond the type's range is its infinity."""
         spec = self.args[i]
         where = f"kernel {self.name}: argument {i}"
         if spec.kind != "scalar":
-            raise LaunchError(
-                f"{where} is a {spec.describe()} buffer, got {type(value).__name__} {value!r}"
-            )
-        if isinstance(value, np.ndarray):
-            raise LaunchError(f"{where} is a {spec.describe()}, got an array")
+            raise LaunchError(f"{where} is a {spec.describe()} buffer, got {summary(value)}")
         # bfloat16 is no numpy dtype without ml_dtypes; it is a float either way.
         kind = "f" if spec.dtype == "bfloat16" else np.dtype(spec.dtype).kind
-        if kind in "iu" and not isinstance(value, (int, np.integer)):
-            raise LaunchError(f"{where} is a {spec.describe()}, got {type(value).__name__}")
-        if kind == "f" and not isinstance(value, (int, float, np.integer, np.floating)):
-            raise LaunchError(f"{where} is a {spec.describe()}, got {type(value).__name__}")
+        ok = (int, np.integer) if kind in "iub" else (int, float, np.integer, np.floating)
+        if kind == "b":
+            ok = (bool, np.bool_, int, np.integer)
+        if not isinstance(value, ok):
+            raise LaunchError(f"{where} is a {spec.describe()}, got {summary(value)}")
+        if kind in "iu":
+            info = np.iinfo(spec.dtype)
+            fits = info.min <= int(value) <= info.max
+        elif kind == "f" and isinstance(value, (int, np.integer)):
+            try:
+                float(value)
+                fits = True
+            except OverflowError:  # an int beyond any float
+                fits = False
+        else:
+            fits = kind != "b" or int(value) in (0, 1)
+        if not fits:
+            raise LaunchError(f"{where}: {summary(value)} does not fit a {spec.describe()}")

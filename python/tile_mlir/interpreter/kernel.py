@@ -2,7 +2,8 @@
 
 ``InterpretedKernel(module_text, name, signature)`` compiles one ``gpu.func`` of a
 module; ``interpreted_kernels`` does so for every kernel of a module, parsed once.
-``kernel.launch(grid, block, *args)`` runs it: the blocks of the grid one after another,
+``kernel.launch(grid, block, *args, shared_mem=0, stream=None)`` runs it (a CUDA kernel's
+arguments, checked the same way; ``bind`` too): the blocks of the grid one after another,
 the threads of one block in lockstep (see ``core``); a kernel whose signature names a
 thread-block cluster runs its clusters one after another, the blocks of each together
 (``cluster``). Arrays are updated in place; the interpreter runs on their memory, so each
@@ -17,8 +18,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..arrays import dim3
-from ..errors import InterpreterError, LaunchError
+from ..arrays import HOST, argument, check_launch
+from ..errors import InterpreterError
 from ..ir import ir, make_context
 from ..signature import KernelSignature
 from ..vocab import MLIR_TO_NUMPY
@@ -38,9 +39,6 @@ from .core import (
 )
 from .memref import memref_type
 from .sync import BlockSync, ClusterSync
-
-MAX_BLOCK_THREADS = 1024
-
 
 @functools.cache
 def _context():
@@ -145,19 +143,34 @@ class InterpretedKernel:
     def __repr__(self) -> str:
         return f"InterpretedKernel({self.signature.describe()})"
 
-    def launch(self, grid, block, *args) -> None:
-        """Run the kernel on ``grid`` blocks of ``block`` threads; arrays are updated in place."""
-        grid, block = dim3(grid, "grid"), dim3(block, "block")
-        self.signature.check_block(block)
-        self.signature.check_grid(grid)
+    def launch(self, grid, block, *args, shared_mem: int = 0, stream=None) -> None:
+        """Run the kernel on ``grid`` blocks of ``block`` threads; arrays are updated in
+        place. The arguments are a CUDA kernel's (``runtime.CudaKernel.launch``), checked
+        the same way (``arrays.check_launch``, ``arrays.argument``); ``stream`` is
+        checked and otherwise ignored: the run is over when this returns."""
+        grid, block, shared_mem, _ = check_launch(self.signature, grid, block, shared_mem, stream)
+        self._run(grid, block, shared_mem, self._arguments(args))
+
+    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None) -> BoundLaunch:
+        """Check the arguments once, as ``launch`` does, and return a callable that takes
+        none and runs the kernel on them (as ``runtime.CudaKernel.bind``)."""
+        grid, block, shared_mem, _ = check_launch(self.signature, grid, block, shared_mem, stream)
+        checked = self._arguments(args)
+        return BoundLaunch(self, args, lambda: self._run(grid, block, shared_mem, checked))
+
+    def _arguments(self, args) -> list:
+        """The checked arguments: (HOST, numpy array) or (SCALAR, value) each."""
+        sig = self.signature
+        sig.check_count(args)
+        return [argument(sig, i, arg, 0, device=False) for i, arg in enumerate(args)]
+
+    def _run(self, grid, block, shared_mem: int, checked) -> None:
         n = block[0] * block[1] * block[2]
-        if n > MAX_BLOCK_THREADS:
-            raise LaunchError(f"kernel {self.name}: block {block} has {n} threads, over {MAX_BLOCK_THREADS}")
         cluster = self.signature.cluster or (1, 1, 1)
         env = list(self._program.template)
         env[CLUSTER_DIM] = tuple(cluster)
         with np.errstate(all="ignore"):
-            copies = self._bind(args, env)
+            copies = self._bind(checked, env)
         ops = self._program.ops
 
         def run(block_env):
@@ -172,18 +185,19 @@ class InterpretedKernel:
         for array, flat in copies:
             array[...] = flat.reshape(array.shape)
 
-    def _bind(self, args, env: list) -> list:
-        """Check the arguments and put them in ``env``; returns (array, copy) to write back.
+    def _bind(self, checked, env: list) -> list:
+        """Put the checked arguments in ``env``; returns (array, copy) to write back.
 
-        A read-only array is an input: the kernel reads it where it is (or a copy, kept
-        read-only), and a store to it raises LaunchError (see ``memref.write``)."""
+        The kernel runs on a contiguous array's own memory, so its address must be
+        aligned as the kernel's code assumes (``KernelSignature.check_aligned``); a
+        non-contiguous array is copied in (and back, if writeable). A read-only array is
+        an input: the kernel reads it where it is (or a copy, kept read-only), and a
+        store to it raises LaunchError (see ``memref.write``)."""
         sig = self.signature
-        sig.check_count(args)
         copies, read_only = [], {}
         program = self._program
-        for i, (arg, slot, elem) in enumerate(zip(args, program.arg_slots, program.arg_elems)):
-            if isinstance(arg, np.ndarray):
-                sig.check_array(i, arg.dtype.name, arg.shape)
+        for i, ((kind, arg), slot, elem) in enumerate(zip(checked, program.arg_slots, program.arg_elems)):
+            if kind is HOST:
                 if arg.flags.c_contiguous:
                     flat = arg.reshape(-1)  # a view: read-only if the array is
                 else:  # work on a copy; write it back unless the array is read-only
@@ -198,13 +212,22 @@ class InterpretedKernel:
                 if not arg.flags.writeable:
                     read_only[id(env[slot])] = f"kernel {self.name}: argument {i} ({sig.args[i].describe()})"
             else:
-                sig.check_scalar(i, arg)
-                try:
-                    env[slot] = elem.scalar(arg)
-                except OverflowError as e:
-                    raise LaunchError(f"kernel {self.name}: argument {i}: {e}") from e
+                env[slot] = elem.scalar(arg)
         env[READ_ONLY] = read_only
         return copies
+
+
+class BoundLaunch:
+    """A launch with its arguments checked (``InterpretedKernel.bind``): calling it runs
+    the kernel on them, as ``runtime.BoundLaunch`` launches a CUDA kernel."""
+
+    __slots__ = ("_run", "args", "kernel")
+
+    def __init__(self, kernel: InterpretedKernel, args: tuple, run):
+        self.kernel, self.args, self._run = kernel, args, run
+
+    def __call__(self) -> None:
+        self._run()
 
 
 def _clusters(envs, grid, cluster):
