@@ -79,6 +79,18 @@ def check_launch(sig: KernelSignature, grid, block, shared_mem, stream) -> tuple
     return grid, block, shared_bytes(shared_mem), stream_handle(stream)
 
 
+def check_shared(sig: KernelSignature, shared_mem: int, limit: int, static: int) -> None:
+    """Raise LaunchError if a block cannot have ``shared_mem`` bytes of dynamic shared
+    memory: at most ``limit`` bytes of shared memory in all (the device's opt-in limit
+    per block), less the kernel's ``static`` bytes."""
+    if shared_mem > limit - static:
+        raise LaunchError(
+            f"kernel {sig.name}: shared_mem={shared_mem} bytes of dynamic shared memory, but a block of it can "
+            f"have at most {max(limit - static, 0)} ({limit} bytes per block, less its {static} bytes of static "
+            "shared memory)"
+        )
+
+
 # What ``argument`` found: a numpy array, a device pointer, or a scalar's value.
 HOST, DEVICE, SCALAR = "host", "device", "scalar"
 

@@ -459,6 +459,7 @@ STAGES = (
     ("convert-scf-to-cf", "convert-scf-to-cf"),
     ("convert-gpu-to-nvvm", "gpu.module(convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1})"),
     ("tile-forward-loop-annotations", "tile-forward-loop-annotations"),
+    ("tile-externalize-dynamic-shared", "tile-externalize-dynamic-shared"),
     ("reconcile-unrealized-casts", "reconcile-unrealized-casts"),
     ("gpu-module-to-binary", "gpu-module-to-binary{format=isa}"),
 )

@@ -29,6 +29,12 @@ shared-memory size, a cluster of more than 8 CTAs gets
 must find room for one cluster on the GPU; else, or if the launch itself fails, the
 ``CudaError`` names the cluster shape, the block and the shared memory.
 
+**Dynamic shared memory.** ``shared_mem`` bytes go to the launch (``sharedMemBytes``).
+The first launch (or bind) of a kernel that asks for more than it has had checks it
+against the device's limit per block less the kernel's static shared memory
+(``cuFuncGetAttribute``: a ``LaunchError`` above it) and, where static and dynamic
+exceed 48 KB, opts in with ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``.
+
 Every driver call goes through ``_check``, which turns its error code into a ``CudaError``
 naming the call.
 """
@@ -43,7 +49,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .arrays import Params, check_launch, check_unwritten, pack
+from .arrays import Params, check_launch, check_shared, check_unwritten, pack
 from .cache import Artifact
 from .errors import (
     ArtifactError,
@@ -54,7 +60,7 @@ from .errors import (
     OptionError,
 )
 from .signature import KernelSignature
-from .vocab import MAX_PORTABLE_CLUSTER_CTAS, Chip
+from .vocab import DEFAULT_SHARED_BYTES_PER_BLOCK, MAX_PORTABLE_CLUSTER_CTAS, Chip
 
 __all__ = [
     "BoundLaunch",
@@ -135,13 +141,15 @@ class _Device:
         device = _check(driver.cuDeviceGet(0), "cuDeviceGet")
         self.context = _check(driver.cuDevicePrimaryCtxRetain(device), "cuDevicePrimaryCtxRetain")
         attr = driver.CUdevice_attribute
-        self.capability = tuple(
+        major, minor, self.max_shared = (
             _check(driver.cuDeviceGetAttribute(a, device), "cuDeviceGetAttribute")
             for a in (
                 attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
                 attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                attr.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,  # per block, opted in
             )
         )
+        self.capability = (major, minor)
 
 
 _device_state: _Device | None = None
@@ -232,6 +240,8 @@ class CudaKernel:
         self._params = Params(signature)
         self._lock = threading.Lock()
         self._cluster_checked: set = set()  # (block, shared_mem) that can hold a cluster
+        self._shared_ok = 0  # bytes of dynamic shared memory a launch may have without a check
+        self._static_shared = None  # the function's bytes of static shared memory, once asked
 
     def __repr__(self) -> str:
         return f"<CudaKernel {self.signature.describe()}>"
@@ -266,14 +276,18 @@ class CudaKernel:
                 f" argument {host[0][0]} is a numpy array"
             )
         function = self._cu_function()
-        call = self._call(function, grid, block, shared_mem, _driver().CUstream(handle), params.address)
+        with self._lock:
+            call = self._call(function, grid, block, shared_mem, _driver().CUstream(handle), params.address)
         return BoundLaunch(self, args, params, call)
 
     def _call(self, function, grid, block, shared_mem: int, stream, params: int) -> _Call:
         """The driver call that launches: cuLaunchKernel, or cuLaunchKernelEx for a
-        cluster (checked first, once per block and shared-memory size)."""
+        cluster (checked first, once per block and shared-memory size). Called with the
+        kernel's lock held."""
         driver = _driver()
         sig = self.signature
+        if shared_mem > self._shared_ok:
+            self._allow_shared(function, shared_mem)
         if sig.cluster_ctas == 1:
             return _Call(driver.cuLaunchKernel, (function, *grid, *block, shared_mem, stream, params, 0),
                          "cuLaunchKernel", "")
@@ -284,6 +298,23 @@ class CudaKernel:
             self._check_cluster(function, config, what)
             self._cluster_checked.add((block, shared_mem))
         return _Call(driver.cuLaunchKernelEx, (config, function, params, 0), "cuLaunchKernelEx", what)
+
+    def _allow_shared(self, function, shared_mem: int) -> None:
+        """Make sure a block can have ``shared_mem`` bytes of dynamic shared memory: within
+        the device's limit per block less the kernel's static shared memory (else
+        LaunchError), and, where static and dynamic exceed the 48 KB a kernel gets
+        without asking, opted into with ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``
+        (once per larger size)."""
+        driver = _driver()
+        attr = driver.CUfunction_attribute
+        if self._static_shared is None:
+            self._static_shared = _check(
+                driver.cuFuncGetAttribute(attr.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function), "cuFuncGetAttribute")
+        check_shared(self.signature, shared_mem, _device().max_shared, self._static_shared)
+        if self._static_shared + shared_mem > DEFAULT_SHARED_BYTES_PER_BLOCK:
+            _check(driver.cuFuncSetAttribute(function, attr.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_mem),
+                   "cuFuncSetAttribute")
+        self._shared_ok = shared_mem
 
     def _check_cluster(self, function, config, what: str) -> None:
         """Allow a non-portable cluster size (over 8 CTAs), and make sure that the GPU

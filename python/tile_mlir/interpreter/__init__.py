@@ -15,7 +15,7 @@ Execution model
   thread-block cluster run together, each in turn until it waits at the cluster's
   barrier (``cluster``), and reach each other's shared memory (``pointers``).
 * **Control flow** (``scf``, ``cf``), **warp ops** (``gpu``, ``nvvm``), **memory**
-  (``memref``, ``vector_memory``), **vectors** (``vector``), **numbers** (``elements``,
+  (``memref``, ``vector_memory``, ``dynamic_shared``), **vectors** (``vector``), **numbers** (``elements``,
   ``arith``, ``math``) and **barriers and races** on workgroup memory (``sync``): see each
   module. docs/interpreter.md is the user's guide, with every op it runs.
 
@@ -32,7 +32,7 @@ it runs is printed with its locations).
 
 from ..errors import InterpreterError, LaunchError
 from ..vocab import MAX_BLOCK_THREADS
-from . import arith, cf, cluster, gpu, math, memref, nvvm, pointers, scf, vector, vector_memory  # noqa: F401  (each fills the registry)
+from . import arith, cf, cluster, dynamic_shared, gpu, math, memref, nvvm, pointers, scf, vector, vector_memory  # noqa: F401,E501  (each fills the registry)
 from .core import HANDLERS, TERMINATORS
 from .kernel import BoundLaunch, InterpretedKernel, interpreted_kernels
 

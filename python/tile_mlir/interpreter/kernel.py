@@ -14,15 +14,16 @@ device array must be on the GPU: a view into an array (``a[1:]``) may not be.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
 
 import numpy as np
 
-from ..arrays import HOST, argument, check_launch
+from ..arrays import HOST, argument, check_launch, check_shared
 from ..errors import InterpreterError
 from ..ir import ir, make_context
 from ..signature import KernelSignature
-from ..vocab import MLIR_TO_NUMPY
+from ..vocab import MAX_SHARED_BYTES_PER_BLOCK, MLIR_TO_NUMPY
 from .cf import region_ops
 from .cluster import run_cluster
 from .core import (
@@ -103,17 +104,39 @@ class _Program:
         except Unsupported as e:
             raise InterpreterError(f"gpu.func @{name} at {location_text(func.location)}: {e}") from None
         prologue = []  # workgroup and private attributions, allocated per block
+        workgroup = []  # the static shared memory: the workgroup attributions' and globals' types
         for a in args[len(inputs) :]:
             try:
-                allocate = memref_type(cx, a.type).allocator(cx.define(a))
+                memref = memref_type(cx, a.type)
+                allocate = memref.allocator(cx.define(a))
             except Unsupported as e:
                 raise InterpreterError(f"gpu.func @{name}: attribution {a.type}: {e}") from e
             allocate.where = f"gpu.func @{name}: attribution {a.type}"
             prologue.append(allocate)
+            if memref.workgroup:
+                workgroup.append(a.type)
         body = region_ops(cx, func.regions[0])
+        workgroup += _global_types(func, cx.globals)
+        self.static_shared = sum(_bytes(ir.MemRefType(t)) for t in workgroup)
         self.ops = prologue + cx.prologue + body  # cx.prologue: the workgroup globals
         self.template = cx.template
         self.unsupported = cx.unsupported
+
+
+def _global_types(func, names) -> list:
+    """The types of the ``memref.global``s named ``names`` in ``func``'s gpu.module."""
+    types = []
+    for op in func.parent.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "memref.global" and ir.StringAttr(op.attributes["sym_name"]).value in names:
+            types.append(ir.TypeAttr(op.attributes["type"]).value)
+    return types
+
+
+def _bytes(type_: ir.MemRefType) -> int:
+    """The bytes a static memref type holds (a byte for an i1)."""
+    bits = type_.element_type.width if hasattr(type_.element_type, "width") else 64  # index: 64 bits
+    return math.prod(type_.shape) * max(bits // 8, 1)
 
 
 def _check_supported(programs) -> None:
@@ -149,12 +172,14 @@ class InterpretedKernel:
         the same way (``arrays.check_launch``, ``arrays.argument``); ``stream`` is
         checked and otherwise ignored: the run is over when this returns."""
         grid, block, shared_mem, _ = check_launch(self.signature, grid, block, shared_mem, stream)
+        check_shared(self.signature, shared_mem, MAX_SHARED_BYTES_PER_BLOCK, self._program.static_shared)
         self._run(grid, block, shared_mem, self._arguments(args))
 
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None) -> BoundLaunch:
         """Check the arguments once, as ``launch`` does, and return a callable that takes
         none and runs the kernel on them (as ``runtime.CudaKernel.bind``)."""
         grid, block, shared_mem, _ = check_launch(self.signature, grid, block, shared_mem, stream)
+        check_shared(self.signature, shared_mem, MAX_SHARED_BYTES_PER_BLOCK, self._program.static_shared)
         checked = self._arguments(args)
         return BoundLaunch(self, args, lambda: self._run(grid, block, shared_mem, checked))
 
@@ -180,7 +205,7 @@ class InterpretedKernel:
         for envs in _clusters(block_environments(env, grid, block), grid, cluster):
             shared = ClusterSync(len(envs), -(-n // 32))
             for rank, block_env in enumerate(envs):
-                block_env[SYNC] = BlockSync(n, block_env, shared, rank)
+                block_env[SYNC] = BlockSync(n, block_env, shared, rank, dynamic_bytes=shared_mem)
             run_cluster(envs, run)
         for array, flat in copies:
             array[...] = flat.reshape(array.shape)

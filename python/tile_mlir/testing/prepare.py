@@ -1,5 +1,6 @@
-"""Compile every conformance case, every tile.copy case, every example and the fused
-kernels of test/gpu/test_fused_gpu.py into the compile cache, for a GPU machine without MLIR.
+"""Compile every conformance case, every tile.copy case, every example, the fused
+kernels of test/gpu/test_fused_gpu.py and the dynamic shared memory kernels of
+test/gpu/test_dynamic_shared_gpu.py into the compile cache, for a GPU machine without MLIR.
 
     python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_90a] [--jobs N]
 
@@ -31,7 +32,7 @@ from .. import api, cache
 from ..examples._rowwise import GPU_KERNELS, kernel_text
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
-from . import copies, loops
+from . import copies, dynamic_shared, loops
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
@@ -75,6 +76,7 @@ def main(argv=None) -> int:
 
     texts = [case.kernel_text(args.chip) for case in CASES + SHARED_CASES] + [p.read_text() for p in EXAMPLES]
     texts += [kernel_text(name, plan, args.chip) for name, plan in FUSED]
+    texts += [dynamic_shared.tree_sum(offset, chip=args.chip) for offset in dynamic_shared.GPU_OFFSETS]
     # Spawned workers, not forked ones: the caller may hold MLIR contexts and their threads.
     with ProcessPoolExecutor(
         max_workers=max(1, args.jobs),
