@@ -4,10 +4,11 @@ Pure Python and numpy (no CUDA call, no MLIR), shared by the CUDA runtime
 (``tile_mlir.runtime``) and usable by any other launcher:
 
 * ``dim3`` and ``stream_handle`` normalize a launch's grid/block sizes and its stream;
+  ``torch_stream`` reads torch's current stream, fast;
 * ``device_view`` reads a device array (a torch CUDA tensor, ``__cuda_array_interface__``
   or DLPack) into a ``DeviceView``: its pointer, dtype, shape, contiguity and device;
-* ``Params`` is a kernel's ``kernelParams`` block, allocated once, and ``pack`` checks a
-  launch's arguments against the kernel's signature and writes them into it;
+* ``check_launch`` and ``argument`` are the checks of every launch, CUDA or interpreted
+  (``params`` packs what they pass for cuLaunchKernel);
 * ``check_unwritten`` is the rule for read-only numpy arrays: fine as inputs, an error
   if the kernel wrote to them (their result would be lost).
 """
@@ -16,12 +17,13 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import sys
 from typing import NamedTuple
 
 import numpy as np
 
 from .errors import LaunchError
-from .signature import ArgSpec, KernelSignature, summary  # noqa: F401  (summary: for both backends)
+from .signature import KernelSignature, summary  # noqa: F401  (summary: for both backends)
 
 
 def dim3(value, what: str) -> tuple[int, int, int]:
@@ -66,6 +68,16 @@ def stream_handle(stream) -> int:
         return int(stream)
     except (TypeError, ValueError):
         raise LaunchError(f"not a CUDA stream: {summary(stream)}") from None
+
+
+def torch_stream(device: int = 0) -> int:
+    """The handle of torch's current CUDA stream on ``device``, for ``stream=``: read the
+    way torch's own launchers read it (``torch._C._cuda_getCurrentRawStream``, a fraction
+    of ``torch.cuda.current_stream()``'s cost), else through that. The caller has
+    imported torch; this never imports it."""
+    torch = sys.modules["torch"]
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
 
 
 def check_launch(sig: KernelSignature, grid, block, shared_mem, stream) -> tuple:
@@ -157,6 +169,15 @@ def _c_contiguous(shape, strides, itemsize: int) -> bool:
     return True
 
 
+def _is_torch_cuda(obj) -> bool:
+    """Whether ``obj`` is a torch CUDA tensor: a ``torch.Tensor`` once torch is imported
+    (never imported here), or an object of a torch module's type."""
+    torch = sys.modules.get("torch")
+    tensor = getattr(torch, "Tensor", None)
+    is_tensor = isinstance(obj, tensor) if isinstance(tensor, type) else type(obj).__module__.startswith("torch")
+    return is_tensor and getattr(obj, "is_cuda", False) is True
+
+
 def _torch_view(tensor) -> DeviceView:
     """A torch CUDA tensor, read through its own accessors (faster than its CAI)."""
     return DeviceView(
@@ -164,7 +185,7 @@ def _torch_view(tensor) -> DeviceView:
         str(tensor.dtype).removeprefix("torch."),
         tuple(tensor.shape),
         tensor.is_contiguous(),
-        tensor.device.index,
+        tensor.get_device(),
     )
 
 
@@ -241,7 +262,7 @@ def device_view(obj, stream: int, where: str) -> DeviceView | None:
 
     Tries a torch CUDA tensor's accessors, then ``__cuda_array_interface__``, then DLPack.
     """
-    if type(obj).__module__.startswith("torch") and getattr(obj, "is_cuda", False) is True:
+    if _is_torch_cuda(obj):
         return _torch_view(obj)
     try:
         cai = getattr(obj, "__cuda_array_interface__", None)
@@ -265,65 +286,6 @@ def bf16_bits(value) -> int:
     if bits & 0x7FFFFFFF > 0x7F800000:
         return 0x7FC0  # NaN
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
-
-
-class Params:
-    """A kernel's ``kernelParams``, allocated once: an 8-byte value slot per argument, and
-    the array of slot addresses (the ``void**`` that cuLaunchKernel reads). A launch only
-    writes values into the slots: a device pointer into ``slots[i]``, a scalar through
-    ``scalars[i]``, a ctypes view of its slot."""
-
-    def __init__(self, signature: KernelSignature):
-        n = len(signature.args)
-        self.slots = (ctypes.c_uint64 * max(n, 1))()
-        base = ctypes.addressof(self.slots)
-        self.argv = (ctypes.c_uint64 * max(n, 1))(*(base + 8 * i for i in range(n)))
-        self.address = ctypes.addressof(self.argv) if n else 0
-        self.scalars = {i: _SCALAR_CTYPES[a.dtype].from_buffer(self.slots, 8 * i)
-                        for i, a in enumerate(signature.args) if a.kind == "scalar"}
-
-    def set_scalar(self, i: int, spec: ArgSpec, value) -> None:
-        """Write a checked scalar (``KernelSignature.check_scalar``) into its slot."""
-        bits = _TO_BITS.get(spec.dtype)
-        self.scalars[i].value = value if bits is None else bits(value)
-
-
-def _f16_bits(value) -> int:
-    with np.errstate(over="ignore"):  # a value beyond float16 is its infinity
-        return int(np.float16(value).view(np.uint16))
-
-
-_TO_BITS = {"bfloat16": lambda value: bf16_bits(value), "float16": _f16_bits}
-
-
-# The C type of a scalar argument's slot, by dtype; bfloat16 goes as its 16 bits.
-_SCALAR_CTYPES = {
-    "float32": ctypes.c_float, "float64": ctypes.c_double, "float16": ctypes.c_uint16, "bfloat16": ctypes.c_uint16,
-    "int8": ctypes.c_int8, "int16": ctypes.c_int16, "int32": ctypes.c_int32, "int64": ctypes.c_int64,
-    "uint8": ctypes.c_uint8, "uint16": ctypes.c_uint16, "uint32": ctypes.c_uint32, "uint64": ctypes.c_uint64,
-    "bool": ctypes.c_bool,
-}
-
-
-def pack(sig: KernelSignature, args: tuple, params: Params, stream: int) -> list[tuple[int, np.ndarray]]:
-    """Check ``args`` against ``sig`` (``argument``) and write them into ``params``;
-    return the host (numpy) arrays, as (index, array), for the caller to copy to the
-    device (to a fresh buffer, aligned whatever the array's own address).
-
-    No CUDA call happens in here: a bad argument raises ``LaunchError`` before the
-    driver is touched.
-    """
-    sig.check_count(args)
-    host = []
-    for i, arg in enumerate(args):
-        kind, value = argument(sig, i, arg, stream)
-        if kind is HOST:
-            host.append((i, value))
-        elif kind is DEVICE:
-            params.slots[i] = value
-        else:
-            params.set_scalar(i, sig.args[i], value)
-    return host
 
 
 def check_unwritten(kernel: str, i: int, before: np.ndarray, after: np.ndarray) -> None:

@@ -7,9 +7,11 @@ kernels and a machine without CUDA can still check arguments. ``tile_mlir.compil
 
 A launch, ``kernel.launch(grid, block, *args, shared_mem=0, stream=None)``, in order:
 
-1. ``arrays.pack`` checks every argument against the kernel's signature and writes it
-   into the kernel's pre-allocated ``kernelParams`` buffer. This is pure Python; a bad
-   argument raises ``LaunchError`` before any driver call.
+1. ``arrays.check_launch`` checks the grid, block, shared memory and stream (once per
+   configuration: the driver call it makes is kept), and ``params.Packer`` checks every
+   argument against the kernel's signature and writes it into the kernel's
+   pre-allocated ``kernelParams`` buffer (torch tensors and numbers the fast way). This
+   is pure Python; a bad argument raises ``LaunchError`` before any driver call.
 2. The first launch of a kernel of an artifact retains device 0's primary context (the one
    CuPy and torch use too) and loads the artifact's module: the cubin if it was built
    for this device's chip, else the PTX through the driver's JIT.
@@ -49,7 +51,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .arrays import Params, check_launch, check_shared, check_unwritten, pack
+from .arrays import check_launch, check_shared, check_unwritten, dim3, shared_bytes, stream_handle
+from .params import Packer, Params, pack
 from .cache import Artifact
 from .errors import (
     ArtifactError,
@@ -237,7 +240,9 @@ class CudaKernel:
         self.signature = signature
         self._module = module
         self._function = None
-        self._params = Params(signature)
+        self._packer = Packer(signature)
+        self._params = self._packer.params
+        self._calls: dict = {}  # (grid, block, shared_mem, stream) -> its checked _Call
         self._lock = threading.Lock()
         self._cluster_checked: set = set()  # (block, shared_mem) that can hold a cluster
         self._shared_ok = 0  # bytes of dynamic shared memory a launch may have without a check
@@ -249,16 +254,45 @@ class CudaKernel:
     def launch(self, grid, block, *args, shared_mem: int = 0, stream=None) -> None:
         """Launch on ``grid`` blocks of ``block`` threads (each an int or a tuple of up to
         3), with ``shared_mem`` bytes of dynamic shared memory, on ``stream`` (None: the
-        default stream; an int handle, a cuda.core, torch or CuPy stream)."""
-        grid, block, shared_mem, stream = check_launch(self.signature, grid, block, shared_mem, stream)
+        default stream; an int handle, a cuda.core, torch or CuPy stream).
+
+        The fast path, for a hot loop: the launch configuration (grid, block, shared
+        memory, stream) is checked once and its driver call kept (``_calls``), and the
+        arguments go through ``params.Packer``, which takes torch tensors and numbers
+        straight into the kernel's parameters."""
+        if stream is None:
+            handle = 0
+        elif type(stream) is int:
+            handle = stream
+        else:
+            handle = stream_handle(stream)
+        if type(grid) is int and type(block) is int and type(shared_mem) is int:
+            key = (grid, block, shared_mem, handle)  # exact ints only: 1.0 == 1 must not hit
+        else:
+            key = (dim3(grid, "grid"), dim3(block, "block"), shared_bytes(shared_mem), handle)
         with self._lock:
-            host = pack(self.signature, args, self._params, stream)
-            function = self._cu_function()
-            call = self._call(function, grid, block, shared_mem, stream, self._params.address)
+            call = self._calls.get(key)
+            if call is None:  # check it all before any driver call
+                config = check_launch(self.signature, grid, block, shared_mem, handle)
+            host = self._packer.fill(args, handle)
+            if call is None:
+                call = self._configure(config, key)
+            _device()  # the context must be current in the launching thread
             if host:
-                self._launch_copying(call, stream, host)
+                self._launch_copying(call, handle, host)
             else:
                 call()
+
+    def _configure(self, config: tuple, key) -> _Call:
+        """The driver call of a checked launch configuration (``arrays.check_launch``),
+        kept for the next launch like it (a few dozen at most)."""
+        grid, block, shared_mem, handle = config
+        call = self._call(self._cu_function(), grid, block, shared_mem, _driver().CUstream(handle),
+                          self._params.address)
+        if len(self._calls) >= 64:
+            self._calls.clear()
+        self._calls[key] = call
+        return call
 
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None) -> BoundLaunch:
         """Check and pack ``args`` once for a launch on ``grid`` x ``block``; return a

@@ -276,5 +276,8 @@ class TorchLike:
     def is_contiguous(self):
         return self._contiguous
 
+    def get_device(self):
+        return self.device.index
+
 
 TorchLike.__module__ = "torch"
