@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import bf16
 from .errors import LaunchError
 from .signature import KernelSignature, summary  # noqa: F401  (summary: for both backends)
 
@@ -157,7 +158,7 @@ def _typestr_dtype(typestr: str) -> tuple[str, int]:
     torch and ml_dtypes spell bfloat16 ``<V2``, an opaque 2-byte type.
     """
     dtype = np.dtype(typestr)
-    return ("bfloat16" if dtype.kind == "V" and dtype.itemsize == 2 else dtype.name), dtype.itemsize
+    return ("bfloat16" if bf16.is_bf16(dtype) else dtype.name), dtype.itemsize
 
 
 def _c_contiguous(shape, strides, itemsize: int) -> bool:
@@ -275,17 +276,6 @@ def device_view(obj, stream: int, where: str) -> DeviceView | None:
         if device_type in (_DL_CUDA, _DL_CUDA_MANAGED):
             return _dlpack_view(obj, device, stream, where)
     return None
-
-
-# --- kernelParams --------------------------------------------------------------------
-
-
-def bf16_bits(value) -> int:
-    """``value`` rounded to bfloat16 (to nearest even), as its 16 bits."""
-    bits = int(np.float32(value).view(np.uint32))
-    if bits & 0x7FFFFFFF > 0x7F800000:
-        return 0x7FC0  # NaN
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
 
 
 def check_unwritten(kernel: str, i: int, before: np.ndarray, after: np.ndarray) -> None:

@@ -21,7 +21,8 @@ import sys
 
 import numpy as np
 
-from .arrays import DEVICE, HOST, argument, bf16_bits
+from . import bf16
+from .arrays import DEVICE, HOST, argument
 from .signature import ArgSpec, KernelSignature
 
 
@@ -51,7 +52,12 @@ def _f16_bits(value) -> int:
         return int(np.float16(value).view(np.uint16))
 
 
-_TO_BITS = {"bfloat16": lambda value: bf16_bits(value), "float16": _f16_bits}
+def _bf16_bits(value) -> int:
+    """Rounded once to the nearest bf16, a NaN the quiet NaN with its sign (``bf16``)."""
+    return int(bf16.to_bits(value))
+
+
+_TO_BITS = {"bfloat16": _bf16_bits, "float16": _f16_bits}
 
 
 # The C type of a scalar argument's slot, by dtype; bfloat16 goes as its 16 bits.

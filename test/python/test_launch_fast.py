@@ -100,7 +100,8 @@ def test_torch_tensors_and_numbers_take_the_fast_path(torch, fake, monkeypatch, 
     k.launch(1, 32, a, 3)
     np.testing.assert_array_equal(a.host, x + np.array([1, 1, 1, 0], np.float32))
     assert param(fake.launches[-1][4], 1, ctypes.c_int32) == 3
-    kernel(FILL).launch(1, 32, Tensor(np.zeros((2, 2), np.float32)), 2.5)
+    fill = kernel(FILL)  # held: its parameters are read after the launch
+    fill.launch(1, 32, Tensor(np.zeros((2, 2), np.float32)), 2.5)
     assert param(fake.launches[-1][4], 1, ctypes.c_float) == 2.5
 
 

@@ -21,9 +21,9 @@ import numpy as np
 
 from ..arrays import HOST, argument, check_launch, check_shared
 from ..errors import InterpreterError
-from ..ir import ir, make_context
+from ..ir import ir, make_context, memref_shape
 from ..signature import KernelSignature
-from ..vocab import MAX_SHARED_BYTES_PER_BLOCK, MLIR_TO_NUMPY
+from ..vocab import MAX_SHARED_BYTES_PER_BLOCK, MLIR_TO_NUMPY, WARP_SIZE
 from .cf import region_ops
 from .cluster import run_cluster
 from .core import (
@@ -40,6 +40,9 @@ from .core import (
 )
 from .memref import memref_type
 from .sync import BlockSync, ClusterSync
+
+_SHAPES_KEPT = 16  # the programs an interpreted kernel keeps, one per dynamic extents
+
 
 @functools.cache
 def _context():
@@ -80,7 +83,7 @@ def _check_signature(func, inputs, signature: KernelSignature) -> None:
         )
     for i, (t, spec) in enumerate(zip(inputs, signature.args)):
         if isinstance(t, ir.MemRefType):
-            fits = (spec.kind, spec.dtype, spec.shape) == ("memref", _arg_dtype(t.element_type), tuple(t.shape))
+            fits = (spec.kind, spec.dtype, spec.shape) == ("memref", _arg_dtype(t.element_type), memref_shape(t))
         else:
             fits = (spec.kind, spec.dtype) == ("scalar", _arg_dtype(t))
         if not fits:
@@ -89,9 +92,14 @@ def _check_signature(func, inputs, signature: KernelSignature) -> None:
 
 class _Program:
     """A compiled gpu.func: its ops, the initial environment, its argument slots, and
-    ``unsupported``: the ops it has that the interpreter cannot run (at their locations)."""
+    ``unsupported``: the ops it has that the interpreter cannot run (at their locations).
 
-    def __init__(self, module, name: str, signature: KernelSignature):
+    ``shapes``: the extents of the memref arguments with dynamic dims (``dynamic``, by
+    argument index), which the program is built for; without them, extents of 1 (a
+    program that only tells what the interpreter cannot run)."""
+
+    def __init__(self, module, name: str, signature: KernelSignature, shapes: Mapping | None = None):
+        self.module = module
         func = _find_kernel(module, name)
         inputs = list(func.attributes["function_type"].value.inputs)
         _check_signature(func, inputs, signature)
@@ -99,6 +107,9 @@ class _Program:
         args = list(body.arguments)
         cx = Compiler()
         self.arg_slots = [cx.define(a) for a in args[: len(inputs)]]
+        self.dynamic = [i for i, spec in enumerate(signature.args) if spec.kind == "memref" and spec.dynamic]
+        for i in self.dynamic:  # memref_of gives these values these extents
+            cx.shapes[args[i]] = tuple(shapes[i]) if shapes else tuple(1 if d is None else d for d in signature.args[i].shape)
         try:
             self.arg_elems = [cx.elem(getattr(t, "element_type", t)) for t in inputs]
         except Unsupported as e:
@@ -155,13 +166,38 @@ class InterpretedKernel:
         self.name = name
         self.signature = signature
         self._program = _Program(_parse(module_text), name, signature)
+        self._shaped: dict = {}  # dynamic extents -> the program built for them
         _check_supported([self._program])
 
     @classmethod
     def _of(cls, program: _Program, signature: KernelSignature) -> InterpretedKernel:
         kernel = cls.__new__(cls)
         kernel.name, kernel.signature, kernel._program = signature.name, signature, program
+        kernel._shaped = {}
         return kernel
+
+    def _program_for(self, args) -> _Program:
+        """The program for these arguments: the kernel's, or for memref arguments with
+        dynamic dims, one built for their arrays' extents (kept for the next launches)."""
+        program = self._program
+        if not program.dynamic:
+            return program
+        self.signature.check_count(args)
+        shapes = {}
+        for i in program.dynamic:
+            if not isinstance(args[i], np.ndarray):
+                return program  # not an array: _bind says so, before anything runs
+            self.signature.check_array(i, args[i].dtype.name, args[i].shape)
+            shapes[i] = args[i].shape
+        key = tuple(shapes.values())
+        shaped = self._shaped.get(key)
+        if shaped is None:
+            shaped = _Program(program.module, self.name, self.signature, shapes)
+            _check_supported([shaped])
+            if len(self._shaped) >= _SHAPES_KEPT:
+                del self._shaped[next(iter(self._shaped))]
+            self._shaped[key] = shaped
+        return shaped
 
     def __repr__(self) -> str:
         return f"InterpretedKernel({self.signature.describe()})"
@@ -192,25 +228,26 @@ class InterpretedKernel:
     def _run(self, grid, block, shared_mem: int, checked) -> None:
         n = block[0] * block[1] * block[2]
         cluster = self.signature.cluster or (1, 1, 1)
-        env = list(self._program.template)
+        program = self._program_for([value for _, value in checked])
+        env = list(program.template)
         env[CLUSTER_DIM] = tuple(cluster)
         with np.errstate(all="ignore"):
-            copies = self._bind(checked, env)
-        ops = self._program.ops
+            copies = self._bind(checked, env, program)
+        ops = program.ops
 
         def run(block_env):
             with np.errstate(all="ignore"):  # wrapping integers, inf and NaN are the semantics
                 run_ops(ops, block_env, None)
 
         for envs in _clusters(block_environments(env, grid, block), grid, cluster):
-            shared = ClusterSync(len(envs), -(-n // 32))
+            shared = ClusterSync(len(envs), -(-n // WARP_SIZE))
             for rank, block_env in enumerate(envs):
                 block_env[SYNC] = BlockSync(n, block_env, shared, rank, dynamic_bytes=shared_mem)
             run_cluster(envs, run)
         for array, flat in copies:
             array[...] = flat.reshape(array.shape)
 
-    def _bind(self, checked, env: list) -> list:
+    def _bind(self, checked, env: list, program: _Program) -> list:
         """Put the checked arguments in ``env``; returns (array, copy) to write back.
 
         The kernel runs on a contiguous array's own memory, so its address must be
@@ -220,7 +257,6 @@ class InterpretedKernel:
         store to it raises LaunchError (see ``memref.write``)."""
         sig = self.signature
         copies, read_only = [], {}
-        program = self._program
         for i, ((kind, arg), slot, elem) in enumerate(zip(checked, program.arg_slots, program.arg_elems)):
             if kind is HOST:
                 if arg.flags.c_contiguous:

@@ -76,5 +76,17 @@ def tree_reference(a: np.ndarray) -> np.float32:
     return s[0]
 
 
-# The offsets the GPU suite launches (tile_mlir.testing.prepare compiles them).
+class TreeSumCase:
+    """The kernel at one offset, as ``tile_mlir.testing.prepare`` takes its cases."""
+
+    def __init__(self, offset: int):
+        self.offset = offset
+        self.name = f"dynamic_shared_tree_sum_{offset}"
+
+    def kernel_text(self, chip: str = DEFAULT_CHIP) -> str:
+        return tree_sum(self.offset, chip=chip)
+
+
+# The offsets the GPU suite launches, and their cases (which prepare compiles).
 GPU_OFFSETS = (OFFSET, LARGE_OFFSET)
+CASES = tuple(TreeSumCase(offset) for offset in GPU_OFFSETS)
