@@ -51,7 +51,7 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import __version__
+from .version import __version__
 from .errors import ArtifactError, CacheError
 from .options import Options
 from .signature import KernelSignature

@@ -29,7 +29,7 @@ import sys
 import traceback
 from typing import NoReturn
 
-from .. import __version__
+from ..version import __version__
 from ..errors import UsageError
 
 try:
