@@ -51,10 +51,11 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .version import __version__
 from .errors import ArtifactError, CacheError
+from .option_fields import plain
 from .options import Options
 from .signature import KernelSignature
+from .version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -197,12 +198,12 @@ def key(ir_text: str, options: Options, versions: dict | None = None) -> str:
     """The full cache key: IR, options and toolchain versions (default: this machine's)."""
     if versions is None:
         versions = toolchain_versions()
-    return _digest({"ir": ir_text, "options": options.as_dict(), "toolchain": versions})
+    return _digest({"ir": ir_text, "options": plain(options), "toolchain": versions})
 
 
 def source_key(ir_text: str, options: Options) -> str:
     """The key of the ``by-source/`` index: IR and options, no versions."""
-    return _digest({"source": ir_text, "options": options.as_dict()})
+    return _digest({"source": ir_text, "options": plain(options)})
 
 
 def get(key: str) -> Artifact | None:

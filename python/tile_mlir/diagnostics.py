@@ -174,6 +174,19 @@ class DiagnosticSink:
         self._failure: BaseException | None = None
         ctx.attach_diagnostic_handler(self._handle)
 
+    def report(self, diag: Diag) -> None:
+        """A diagnostic made by tile-mlir rather than MLIR: kept or printed as the others."""
+        self.errors += diag.severity == "error"
+        if self.keep:
+            self.kept.append(diag)
+        else:
+            sys.stderr.write(format_diag(diag, self.files))
+            sys.stderr.flush()
+
+    def text(self, start: int = 0) -> str:
+        """The kept diagnostics from the ``start``-th on, each as ``format_diag`` prints it."""
+        return "".join(format_diag(d, self.files) for d in self.kept[start:]).rstrip("\n")
+
     def check(self) -> None:
         """Raise the exception that the handler caught, if any.
 

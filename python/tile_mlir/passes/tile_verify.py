@@ -11,17 +11,23 @@ as mlir-opt verifies.
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass
 
 from ..analysis import analyze
 from ..analysis_copy import analyze_copy
 from ..dispatch import variant_names
 from ..ir import ir
-from . import PassInfo, register
+from .common import TilePass, emit_errors
 
 
-def emit_errors(op, errors) -> None:
-    for e in errors:
-        op.location.emit_error(f"'{op.name}' op {e}")
+@dataclass(frozen=True)
+class TileVerify(TilePass):
+    argument = "tile-verify"
+    summary = "Check tile ops against the semantic rules of docs/spec.md"
+
+    def run(self, op, pass_) -> None:
+        if not verify(op):
+            pass_.signal_pass_failure()
 
 
 def verify(root) -> bool:
@@ -54,14 +60,3 @@ def _unknown_variant(op_name: str, name: str | None) -> list[str]:
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     hint = f" (did you mean '{close[0]}'?)" if close else ""
     return [f'dispatch: no lowering variant is named "{name}"{hint}; the variants are: {", ".join(known)}']
-
-
-def _make():
-    def run(op, pass_):
-        if not verify(op):
-            pass_.signal_pass_failure()
-
-    return run
-
-
-register(PassInfo("tile-verify", "Check tile ops against the semantic rules of docs/spec.md", _make))

@@ -10,10 +10,16 @@ form (``-canonicalize``, ``-pass-pipeline=...``), a boolean flag takes ``=true``
 ``=false``, and ``--help`` lists the mlir-opt flags it honours and the few that the
 Python bindings cannot.
 
-The passes, tile-mlir's and upstream's mixed in one pipeline, are built by
-``tile_mlir.pipeline``; diagnostics are printed and verified by
-``tile_mlir.diagnostics``. This module is the command line and the ``Driver`` that
-runs each input chunk in a fresh context.
+tile-opt is a thin driver over what ``tile_mlir.compile`` uses: the input is read by
+``tile_mlir.source`` (parse, then tile-verify), the passes, tile-mlir's and upstream's
+mixed in one pipeline, are built by ``tile_mlir.pipeline.manager``, and
+``--tile-to-ptx`` is ``tile_mlir.compiler.lower_to_ptx`` itself; diagnostics are printed
+and verified by ``tile_mlir.diagnostics``, the IR dumps filtered by ``ir_printing``.
+This module is the command line (its ``--chip``/``--fold`` and ``--list-passes`` made
+from the option fields of ``Options`` and of each pass) and the ``Driver`` that runs each
+input chunk in a fresh context. A pipeline that runs LLVM (``gpu-module-to-binary``)
+runs each chunk in a child process (``pipeline.child``), so that LLVM's fatal errors are
+an error, not a signal.
 
 Bad input prints mlir-opt-style diagnostics and exits with status 1. A bug in
 tile-mlir prints ``tile-opt: internal error: ...`` and exits with status 2. Set
@@ -33,7 +39,7 @@ from ..version import __version__
 from ..errors import UsageError
 
 try:
-    from ..ir import env_flag, make_context
+    from ..ir import env_flag
 except ImportError as e:  # no bindings, or too old: say which are needed, no traceback
     sys.stderr.write(f"tile-opt: {e}\n")
     raise SystemExit(1) from None
@@ -42,7 +48,6 @@ from mlir import ir
 from mlir.dialects import irdl
 from mlir.passmanager import PassDisplayMode, PassManager
 
-from ..compiler import verify_tile_ops
 from ..diagnostics import (
     Diag,
     DiagnosticSink,
@@ -51,23 +56,18 @@ from ..diagnostics import (
     format_diag,
     irdl_dialects,
     parse_expectations,
-    parse_failure,
     tile_dialects,
 )
-from ..ir import available_dialects, name_source
+from ..ir import available_dialects
+from ..option_fields import describe, option_fields
+from ..options import Options
 from ..passes import REGISTRY
-from ..pipeline import (
-    ROOT_OP,
-    Anchor,
-    IRPrinting,
-    build_pass_manager,
-    enable_ir_printing,
-    known_pass,
-    parse_pipeline,
-    pipeline_from_flags,
-    selected_dumps,
-)
-from ..vocab import DEFAULT_CHIP
+from ..pipeline import text as pipeline_text
+from ..pipeline.child import ChildDied, run_in_child
+from ..pipeline.manager import build_pass_manager, holds, known_pass, parse_pipeline, pipeline_from_flags
+from ..pipeline.text import ROOT_OP, Anchor
+from ..source import load, new_context
+from .ir_printing import IRPrinting, enable_ir_printing, selected_dumps
 
 # The pass that checks tile ops right after parsing, as mlir-opt's verifier does.
 POST_PARSE_VERIFIER = "tile-verify"
@@ -96,16 +96,11 @@ def split_input(text: str) -> list[str]:
     return chunks
 
 
-def new_context(allow_unregistered: bool = False) -> ir.Context:
-    """A context with the tile dialect, set up for a command-line tool."""
-    ctx = make_context()
-    ctx.emit_error_diagnostics = True  # errors reach our handler, not only MLIRError
-    ctx.enable_multithreading(False)  # diagnostics in a stable order
-    ctx.allow_unregistered_dialects = allow_unregistered
-    return ctx
-
-
 BYTECODE_MAGIC = b"ML\xefR"
+
+# Upstream passes in which LLVM's code generator runs, and may end the process: a
+# pipeline that holds one runs each chunk in a child process.
+RUNS_LLVM = frozenset({"gpu-module-to-binary", "gpu-lower-to-nvvm-pipeline"})
 
 
 class SourceError(UsageError):
@@ -178,7 +173,8 @@ class Driver:
     def run(self) -> int:
         split = self.opts.split_input_file and isinstance(self.input, str)
         chunks = split_input(self.input) if split else [self.input]
-        results = [self.process(chunk) for chunk in chunks]
+        isolate = self.pipeline is not None and holds(self.pipeline, RUNS_LLVM)
+        results = [self.isolated(chunk) if isolate else self.process(chunk) for chunk in chunks]
         ok = all(chunk_ok for chunk_ok, _ in results)
         if self.opts.emit_bytecode:
             output = b"".join(data or b"" for _, data in results)
@@ -195,6 +191,16 @@ class Driver:
                 raise UsageError(
                     f"cannot write output file '{self.opts.output}': {e.strerror}") from None
         return 0 if ok else 1
+
+    def isolated(self, chunk: str | bytes) -> tuple[bool, str | bytes | None]:
+        """``process`` in a child process: LLVM's fatal error ends the child, and is one
+        error here."""
+        try:
+            return run_in_child(self.process, chunk, capture_stderr=False)
+        except ChildDied as e:
+            sys.stderr.write(f"tile-opt: LLVM stopped the pipeline ({e.how})\n")
+            self._print_repro()
+            return False, None
 
     def process(self, chunk: str | bytes) -> tuple[bool, str | bytes | None]:
         """Process one chunk in a fresh context, as mlir-opt does.
@@ -232,24 +238,11 @@ class Driver:
     def _actions(self, chunk: str | bytes, ctx: ir.Context, sink: DiagnosticSink) -> str | bytes | None:
         """Parse, verify, run the pipeline. Returns the printed module, or None."""
         opts = self.opts
-        errors = sink.errors
-        try:
-            module = ir.Module.parse(chunk, ctx)
-        except ir.MLIRError:  # the diagnostics went to the sink
-            if sink.errors == errors and isinstance(chunk, str):  # the parser said nothing
-                diag = parse_failure(chunk, self.input_name, self.dialects)
-                if sink.keep:
-                    sink.kept.append(diag)
-                else:
-                    sys.stderr.write(format_diag(diag, self.files))
+        module, _ = load(chunk, ctx, sink, self.input_name,
+                         verify=not opts.mlir_very_unsafe_disable_verifier_on_parsing,
+                         name_locations=opts.mlir_print_debuginfo or opts.emit_bytecode)
+        if module is None:
             return None
-        if opts.mlir_print_debuginfo or opts.emit_bytecode:
-            name_source(module.operation, self.input_name)
-        if not opts.mlir_very_unsafe_disable_verifier_on_parsing:
-            try:
-                verify_tile_ops(module)
-            except ir.MLIRError:
-                return None
         if not self._run_pipeline(module, ctx):
             return None
         if opts.emit_bytecode:
@@ -318,7 +311,7 @@ class _Bytes:
 def _count_passes(pm: PassManager) -> int | str:
     """How many passes ``pm`` has at its top level (mlir-opt's --dump-pass-pipeline)."""
     try:
-        return len(parse_pipeline(str(pm)).elements)
+        return len(pipeline_text.parse_pipeline(str(pm)).elements)
     except UsageError:  # option text the grammar does not follow
         return "?"
 
@@ -457,22 +450,34 @@ def argument_parser() -> _ArgumentParser:
                    help="elide elements attributes with more than N elements in the output")
     p.add_argument("--irdl-file", action="append", default=[], metavar="FILE",
                    help="load the IRDL dialects of FILE before parsing (repeatable)")
-    p.add_argument("--chip", help="the target for --tile-to-ptx/--tile-to-cubin "
-                                  f"(default: {DEFAULT_CHIP})")
-    p.add_argument("--fold", default="linear", choices=("linear", "tree"),
-                   help="tile-lower-reduction's fold for --tile-to-ptx/--tile-to-cubin")
+    for f in option_fields(Options):  # --chip, --fold: for --tile-to-ptx/--tile-to-cubin
+        p.add_argument(f"--{f.name}", type=_parsed_by(f.metadata["parse"]), default=f.default,
+                       metavar=f.metadata["metavar"],
+                       help=f"for --tile-to-ptx/--tile-to-cubin: {describe(f)}")
     p.add_argument("--version", action="version", version=f"tile-opt (tile-mlir) {__version__}")
     return p
 
 
+def _parsed_by(parse):
+    """An argparse type that reads a value with an option field's parser."""
+    def read(text: str):
+        try:
+            return parse(text)
+        except ValueError as e:  # OptionError: argparse reports it as a usage error
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    read.__name__ = getattr(parse, "__qualname__", "value")
+    return read
+
+
 def pass_list() -> str:
-    """The registered passes with their summaries and options (``--list-passes``)."""
+    """The registered passes with their summaries and options (``--list-passes``), from
+    each pass's option fields."""
     rows = []
     for name in sorted(REGISTRY):
-        info = REGISTRY[name]
-        rows.append((f"  --{name}", info.summary))
-        rows += [(f"      {option}=<value>", help_text)
-                 for option, help_text in info.options.items()]
+        cls = REGISTRY[name]
+        rows.append((f"  --{name}", cls.summary))
+        rows += [(f"      {f.name}=<{f.metadata['metavar']}>", describe(f)) for f in option_fields(cls)]
     width = max((len(flag) for flag, _ in rows), default=0) + 2
     return ("tile-mlir passes (--<pass>[=<options>], or by name in --pass-pipeline):\n"
             + "".join(f"{flag:<{width}}{text}\n" for flag, text in rows)
@@ -483,7 +488,6 @@ def _to_binary(opts, inputs: list[str], pass_flags: list[str]) -> int:
     """--tile-to-ptx / --tile-to-cubin: the pipeline to binary, on one input."""
     from ..compiler import lower_to_ptx, ptx_to_cubin
     from ..errors import CompileError
-    from ..options import Options
 
     if pass_flags or opts.pass_pipeline is not None or len(inputs) > 1:
         raise UsageError("--tile-to-ptx/--tile-to-cubin take one input and no other passes")
@@ -492,9 +496,9 @@ def _to_binary(opts, inputs: list[str], pass_flags: list[str]) -> int:
     path = inputs[0] if inputs else "-"
     text = _read(path, "input file")
     try:
-        options = Options(chip=opts.chip, fold=opts.fold)
-        ptx = lower_to_ptx(text, options, source_name="<stdin>" if path == "-" else path).ptx
-        data = ptx_to_cubin(ptx, options) if opts.tile_to_cubin else ptx.encode()
+        options = Options(**{f.name: getattr(opts, f.name) for f in option_fields(Options)})
+        lowered = lower_to_ptx(text, options, source_name="<stdin>" if path == "-" else path)
+        data = ptx_to_cubin(lowered.ptx, lowered.chip) if opts.tile_to_cubin else lowered.ptx.encode()
     except CompileError as e:
         sys.stderr.write(f"{e.message}\n")
         if e.repro:
