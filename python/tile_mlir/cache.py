@@ -68,7 +68,7 @@ _KEY = re.compile(r"[0-9a-f]{64}")
 class Artifact:
     """What compiling a module produces, and all a launch needs.
 
-    ``chip`` is the chip the cubin was built for (``"sm_90a"``); an empty chip means
+    ``chip`` is the chip the cubin was built for (a ``vocab.Chip`` name); an empty chip means
     unknown, for a bare cubin loaded from a file. ``meta`` is free-form JSON data.
     """
 

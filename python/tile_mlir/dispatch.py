@@ -95,7 +95,7 @@ class DispatchContext:
     """What predicates and implementations may ask about the op's context."""
 
     target: str  # "cuda"
-    chip: Chip | str | None  # sm_90a: the gpu.module's (vocab.Target.of_op), or the chip option
+    chip: Chip | str | None  # the gpu.module's (vocab.Target.of_op), or the chip option
     analysis: Any = None  # tile_mlir.analysis.Analysis of the op
     # The lowering options (fold, ...): an Options, or the lowering pass itself, whose
     # fields are the same options.
@@ -103,7 +103,7 @@ class DispatchContext:
 
     @property
     def sm(self) -> int | None:
-        """The compute capability as an int (90 for sm_90a), if known."""
+        """The compute capability as an int (90 for sm_90), if known."""
         try:
             return Chip.parse(self.chip).sm if self.chip else None
         except OptionError:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..layout import TileLayout
+from ..vocab import DEFAULT_CHIP
 
 STORAGE = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16, "f64": np.float64,
            "i32": np.int32, "i64": np.int64}
@@ -38,7 +39,7 @@ PADDING = {"f32": ("0xFF800000 : f32", np.float32(-np.inf)), "bf16": ("0xFF80 : 
 # what the registers hold before a load (bf16: 12288.0 is 0x4640)
 SENTINEL = {"f32": 12345.0, "f16": 1234.0, "bf16": 12288.0, "f64": 12345.0, "i32": 12345, "i64": 12345}
 SENTINEL_BITS = {"bf16": 0x4640}
-CHIP = "sm_90a"
+CHIP = DEFAULT_CHIP
 
 ROW = "S[(1, (32, 8)) : (1, (1@laneid, 1))]"  # one row of 256 per warp, 8 per lane
 COALESCED = "S[(1, (2, 32, 4)) : (1, (4, 1@laneid, 1))]"  # each instruction: 512 contiguous bytes

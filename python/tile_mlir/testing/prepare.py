@@ -1,7 +1,7 @@
 """Compile every conformance case, every tile.copy case, every example and the fused
 kernels of test/gpu/test_fused_gpu.py into the compile cache, for a GPU machine without MLIR.
 
-    python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_90a] [--jobs N]
+    python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_XX] [--jobs N]
 
 Run it where MLIR (and ptxas, for cubins) is installed. Each case's kernel goes through
 ``tile_mlir.compile(text, Options(chip=...), backend="cuda")``, which looks the module up
