@@ -19,8 +19,10 @@ from tile_mlir.errors import (
     ArtifactError,
     BindingsTooOld,
     CacheError,
+    CompileError,
     CudaBindingsMissing,
     CudaError,
+    InterpreterError,
     KernelNotFound,
     LaunchError,
     OptionError,
@@ -358,3 +360,38 @@ def test_the_launch_half_imports_nothing_from_the_compile_half():
     assert not [m for m in loaded if m.split(".")[0] in ("mlir", "cuda")]
     # and the runtime does not import the front door
     assert "tile_mlir.api" not in _imported_after("import tile_mlir.runtime")
+
+
+# --- source_name: the user's file, in diagnostics and in the interpreter's errors ----
+
+OOB = """module attributes {gpu.container_module} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_90a">] {
+    gpu.func @oob(%A: memref<4xf32>) kernel {
+      %t = gpu.thread_id x
+      %v = memref.load %A[%t] : memref<4xf32>
+      memref.store %v, %A[%t] : memref<4xf32>
+      gpu.return
+    }
+  }
+}
+"""
+BAD_KIND = OOB.replace("%t = gpu.thread_id x", '%t = gpu.thread_id x\n      "tile.reduce"(%A, %A) '
+                       '{kind = "sum", exec_scope = "thread", axes = array<i64: 3>} '
+                       ': (memref<4xf32>, memref<4xf32>) -> ()')
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cuda"])
+def test_compile_names_the_users_file_in_diagnostics(backend, cache_root):
+    with pytest.raises(CompileError) as info:
+        tile_mlir.compile(BAD_KIND, backend=backend, cache=False, source_name="kernels/row.mlir")
+    assert info.value.message.startswith("kernels/row.mlir:5:7: error: 'tile.reduce' op ")
+    with pytest.raises(CompileError) as info:  # the default name
+        tile_mlir.compile(BAD_KIND, backend=backend, cache=False)
+    assert info.value.message.startswith("<source>:5:7: error: ")
+
+
+def test_the_interpreters_errors_name_the_users_file():
+    kernels = tile_mlir.compile(OOB, backend="interpreter", source_name="kernels/oob.mlir")
+    a = np.random.default_rng().random(4, dtype=np.float32)
+    with pytest.raises(InterpreterError, match=r"memref.load at kernels/oob\.mlir:5:12: index \[4\] is out of bounds"):
+        kernels.oob.launch(1, 32, a)
