@@ -103,3 +103,12 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_the_package_has_no_import_cycle():
     assert cycles(import_graph()) == []
+
+
+def test_no_pass_imports_another():
+    """What passes share lives in passes/common.py; the registry (passes/__init__.py)
+    imports the passes, and no pass imports the registry or another pass."""
+    graph = import_graph()
+    passes = {m for m in graph if m.startswith("tile_mlir.passes.") and m != "tile_mlir.passes.common"}
+    assert len(passes) >= 5
+    assert {m: sorted(graph[m] & (passes | {"tile_mlir.passes"})) for m in passes} == {m: [] for m in passes}

@@ -15,6 +15,7 @@ step runs in this process.
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import signal
@@ -68,6 +69,7 @@ def run_in_child(fn: Callable, *args, capture_stderr: bool = True):
 
 def _child(fn: Callable, args, write_end: int, read_end: int, stderr_fd: int | None) -> None:
     status = 0
+    gc.disable()  # a short job: no collection walking (and copying) the parent's objects
     try:
         os.close(read_end)
         if stderr_fd is not None:
