@@ -886,7 +886,7 @@ USER_KERNEL = """module attributes {gpu.container_module} {
 
 @pytest.mark.parametrize(
     "loc, where",
-    [("", "-:10:7"), ('loc("softmax.mlir":42:9)', "softmax.mlir:42:9"),
+    [("", "<source>:10:7"), ('loc("softmax.mlir":42:9)', "softmax.mlir:42:9"),
      ('loc("step"("kernels/softmax.mlir":7:3))', "kernels/softmax.mlir:7:3 (step)"),
      ('loc(fused[unknown, "a.mlir":5:1])', "a.mlir:5:1")],
 )  # fmt: skip
