@@ -21,6 +21,7 @@ import pickle
 import signal
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable
 
 from ..errors import TileError
@@ -48,7 +49,12 @@ def run_in_child(fn: Callable, *args, capture_stderr: bool = True):
     sys.stderr.flush()
     with tempfile.TemporaryFile() as captured:
         read_end, write_end = os.pipe()
-        pid = os.fork()
+        with warnings.catch_warnings():
+            # Python 3.12 warns at a fork from a process with threads (an MLIR context's
+            # pool, elsewhere). The child touches none of them: it runs the step on its
+            # own single-threaded context and leaves with os._exit.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
         if pid == 0:  # the child: never returns
             _child(fn, args, write_end, read_end, captured.fileno() if capture_stderr else None)
         os.close(write_end)
