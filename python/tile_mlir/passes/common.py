@@ -19,6 +19,7 @@ from typing import ClassVar
 
 from mlir import rewrite
 
+from ..diagnostics import layout_location
 from ..dispatch import DispatchError
 from ..errors import TileError, UsageError
 from ..ir import ir
@@ -117,8 +118,13 @@ def on_anchored_ops(run: Callable, anchors: tuple[str, ...]) -> Callable:
 
 
 def emit_errors(op, errors) -> None:
+    """Each error at the op's location; one about a layout's text at its column there
+    (``diagnostics.layout_location``: placed where the source is known)."""
     for e in errors:
-        op.location.emit_error(f"'{op.name}' op {e}")
+        loc = op.location
+        if getattr(e, "column", None) is not None:
+            loc = layout_location(loc, e.attribute, e.column)
+        loc.emit_error(f"'{op.name}' op {e}")
 
 
 class Unlowerable(TileError):
