@@ -236,7 +236,11 @@ class DiagnosticSink:
         self.kept: list[Diag] = []
         self.errors = 0  # how many errors it has been handed
         self._failure: BaseException | None = None
-        ctx.attach_diagnostic_handler(self._handle)
+        self._attached = ctx.attach_diagnostic_handler(self._handle)
+
+    def detach(self) -> None:
+        """Stop receiving the context's diagnostics."""
+        self._attached.detach()
 
     def report(self, diag: Diag) -> None:
         """A diagnostic made by tile-mlir rather than MLIR: kept or printed as the others."""

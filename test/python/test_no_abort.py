@@ -144,12 +144,33 @@ def test_a_fatal_llvm_error_is_a_compile_error_and_python_lives_on():
         except tile_mlir.CompileError as e:
             print("stage:", e.stage)
             print(e.message)
+        # the worker that died is replaced: the next compile works
+        from tile_mlir.compiler import lower_to_ptx
+        print("next:", ".entry demo" in lower_to_ptx(open(sys.argv[2]).read()).ptx)
         print("alive")
     """)
-    run = subprocess.run([sys.executable, "-c", script, str(REPO / "python")],
+    run = subprocess.run([sys.executable, "-c", script, str(REPO / "python"), str(REPO / "examples" / "demo.mlir")],
                          capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, run.stderr
     assert "stage: gpu-module-to-binary" in run.stdout
+    assert "next: True" in run.stdout
     assert "LLVM stopped the compile (killed by SIGABRT)" in run.stdout
     assert "Cannot select: intrinsic %llvm.nvvm.activemask" in run.stdout
     assert run.stdout.rstrip().endswith("alive")
+
+
+def _compile_demo(_):
+    from tile_mlir.compiler import lower_to_ptx
+
+    return lower_to_ptx((REPO / "examples" / "demo.mlir").read_text()).ptx
+
+
+def test_a_forked_process_compiles_with_a_worker_of_its_own():
+    """A process forked after the LLVM worker started (multiprocessing's fork) must not
+    share the worker's pipes with its parent: it starts its own."""
+    import multiprocessing
+
+    first = _compile_demo(0)
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        assert pool.map(_compile_demo, range(4)) == [first] * 4
+    assert _compile_demo(0) == first

@@ -10,13 +10,15 @@ becomes text on the way.
 failure names its stage: it raises ``CompileError`` with the diagnostics and a one-line
 ``tile-opt`` repro, whose input is saved under the compile cache (``save_repro``: the
 newest ``REPRO_KEEP`` files are kept). ``binary_objects`` runs ``BINARY`` in a child
-process (``pipeline.child``), so that a fatal error in LLVM is a ``CompileError`` and not
-the end of the caller's process.
+process (``pipeline.child.Worker``, kept from one compile to the next), on the module's
+bytecode, so that a fatal error in LLVM is a ``CompileError`` and not the end of the
+caller's process.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,12 +27,13 @@ from mlir.dialects import gpu
 from mlir.passmanager import PassManager
 
 from ..cache import cache_dir
-from ..diagnostics import DiagnosticSink
+from ..diagnostics import Diag, DiagnosticSink
 from ..errors import CompileError
 from ..ir import ir
 from ..options import Options
 from ..passes import TileCheckTarget, TileForwardLoopAnnotations, TileLowerCopy, TileLowerReduction, TilePass
-from .child import ChildDied, run_in_child
+from ..source import new_context
+from .child import ChildDied, Worker
 from .text import ROOT_OP
 
 
@@ -147,18 +150,49 @@ def run_stages(run: Run, stages) -> None:
         run.done.append(str(stage))
 
 
+# The process that runs LLVM's code generator for this one.
+LLVM = Worker()
+
+
 def binary_objects(run: Run) -> list[bytes]:
-    """Run ``BINARY`` on ``run.module`` in a child process and return the objects of its
-    gpu.binary ops (PTX for ``format=isa``). LLVM's fatal errors are a CompileError."""
+    """Run ``BINARY`` on ``run.module`` in the ``LLVM`` worker and return the objects of
+    its gpu.binary ops (PTX for ``format=isa``). LLVM's fatal errors are a CompileError."""
+    bytecode = io.BytesIO()
+    run.module.operation.write_bytecode(bytecode)
     try:
-        return run_in_child(_to_binary, run)
+        objects, diags = LLVM.call(_to_binary, bytecode.getvalue(), run.sink.files, run.sink.buffer)
     except ChildDied as e:
         raise CompileError(BINARY.name, f"LLVM stopped the compile ({e.how}):\n{e.stderr.strip()}",
                            run.repro(BINARY)) from None
+    start = len(run.sink.kept)
+    run.sink.kept.extend(diags)
+    if objects is None:
+        raise CompileError(BINARY.name, run.sink.text(start) or "gpu-module-to-binary failed", run.repro(BINARY))
+    run.done.append(str(BINARY))
+    return objects
 
 
-def _to_binary(run: Run) -> list[bytes]:
-    run_stages(run, [BINARY])
-    return [gpu.ObjectAttr(obj).object
-            for op in run.module.body.operations if op.operation.name == "gpu.binary"
-            for obj in op.operation.attributes["objects"]]
+_WORKER_CONTEXT: list[ir.Context] = []  # the worker's context, made on its first call
+
+
+def _to_binary(bytecode: bytes, files: dict, source_name: str) -> tuple[list[bytes] | None, list[Diag]]:
+    """In the worker: ``BINARY`` on the module ``bytecode`` holds, in the worker's own
+    context. The objects of its gpu.binary ops (None if it failed), and its diagnostics."""
+    if not _WORKER_CONTEXT:
+        _WORKER_CONTEXT.append(new_context())
+    ctx = _WORKER_CONTEXT[0]
+    sink = DiagnosticSink(ctx, files, buffer=source_name)
+    sink.keep = True
+    try:
+        module = ir.Module.parse(bytecode, ctx)
+        pm = PassManager(ROOT_OP, ctx)
+        BINARY.add_to(pm)
+        try:
+            pm.run(module.operation)
+        except ir.MLIRError:
+            return None, sink.kept
+        return [gpu.ObjectAttr(obj).object
+                for op in module.body.operations if op.operation.name == "gpu.binary"
+                for obj in op.operation.attributes["objects"]], sink.kept
+    finally:
+        sink.detach()
