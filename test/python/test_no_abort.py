@@ -174,3 +174,18 @@ def test_a_forked_process_compiles_with_a_worker_of_its_own():
     with multiprocessing.get_context("fork").Pool(2) as pool:
         assert pool.map(_compile_demo, range(4)) == [first] * 4
     assert _compile_demo(0) == first
+
+
+def test_the_chip_table_is_what_llvm_writes():
+    """vocab.CHIP_PTX (what tile-check-target compares against) is the PTX ISA LLVM
+    writes for each chip it knows, where the target's features name none."""
+    from tile_mlir.compiler import lower_to_ptx
+    from tile_mlir.vocab import CHIP_PTX
+
+    demo = (REPO / "examples" / "demo.mlir").read_text()
+    written = {}
+    for chip in CHIP_PTX:
+        ptx = lower_to_ptx(with_chip(demo, chip)).ptx
+        major, minor = re.search(r"^\.version (\d+)\.(\d)$", ptx, re.M).groups()
+        written[chip] = int(major) * 10 + int(minor)
+    assert written == CHIP_PTX
