@@ -191,7 +191,7 @@ from tile_mlir import compiler                      # imports MLIR: not timed
 from tile_mlir.options import Options
 text, options = open({path!r}).read(), Options(chip={chip!r})
 t0 = time.perf_counter(); lowered = compiler.lower_to_ptx(text, options)
-t1 = time.perf_counter(); cubin = compiler.ptx_to_cubin(lowered.ptx, options)
+t1 = time.perf_counter(); cubin = compiler.ptx_to_cubin(lowered.ptx, lowered.chip)
 t2 = time.perf_counter(); compiler.build_artifact(text, options)
 t3 = time.perf_counter()
 print(json.dumps({{"first": t2 - t0, "to_ptx": t1 - t0, "ptxas": t2 - t1, "warm": t3 - t2}}))

@@ -21,11 +21,10 @@ door (``tile_mlir.api``) when they are called, and it imports the compiler only 
 compile-cache miss.
 """
 
-__version__ = "0.1.0"
-
 from .errors import *  # noqa: F401,F403  (TileError and its subclasses)
 from .errors import __all__ as _errors
 from .options import Options
+from .version import __version__
 
 __all__ = ["compile", "load_kernel", "Options", "__version__", *_errors]  # noqa: F405 (compile, load_kernel: __getattr__)
 

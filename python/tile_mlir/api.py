@@ -7,8 +7,8 @@ place that decides how a module runs:
   ``"interpreter"`` (``interpreter.InterpretedKernel``, on the CPU), or ``"auto"``:
   cuda when a GPU is available here, else the interpreter;
 * the options: a ``tile_mlir.Options`` or a dict of option strings (``{"chip": "sm_80",
-  "fold": "tree"}``); a chip left unset is the one the module's gpu.module names
-  in its ``#nvvm.target``, else ``vocab.DEFAULT_CHIP``;
+  "fold": "tree"}``), read here, once; a chip left unset is the one the module's
+  gpu.module names in its ``#nvvm.target``, else ``vocab.DEFAULT_CHIP``;
 * for cuda, the on-disk compile cache (``tile_mlir.cache``): a hit needs no MLIR, and
   only a miss imports the compiler (``_build``, the one call into the compile half).
 
@@ -43,28 +43,30 @@ def choose_backend(backend: str = "auto") -> str:
     return backend
 
 
-def compile(module_or_text, options=None, *, backend: str = "auto", cache: bool = True) -> Kernels:
+def compile(module_or_text, options=None, *, backend: str = "auto", cache: bool = True,
+            source_name: str = "<source>") -> Kernels:
     """Compile a module (an ``ir.Module`` or its text) and return its kernels.
 
     ``options``: a ``tile_mlir.Options``, a dict of option names to strings, or None (the
     defaults). ``backend``: ``"cuda"``, ``"interpreter"`` or ``"auto"`` (cuda when a GPU
     is available). With ``cache`` the cuda backend consults the on-disk compile cache
     first; a hit needs no MLIR. Building cuda kernels makes no CUDA call: the module
-    loads on the first launch.
+    loads on the first launch. ``source_name`` names the text (a file name) in
+    diagnostics and in the interpreter's errors.
     """
     options = Options.from_mapping(options)
     backend = choose_backend(backend)
     text = _text(module_or_text)
 
     if backend == "interpreter":
-        lowered, signatures = _build(text, options, interpret=True)
+        lowered, signatures = _build(text, options, interpret=True, source_name=source_name)
         from .interpreter import interpreted_kernels  # MLIR is there: _build needed it
 
         return Kernels(interpreted_kernels(lowered, signatures))
 
     artifact = _cache.lookup(text, options) if cache else None
     if artifact is None:
-        artifact = _build(text, options, interpret=False)
+        artifact = _build(text, options, interpret=False, source_name=source_name)
         if cache:
             artifact = _cache.store(text, options, artifact)
     return cuda_kernels(artifact)
@@ -82,7 +84,7 @@ def _text(module_or_text) -> str:
     return str(module_or_text)
 
 
-def _build(text: str, options: Options, *, interpret: bool):
+def _build(text: str, options: Options, *, interpret: bool, source_name: str):
     """The one call into the compile half (MLIR), made only on a cache miss: for the
     interpreter the module after ``tile-lower-reduction`` and its kernel signatures,
     else a cache ``Artifact`` (PTX, a cubin where ptxas is, signatures)."""
@@ -95,8 +97,8 @@ def _build(text: str, options: Options, *, interpret: bool):
         )
         raise BindingsTooOld(f"{need} the MLIR Python bindings ({e})") from e
     if interpret:
-        return lower_tile_ops(text, options)
-    return build_artifact(text, options)
+        return lower_tile_ops(text, options, source_name=source_name)
+    return build_artifact(text, options, source_name=source_name)
 
 
 def load_kernel(path, name: str | None = None):

@@ -1,7 +1,7 @@
 """Build a launchable kernel from Python: ``tile_mlir.build.kernel``.
 
 A kernel that ``tile_mlir.compile`` can launch is a ``gpu.func ... kernel`` inside a
-``gpu.module`` that names its chip (``#nvvm.target<chip = "sm_90a">``), inside a module
+``gpu.module`` that names its chip (``vocab.Chip.nvvm_target``), inside a module
 marked ``gpu.container_module``. ``kernel`` writes that frame and hands over the body::
 
     import tile_mlir
@@ -403,7 +403,7 @@ def kernel(
     gives every memref argument ``llvm.align`` (bytes). Build its body in a ``with``
     block::
 
-        with build.kernel("k", [("A", "memref<32xf32>")], chip="sm_90a") as k:
+        with build.kernel("k", [("A", "memref<32xf32>")], chip="sm_80") as k:
             ...
         tile_mlir.compile(k.module)
     """

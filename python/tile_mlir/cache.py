@@ -58,10 +58,11 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import __version__
 from .errors import ArtifactError, CacheError
+from .option_fields import plain
 from .options import Options
 from .signature import KernelSignature
+from .version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +75,7 @@ _KEY = re.compile(r"[0-9a-f]{64}")
 class Artifact:
     """What compiling a module produces, and all a launch needs.
 
-    ``chip`` is the chip the cubin was built for (``"sm_90a"``); an empty chip means
+    ``chip`` is the chip the cubin was built for (a ``vocab.Chip`` name); an empty chip means
     unknown, for a bare cubin loaded from a file. ``meta`` is free-form JSON data.
     """
 
@@ -204,12 +205,12 @@ def key(ir_text: str, options: Options, versions: dict | None = None) -> str:
     """The full cache key: IR, options and toolchain versions (default: this machine's)."""
     if versions is None:
         versions = toolchain_versions()
-    return _digest({"ir": ir_text, "options": options.as_dict(), "toolchain": versions})
+    return _digest({"ir": ir_text, "options": plain(options), "toolchain": versions})
 
 
 def source_key(ir_text: str, options: Options) -> str:
     """The key of the ``by-source/`` index: IR and options, no versions."""
-    return _digest({"source": ir_text, "options": options.as_dict()})
+    return _digest({"source": ir_text, "options": plain(options)})
 
 
 def get(key: str) -> Artifact | None:

@@ -1,21 +1,26 @@
 """The compile entry points: from IR text to lowered IR, PTX, a cubin and an artifact.
 
-Each entry point takes the IR text and an ``Options`` (``tile_mlir.options``):
+Each entry point takes the IR text, an ``Options`` (``tile_mlir.options``) and the name
+of the text for diagnostics (``source_name``: a file name; ``<source>`` by default):
 
-* ``parse`` reads the text in the current context and runs ``tile-verify`` on it, as
-  tile-opt does, so that a broken rule is reported once, at its op, and not as a
+* ``parse`` reads the text and runs ``tile-verify`` on it (``tile_mlir.source``, the path
+  tile-opt takes too), so that a broken rule is reported once, at its op, and not as a
   lowering failure;
 * ``lower_tile_ops`` runs only the tile lowerings (``tile-lower-copy``,
   ``tile-lower-reduction``): the scf/arith/memref/vector/gpu level that the CPU
   interpreter executes;
-* ``lower_to_ptx`` runs the whole pipeline (``tile_mlir.pipeline.STAGES``) and returns
-  the PTX; the chip is ``options.chip``, else ``vocab.DEFAULT_CHIP``;
+* ``lower_to_ptx`` runs the whole pipeline (``tile_mlir.pipeline.stages``) and returns
+  the PTX; the chip is the gpu.module's target's (``vocab.Target``), which must agree
+  with ``options.chip`` where both name one; a gpu.module without a target gets one for
+  ``options.chip``, else ``vocab.DEFAULT_CHIP``. LLVM runs in a child process, so that
+  its fatal errors are ``CompileError``s;
 * ``ptx_to_cubin`` assembles the PTX with ptxas, where ptxas is on PATH;
 * ``build_artifact`` does both and returns a cache ``Artifact``;
 * ``kernel_signatures`` reads the launch signature of every ``gpu.func ... kernel``, and
   ``with_alignments`` adds what the lowered code assumes of each pointer (``alignment``).
 
-A failure is a ``CompileError`` that names its stage (``parse``, a pass, ``ptxas``).
+A failure is a ``CompileError`` that names its stage (``parse``, a pass, ``ptxas``), with
+each diagnostic at its place in the text, under ``source_name``.
 """
 
 from __future__ import annotations
@@ -27,20 +32,18 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from mlir.dialects import gpu
-from mlir.passmanager import PassManager
-
 from .alignment import argument_alignments
 from .analysis import analyze, block_needs
 from .analysis_copy import analyze_copy
-from .diagnostics import format_diag, format_errors, parse_failure
+from .cache import Artifact
+from .diagnostics import DiagnosticSink
 from .errors import CompileError
-from .ir import find_ops, ir, make_context, memref_shape, name_source
+from .ir import find_ops, ir, memref_shape
 from .options import Options
-from .passes import add_pass
-from .pipeline import STAGES, TILE_STAGES, run_stages, save_repro
+from .pipeline.stages import Run, binary_objects, nvvm_stages, run_stages, save_repro, tile_stages
 from .signature import MLIR_TO_NUMPY, ArgSpec, KernelSignature
-from .vocab import DEFAULT_CHIP
+from .source import load, new_context
+from .vocab import DEFAULT_CHIP, NVVM_DEFAULT_CHIP, Chip, Target
 
 # The name of the text in diagnostics, where it has no file name.
 SOURCE = "<source>"
@@ -141,61 +144,46 @@ def _arg_spec(kernel: str, i: int, t: ir.Type, dynamic: bool) -> ArgSpec:
     return ArgSpec("scalar", MLIR_TO_NUMPY[str(t)])
 
 
-def _module_chip(module: ir.Module) -> str | None:
-    for op in module.body.operations:
-        op = op.operation
-        if op.name == "gpu.module" and "targets" in op.attributes:
-            text = str(op.attributes["targets"])
-            if 'chip = "' in text:
-                return text.split('chip = "', 1)[1].split('"', 1)[0]
-    return None
+def _options(options) -> Options:
+    """``options`` as an ``Options``: an Options as it is (it was checked when made)."""
+    return options if isinstance(options, Options) else Options.from_mapping(options)
 
 
-def verify_tile_ops(module: ir.Module) -> None:
-    """Run ``tile-verify`` on ``module``, as tile-opt does right after parsing; raises
-    ``ir.MLIRError`` (with one diagnostic per broken rule, at its op) on failure."""
-    pm = PassManager("any", module.context)
-    add_pass(pm, "tile-verify")
-    pm.run(module.operation)
-
-
-def _failure(stage: str, error: ir.MLIRError, text: str, source_name: str) -> CompileError:
-    return CompileError(stage, format_errors(error, source_name, text), f"tile-opt {save_repro(text)}")
+def _loaded(text: str, ctx: ir.Context, source_name: str) -> tuple[ir.Module, DiagnosticSink]:
+    """``text`` parsed and verified in ``ctx`` (``source.load``), with the sink that keeps
+    its diagnostics; a ``CompileError`` of stage ``parse`` or ``tile-verify`` if not."""
+    sink = DiagnosticSink(ctx, {source_name: text.split("\n")}, buffer=source_name)
+    sink.keep = True
+    module, failed = load(text, ctx, sink, source_name, name_locations=True)
+    if module is None:
+        raise CompileError(failed, sink.text(), f"tile-opt {save_repro(text)}")
+    return module, sink
 
 
 def parse(text: str, *, source_name: str = SOURCE) -> ir.Module:
-    """Parse ``text`` in the current context and verify its tile ops.
+    """Parse ``text`` in the current context and verify its tile ops (the context's error
+    diagnostics go to its handlers from then on, as ``source.new_context``'s do).
 
     A syntax error is a ``CompileError`` of stage ``parse``, a broken tile rule one of
     stage ``tile-verify``: the message has each diagnostic at its place in ``text``
     (``<source>:3:5: error: ...``, the line and a caret), called ``source_name``.
     """
-    try:
-        module = ir.Module.parse(text)
-    except ir.MLIRError as e:
-        if not e.error_diagnostics:  # the parser said nothing: say what it stopped at
-            message = format_diag(parse_failure(text, source_name), {source_name: text.split("\n")})
-            raise CompileError("parse", message.rstrip("\n"), f"tile-opt {save_repro(text)}") from None
-        raise _failure("parse", e, text, source_name) from None
-    try:
-        verify_tile_ops(module)
-    except ir.MLIRError as e:
-        raise _failure("tile-verify", e, text, source_name) from None
-    return module
+    ctx = ir.Context.current
+    ctx.emit_error_diagnostics = True
+    return _loaded(text, ctx, source_name)[0]
 
 
 def lower_tile_ops(text: str, options: Options | None = None, *,
                    source_name: str = SOURCE) -> tuple[str, tuple[KernelSignature, ...]]:
     """Run only the tile lowerings (``tile-lower-copy``, ``tile-lower-reduction``): the
-    scf/arith/memref/vector/gpu level the CPU interpreter executes. Returns the lowered text and the kernel signatures.
-    Diagnostics call the text ``source_name``, and so do the lowered text's locations,
-    where the interpreter's errors read it."""
-    options = Options.from_mapping(options)
-    with make_context(), ir.Location.unknown():
-        module = parse(text, source_name=source_name)
-        name_source(module.operation, source_name)
+    scf/arith/memref/vector/gpu level the CPU interpreter executes. Returns the lowered
+    text and the kernel signatures. Diagnostics call the text ``source_name``, and so do
+    the lowered text's locations, where the interpreter's errors read it."""
+    options = _options(options)
+    with new_context() as ctx, ir.Location.unknown(ctx):
+        module, sink = _loaded(text, ctx, source_name)
         signatures = kernel_signatures(module, dynamic=True)
-        run_stages(module, STAGES[:TILE_STAGES], options, source=text, source_name=source_name)
+        run_stages(Run(module, sink, text, []), tile_stages(options))
         signatures = with_alignments(signatures, module)
         # with locations, so that the interpreter names ops where the user wrote them
         # (generic form: some custom parsers, nvvm.barrier's, cannot take a loc alias after them)
@@ -205,40 +193,49 @@ def lower_tile_ops(text: str, options: Options | None = None, *,
 def lower_to_ptx(text: str, options: Options | None = None, *, source_name: str = SOURCE) -> Lowered:
     """Parse, lower and translate a module to PTX. Needs only MLIR (no ptxas).
     Diagnostics call the text ``source_name``."""
-    options = Options.from_mapping(options)
-    with make_context(), ir.Location.unknown():
-        module = parse(text, source_name=source_name)
-        declared = _module_chip(module)
-        # An unset chip is the one the gpu.module's #nvvm.target names, else the default.
-        chip = options.chip or declared or DEFAULT_CHIP
-        if declared is None:
-            run_stages(module, [("nvvm-attach-target", f"nvvm-attach-target{{chip={chip}}}")])
-        elif declared != chip:
-            raise CompileError(
-                "target", f"the gpu.module targets {declared}, but {chip} was asked for", ""
-            )
-        options = options.replace(chip=chip)
+    options = _options(options)
+    with new_context() as ctx, ir.Location.unknown(ctx):
+        module, sink = _loaded(text, ctx, source_name)
+        chip = _target_chip(module, options.chip, sink)
         signatures = kernel_signatures(module)
-        run_stages(module, STAGES[:TILE_STAGES], options, source=text, source_name=source_name)
+        run = Run(module, sink, text, [])
+        stages, tile = nvvm_stages(options), len(tile_stages(options))
+        run_stages(run, stages[:tile])
+        # what the lowered code assumes of each pointer, read before LLVM hides it
         signatures = with_alignments(signatures, module)
-        run_stages(module, STAGES[TILE_STAGES:], options, source=text, source_name=source_name,
-                   ran=STAGES[:TILE_STAGES])
-        ptx = []
-        for op in module.body.operations:
-            if op.operation.name == "gpu.binary":
-                for obj in op.operation.attributes["objects"]:
-                    ptx.append(gpu.ObjectAttr(obj).object.decode())
-        if len(ptx) != 1:
+        run_stages(run, stages[tile:])
+        objects = binary_objects(run)
+        if len(objects) != 1:
             raise CompileError(
-                "gpu-module-to-binary", f"expected exactly one gpu.module to compile, found {len(ptx)}", ""
+                "gpu-module-to-binary", f"expected exactly one gpu.module to compile, found {len(objects)}", ""
             )
-        return Lowered(ptx[0], signatures, chip)
+        return Lowered(objects[0].decode(), signatures, str(chip))
 
 
-def ptx_to_cubin(ptx: str, options: Options | None = None) -> bytes | None:
-    """Assemble PTX with ptxas for ``options.chip`` (else ``DEFAULT_CHIP``); None when
-    ptxas is not on PATH."""
-    chip = Options.from_mapping(options).chip or DEFAULT_CHIP
+def _target_chip(module: ir.Module, chip: Chip | None, sink: DiagnosticSink) -> Chip | None:
+    """The chip the module's gpu.modules are compiled for (``vocab.Target``). A gpu.module
+    without a target gets ``#nvvm.target`` for ``chip`` (else ``DEFAULT_CHIP``); one whose
+    ``#nvvm.target`` names another chip than ``chip`` is an error at the gpu.module."""
+    found = None
+    for op in find_ops(module.operation, "gpu.module"):
+        target = Target.of_gpu_module(op)
+        if target is None:
+            target = Target("cuda", chip or Chip.parse(DEFAULT_CHIP))
+            op.attributes["targets"] = ir.ArrayAttr.get([ir.Attribute.parse(target.chip.nvvm_target)])
+        elif target.kind == "cuda" and target.problem is None and chip not in (None, target.chip):
+            named = " (MLIR's default, where it names no chip)" if target.chip.name == NVVM_DEFAULT_CHIP else ""
+            start = len(sink.kept)
+            op.location.emit_error(f"'gpu.module' op its #nvvm.target is for {target.chip}{named}, "
+                                   f"but the chip option asks for {chip}")
+            raise CompileError("target", sink.text(start), "")
+        found = found or target.chip
+    return found
+
+
+def ptx_to_cubin(ptx: str, chip: Chip | str | None = None) -> bytes | None:
+    """Assemble PTX with ptxas for ``chip`` (else ``DEFAULT_CHIP``); None when ptxas is
+    not on PATH."""
+    chip = Chip.parse(chip or DEFAULT_CHIP)
     ptxas = shutil.which("ptxas")
     if ptxas is None:
         return None
@@ -253,11 +250,8 @@ def ptx_to_cubin(ptx: str, options: Options | None = None) -> bytes | None:
         return out.read_bytes()
 
 
-def build_artifact(text: str, options: Options | None = None):
+def build_artifact(text: str, options: Options | None = None, *, source_name: str = SOURCE) -> Artifact:
     """IR text -> a cache ``Artifact`` (PTX, cubin where ptxas exists, signatures)."""
-    from .cache import Artifact
-
-    options = Options.from_mapping(options)
-    lowered = lower_to_ptx(text, options)
-    cubin = ptx_to_cubin(lowered.ptx, options.replace(chip=lowered.chip))
+    lowered = lower_to_ptx(text, _options(options), source_name=source_name)
+    cubin = ptx_to_cubin(lowered.ptx, lowered.chip)
     return Artifact(ptx=lowered.ptx, cubin=cubin, signatures=lowered.signatures, chip=lowered.chip, meta={})

@@ -50,7 +50,7 @@ def _compile_steps(text: str, chip: str) -> None:
     lowered = lower_to_ptx(text, Options(chip=chip))
     _section(f"PTX ({chip})")
     print(lowered.ptx)
-    cubin = ptx_to_cubin(lowered.ptx, Options(chip=chip))
+    cubin = ptx_to_cubin(lowered.ptx, lowered.chip)
     _section("cubin")
     print(f"{len(cubin)} bytes from ptxas -arch={chip}" if cubin else "ptxas is not on PATH: no cubin")
 

@@ -236,7 +236,24 @@ class DiagnosticSink:
         self.kept: list[Diag] = []
         self.errors = 0  # how many errors it has been handed
         self._failure: BaseException | None = None
-        ctx.attach_diagnostic_handler(self._handle)
+        self._attached = ctx.attach_diagnostic_handler(self._handle)
+
+    def detach(self) -> None:
+        """Stop receiving the context's diagnostics."""
+        self._attached.detach()
+
+    def report(self, diag: Diag) -> None:
+        """A diagnostic made by tile-mlir rather than MLIR: kept or printed as the others."""
+        self.errors += diag.severity == "error"
+        if self.keep:
+            self.kept.append(diag)
+        else:
+            sys.stderr.write(format_diag(diag, self.files))
+            sys.stderr.flush()
+
+    def text(self, start: int = 0) -> str:
+        """The kept diagnostics from the ``start``-th on, each as ``format_diag`` prints it."""
+        return "".join(format_diag(d, self.files) for d in self.kept[start:]).rstrip("\n")
 
     def check(self) -> None:
         """Raise the exception that the handler caught, if any.

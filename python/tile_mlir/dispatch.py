@@ -95,13 +95,15 @@ class DispatchContext:
     """What predicates and implementations may ask about the op's context."""
 
     target: str  # "cuda"
-    chip: str | None  # "sm_90a", from the gpu.module's #nvvm.target or the chip option
+    chip: Chip | str | None  # the gpu.module's (vocab.Target.of_op), or the chip option
     analysis: Any = None  # tile_mlir.analysis.Analysis of the op
-    options: Options = field(default_factory=Options)  # the lowering options (fold, ...)
+    # The lowering options (fold, ...): an Options, or the lowering pass itself, whose
+    # fields are the same options.
+    options: Any = field(default_factory=Options)
 
     @property
     def sm(self) -> int | None:
-        """The compute capability as an int (90 for sm_90a), if known."""
+        """The compute capability as an int (90 for sm_90), if known."""
         try:
             return Chip.parse(self.chip).sm if self.chip else None
         except OptionError:

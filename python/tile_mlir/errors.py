@@ -70,6 +70,9 @@ class CompileError(TileError, RuntimeError):
         super().__init__(text)
         self.stage, self.message, self.repro = stage, message, repro
 
+    def __reduce__(self):  # it pickles (from the compile's child process)
+        return type(self), (self.stage, self.message, self.repro)
+
 
 class UsageError(TileError):
     """A bad command line, pipeline or input file for a tool (``tile-opt``)."""

@@ -44,6 +44,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .errors import LayoutError
+from .layout_grammar import Parser, row_major_strides
 from .vocab import AXES, AXIS_LIMITS, INT64_MAX, INT64_MIN, LANE_BITS, MAX_BLOCK_THREADS, WARP_SIZE
 
 # What one unit of stride on each axis adds to (thread index, register slot).
@@ -121,11 +122,8 @@ class TileLayout:
         parseable text) and a parenthesised list may end with a comma (TIRx writes
         ``S[(4,)]``).
         """
-        from .layout_grammar import (
-            Parser,  # the grammar builds TileLayouts: imported here
-        )
-
-        return Parser(text).layout()
+        shard, replica = Parser(text).layout()
+        return cls(tuple(tuple(Iter(*it) for it in dim) for dim in shard), tuple(Iter(*it) for it in replica))
 
     @classmethod
     def row_major(cls, shape: Sequence[int]) -> TileLayout:
@@ -457,11 +455,7 @@ def _paren(items) -> str:
 
 def row_major_iters(extents: Sequence[int]) -> list[Iter]:
     """Register iters over ``extents`` with row-major strides (the last is innermost)."""
-    iters, stride = [], 1
-    for extent in reversed(extents):
-        iters.append(Iter(extent, stride))
-        stride *= extent
-    return iters[::-1]
+    return [Iter(extent, stride) for extent, stride in zip(extents, row_major_strides(extents))]
 
 
 def _merged(iters: list[Iter]) -> list[Iter]:

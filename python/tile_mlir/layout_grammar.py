@@ -1,6 +1,8 @@
 """The text of a tile layout: a recursive-descent parser for its grammar.
 
-``TileLayout.parse`` calls ``Parser(text).layout()``. The grammar (docs/spec.md,
+``TileLayout.parse`` calls ``Parser(text).layout()``, which returns the layout's parts as
+plain ``(extent, stride, axis)`` triples: the grammar knows nothing of ``TileLayout``, so
+``layout.py`` imports this module and not the other way round. The grammar (docs/spec.md,
 "Grammar")::
 
     layout  := shard ( "+" replica )?
@@ -17,9 +19,24 @@ from __future__ import annotations
 
 import re
 
+from collections.abc import Sequence
+
 from .errors import LayoutError
-from .layout import Iter, TileLayout, row_major_iters
 from .vocab import AXES, INT64_MAX, INT64_MIN
+
+# One iter as the grammar reads it: (extent, stride, axis).
+IterParts = tuple[int, int, str]
+# A layout as the grammar reads it: the shard's iters per dim, and the replica's iters.
+LayoutParts = tuple[tuple[tuple[IterParts, ...], ...], tuple[IterParts, ...]]
+
+
+def row_major_strides(extents: Sequence[int]) -> list[int]:
+    """The row-major strides of ``extents`` (the last is innermost): ``[4, 2] -> [2, 1]``."""
+    strides, stride = [], 1
+    for extent in reversed(extents):
+        strides.append(stride)
+        stride *= extent
+    return strides[::-1]
 
 
 class Parser:
@@ -70,16 +87,16 @@ class Parser:
 
     # grammar
 
-    def layout(self) -> TileLayout:
+    def layout(self) -> LayoutParts:
         shard = self._shard()
         if not self._accept("+"):
             self._expect("end", what="'+' or end of text")
-            return TileLayout(shard)
+            return shard, ()
         replica = self._replica()
         self._expect("end", what="end of text")
-        return TileLayout(shard, replica)
+        return shard, replica
 
-    def _shard(self) -> tuple[tuple[Iter, ...], ...]:
+    def _shard(self) -> tuple[tuple[IterParts, ...], ...]:
         self._expect("name", "S", what="'S['")
         self._expect("[")
         extents = _dims(self._nest(self._int))
@@ -90,15 +107,15 @@ class Parser:
                 raise _error(column, f"the strides' nesting (iters per dim: {_nesting(strides)}) "
                                      f"does not match the modes' ({_nesting(extents)})")
         else:
-            flat = iter(row_major_iters([e for dim in extents for e in dim]))
-            strides = [[(next(flat).stride, "m") for _ in dim] for dim in extents]
+            flat = iter(row_major_strides([e for dim in extents for e in dim]))
+            strides = [[(next(flat), "m") for _ in dim] for dim in extents]
         self._expect("]")
         return tuple(
-            tuple(Iter(e, s, axis) for e, (s, axis) in zip(dim_extents, dim_strides))
+            tuple((e, s, axis) for e, (s, axis) in zip(dim_extents, dim_strides))
             for dim_extents, dim_strides in zip(extents, strides)
         )
 
-    def _replica(self) -> tuple[Iter, ...]:
+    def _replica(self) -> tuple[IterParts, ...]:
         self._expect("name", "R", what="'R['")
         self._expect("[")
         extents = _flat(self._nest(self._int))
@@ -108,7 +125,7 @@ class Parser:
         if len(strides) != len(extents):
             raise _error(column, f"{len(strides)} replica strides for {len(extents)} modes")
         self._expect("]")
-        return tuple(Iter(e, s, axis) for e, (s, axis) in zip(extents, strides))
+        return tuple((e, s, axis) for e, (s, axis) in zip(extents, strides))
 
     def _nest(self, leaf, depth: int = 2):
         """A leaf, or a parenthesised list of nests at most ``depth`` levels deep."""

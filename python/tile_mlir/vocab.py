@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import Enum
 
 from .errors import OptionError
 
@@ -153,9 +154,71 @@ MLIR_TO_NUMPY = {
 
 # --- lowering options ----------------------------------------------------------------
 
-FOLDS = ("linear", "tree")
-DEFAULT_FOLD = "linear"
+
+class Fold(str, Enum):
+    """The in-thread fold order (docs/spec.md, "Fold order"). A ``str``: ``Fold.TREE ==
+    "tree"``, and it prints as its value."""
+
+    LINEAR = "linear"
+    TREE = "tree"
+
+    def __str__(self) -> str:
+        return self.value
+
+    __format__ = str.__format__
+
+    @classmethod
+    def parse(cls, text) -> "Fold":
+        """The fold that ``text`` names; an OptionError otherwise."""
+        try:
+            return cls(text)
+        except ValueError:
+            raise OptionError(f"fold must be {' or '.join(FOLDS)}, got {text!r}") from None
+
+
+FOLDS = tuple(fold.value for fold in Fold)
+DEFAULT_FOLD = Fold.LINEAR
+
+# --- chips and targets ---------------------------------------------------------------
+
+# The chip tile-mlir compiles for where nothing names one (a gpu.module without a target,
+# build.kernel, the demo): the H200's.
 DEFAULT_CHIP = "sm_90a"
+
+# The chip MLIR's #nvvm.target means where it names none. Its printer leaves a default
+# out, so `#nvvm.target` and `#nvvm.target<chip = "sm_50">` are one and the same.
+NVVM_DEFAULT_CHIP = "sm_50"
+
+# The chips LLVM 22's NVPTX backend knows, each with the PTX ISA version (x10) it writes
+# for that chip where the target's features name none: the oldest PTX ISA that has it.
+# Measured: the `.version` line of `tile-opt --tile-to-ptx` for each chip.
+CHIP_PTX = {
+    "sm_20": 32, "sm_21": 32, "sm_30": 32, "sm_32": 40, "sm_35": 32, "sm_37": 41,
+    "sm_50": 40, "sm_52": 41, "sm_53": 42, "sm_60": 50, "sm_61": 50, "sm_62": 50,
+    "sm_70": 60, "sm_72": 61, "sm_75": 63, "sm_80": 70, "sm_86": 71, "sm_87": 74,
+    "sm_88": 90, "sm_89": 78, "sm_90": 78, "sm_90a": 80,
+    "sm_100": 86, "sm_100a": 86, "sm_100f": 88, "sm_101": 86, "sm_101a": 86, "sm_101f": 88,
+    "sm_103": 88, "sm_103a": 88, "sm_103f": 88, "sm_110": 90, "sm_110a": 90, "sm_110f": 90,
+    "sm_120": 87, "sm_120a": 87, "sm_120f": 88, "sm_121": 88, "sm_121a": 88, "sm_121f": 88,
+}
+
+# What the instruction behind each NVVM op needs of its target, (PTX ISA x10, sm), as
+# LLVM 22's NVPTX backend requires it (NVPTXIntrinsics.td: Requires<[hasPTX<N>, SMn]>).
+# LLVM aborts the whole process on an op its target cannot select; tile-check-target
+# reports the op instead. These are the ops the lowering emits, and their kin.
+NVVM_OP_NEEDS = {
+    "nvvm.shfl.sync": (60, 30),  # shfl.sync
+    "nvvm.bar.warp.sync": (60, 30),  # bar.warp.sync
+    "nvvm.vote.sync": (60, 30),  # vote.sync
+    "nvvm.match.sync": (60, 70),  # match.sync
+    "nvvm.redux.sync": (70, 80),  # redux.sync
+    "nvvm.mapa": (78, 90),  # mapa
+    "nvvm.cluster.arrive": (78, 90),  # barrier.cluster.arrive
+    "nvvm.cluster.arrive.relaxed": (80, 90),  # barrier.cluster.arrive.relaxed
+    "nvvm.cluster.wait": (78, 90),  # barrier.cluster.wait
+    "nvvm.read.ptx.sreg.cluster.ctarank": (78, 90),  # %cluster_ctarank
+    "nvvm.elect.sync": (80, 90),  # elect.sync
+}
 
 _CHIP = re.compile(r"sm_(\d+)(\d)([af]?)")
 
@@ -175,18 +238,130 @@ class Chip:
     suffix: str = ""
 
     @classmethod
-    def parse(cls, name: str) -> "Chip":
-        m = _CHIP.fullmatch(name or "")
+    def parse(cls, name) -> "Chip":
+        """The chip ``name`` spells (a Chip is itself); an OptionError otherwise."""
+        if isinstance(name, Chip):
+            return name
+        m = _CHIP.fullmatch(name) if isinstance(name, str) else None
         if m is None:
             raise OptionError(f"chip must look like sm_90a or sm_80, got {name!r}")
         return cls(name, int(m[1]), int(m[2]), m[3])
 
+    def __str__(self) -> str:
+        return self.name
+
     @property
     def sm(self) -> int:
         return self.major * 10 + self.minor
+
+    @property
+    def nvvm_target(self) -> str:
+        """The target attribute that compiles for this chip: ``#nvvm.target<chip = "sm_90a">``."""
+        return f'#nvvm.target<chip = "{self.name}">'
 
     def runs_on(self, capability: tuple[int, int]) -> bool:
         """Whether code built for this chip runs on a device of ``capability``."""
         if self.suffix == "a":
             return (self.major, self.minor) == tuple(capability)
         return self.major == capability[0] and self.minor <= capability[1]
+
+    @classmethod
+    def of_op(cls, op, chip: "Chip | None" = None) -> "Chip | None":
+        """The chip ``op`` is compiled for (``Target.of_op``)."""
+        return Target.of_op(op, chip).chip
+
+
+_ATTR_STRING = r'\b{}\s*=\s*"([^"]*)"'
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a gpu.module's code is compiled for: the one reading of a target attribute,
+    which the lowering passes, tile-check-target and the compiler all use.
+
+    ``kind`` is ``cuda`` for an ``#nvvm.target``, else the attribute's dialect
+    (``rocdl``). ``chip`` is the chip it names (``NVVM_DEFAULT_CHIP`` where it names none),
+    ``features_ptx`` the PTX ISA (x10) its features ask for (``+ptx80``), if any.
+    ``problem`` says why LLVM cannot compile for it (a chip it does not know, a PTX ISA
+    too old for the chip), or is None.
+    """
+
+    kind: str
+    chip: Chip | None = None
+    features_ptx: int | None = None
+    problem: str | None = None
+
+    @property
+    def ptx(self) -> int | None:
+        """The PTX ISA (x10) LLVM writes: the features', else the chip's (``CHIP_PTX``)."""
+        if self.features_ptx is not None:
+            return self.features_ptx
+        return CHIP_PTX.get(self.chip.name) if self.chip is not None else None
+
+    @classmethod
+    def of_attribute(cls, text: str) -> "Target":
+        """The target a target attribute's text describes."""
+        if not text.startswith("#nvvm.target"):
+            return cls(text.lstrip("#").split("<")[0].split(".")[0] or "unknown")
+        named = re.search(_ATTR_STRING.format("chip"), text)
+        name = named.group(1) if named else NVVM_DEFAULT_CHIP
+        features = re.search(_ATTR_STRING.format("features"), text)
+        ptx = re.search(r"\+ptx(\d+)", features.group(1)) if features else None
+        ptx = int(ptx.group(1)) if ptx else None
+        try:
+            chip = Chip.parse(name)
+        except OptionError:
+            return cls("cuda", None, ptx, f'the #nvvm.target chip "{name}" is not an -arch name '
+                                          "(sm_90a, sm_80, sm_100f ...)")
+        if name not in CHIP_PTX:
+            return cls("cuda", chip, ptx, f"LLVM's NVPTX backend knows no chip {name}; it knows "
+                                          f"{', '.join(CHIP_PTX)}")
+        if ptx is not None and ptx < CHIP_PTX[name]:
+            return cls("cuda", chip, ptx, f"PTX ISA {_isa(ptx)} (the #nvvm.target's features) has no {name}: "
+                                          f"it needs PTX ISA {_isa(CHIP_PTX[name])} or newer")
+        return cls("cuda", chip, ptx)
+
+    @classmethod
+    def of_gpu_module(cls, module) -> "Target | None":
+        """The target of a gpu.module (an MLIR op): its first target attribute; None
+        when it has none."""
+        if "targets" not in module.attributes or not len(module.attributes["targets"]):
+            return None
+        return cls.of_attribute(str(module.attributes["targets"][0]))
+
+    @classmethod
+    def of_op(cls, op, chip: Chip | None = None) -> "Target":
+        """The target of ``op``: that of the closest enclosing gpu.module with a target,
+        else ``cuda`` for ``chip`` (the ``chip`` option; None: no chip)."""
+        module = gpu_module_of(op)
+        return (cls.of_gpu_module(module) if module is not None else None) or cls("cuda", chip)
+
+    def lacks(self, op_name: str) -> str | None:
+        """Why this target cannot run the NVVM op ``op_name`` (``NVVM_OP_NEEDS``), or None."""
+        need = NVVM_OP_NEEDS.get(op_name)
+        if need is None or self.chip is None or self.ptx is None:
+            return None
+        ptx, sm = need
+        if self.chip.sm >= sm and self.ptx >= ptx:
+            return None
+        where = (f"{self.chip} at PTX ISA {_isa(self.ptx)}"
+                 + ("" if self.features_ptx is not None else f" (LLVM's default for {self.chip})"))
+        fix = f"a chip of sm_{sm} or newer" if self.chip.sm < sm else \
+            f'features = "+ptx{ptx}" on the #nvvm.target, or a newer chip'
+        return f"needs sm_{sm} and PTX ISA {_isa(ptx)}, but the gpu.module's target is {where}: name {fix}"
+
+
+def _isa(ptx: int) -> str:
+    return f"{ptx // 10}.{ptx % 10}"
+
+
+def gpu_module_of(op):
+    """The closest gpu.module with a target attribute that encloses ``op`` (an MLIR op),
+    or None."""
+    parent = op.parent
+    while parent is not None:
+        parent = getattr(parent, "operation", parent)
+        if parent.name == "gpu.module" and "targets" in parent.attributes:
+            return parent
+        parent = parent.parent
+    return None

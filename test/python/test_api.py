@@ -19,8 +19,10 @@ from tile_mlir.errors import (
     ArtifactError,
     BindingsTooOld,
     CacheError,
+    CompileError,
     CudaBindingsMissing,
     CudaError,
+    InterpreterError,
     KernelNotFound,
     LaunchError,
     OptionError,
@@ -47,12 +49,12 @@ def pipeline(monkeypatch, cache_root):
     module = types.ModuleType("tile_mlir.compiler")
     module.builds = []
 
-    def build_artifact(text, options):
-        chip = options.chip or DEFAULT_CHIP
+    def build_artifact(text, options, source_name="<source>"):
+        chip = str(options.chip or DEFAULT_CHIP)
         module.builds.append((text, chip, options.fold))
         return fake_artifact(chip=chip)
 
-    def lower_tile_ops(text, options):
+    def lower_tile_ops(text, options, source_name="<source>"):
         return f"lowered ({options.fold}) " + text, SIGS
 
     module.build_artifact = build_artifact
@@ -81,7 +83,7 @@ def test_the_chip_is_the_options_chip_else_the_default(pipeline):
 @pytest.mark.parametrize(
     "options, message",
     [({"chip": "ampere"}, "chip must look like sm_90a"), ({"fold": "spiral"}, "fold must be linear or tree"),
-     ({"arch": "sm_90a"}, "unknown option.* arch; the options are: chip, fold")],
+     ({"arch": "sm_90a"}, "has no option.* arch; the options are: chip, fold")],
 )
 def test_bad_options_are_option_errors(pipeline, options, message):
     with pytest.raises(OptionError, match=message):
@@ -344,14 +346,52 @@ def _imported_after(statement: str) -> list[str]:
 
 
 def test_import_tile_mlir_is_cheap():
-    assert _imported_after("import tile_mlir") == ["tile_mlir", "tile_mlir.errors", "tile_mlir.options", "tile_mlir.vocab"]
+    assert _imported_after("import tile_mlir") == [
+        "tile_mlir", "tile_mlir.errors", "tile_mlir.option_fields", "tile_mlir.options", "tile_mlir.version",
+        "tile_mlir.vocab"]
 
 
 def test_the_launch_half_imports_nothing_from_the_compile_half():
     loaded = _imported_after("import tile_mlir.api, tile_mlir.runtime, tile_mlir.cache, tile_mlir.arrays")
-    launch_half = {"api", "arrays", "bf16", "cache", "errors", "options", "params", "runtime", "signature", "vocab"}
+    launch_half = {"api", "arrays", "bf16", "cache", "errors", "option_fields", "options", "params", "runtime",
+                   "signature", "version", "vocab"}
     ours = {m.split(".", 1)[1] for m in loaded if m.startswith("tile_mlir.")}
     assert ours == launch_half
     assert not [m for m in loaded if m.split(".")[0] in ("mlir", "cuda", "torch")]
     # and the runtime does not import the front door
     assert "tile_mlir.api" not in _imported_after("import tile_mlir.runtime")
+
+
+# --- source_name: the user's file, in diagnostics and in the interpreter's errors ----
+
+OOB = """module attributes {gpu.container_module} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_90a">] {
+    gpu.func @oob(%A: memref<4xf32>) kernel {
+      %t = gpu.thread_id x
+      %v = memref.load %A[%t] : memref<4xf32>
+      memref.store %v, %A[%t] : memref<4xf32>
+      gpu.return
+    }
+  }
+}
+"""
+BAD_KIND = OOB.replace("%t = gpu.thread_id x", '%t = gpu.thread_id x\n      "tile.reduce"(%A, %A) '
+                       '{kind = "sum", exec_scope = "thread", axes = array<i64: 3>} '
+                       ': (memref<4xf32>, memref<4xf32>) -> ()')
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cuda"])
+def test_compile_names_the_users_file_in_diagnostics(backend, cache_root):
+    with pytest.raises(CompileError) as info:
+        tile_mlir.compile(BAD_KIND, backend=backend, cache=False, source_name="kernels/row.mlir")
+    assert info.value.message.startswith("kernels/row.mlir:5:7: error: 'tile.reduce' op ")
+    with pytest.raises(CompileError) as info:  # the default name
+        tile_mlir.compile(BAD_KIND, backend=backend, cache=False)
+    assert info.value.message.startswith("<source>:5:7: error: ")
+
+
+def test_the_interpreters_errors_name_the_users_file():
+    kernels = tile_mlir.compile(OOB, backend="interpreter", source_name="kernels/oob.mlir")
+    a = np.random.default_rng().random(4, dtype=np.float32)
+    with pytest.raises(InterpreterError, match=r"memref.load at kernels/oob\.mlir:5:12: index \[4\] is out of bounds"):
+        kernels.oob.launch(1, 32, a)

@@ -16,7 +16,7 @@ from tile_mlir.diagnostics import irdl_dialects
 from tile_mlir.errors import CompileError
 from tile_mlir.ir import DIALECT_FILE, ir, make_context
 from tile_mlir.options import Options
-from tile_mlir.pipeline import REPRO_KEEP
+from tile_mlir.pipeline.stages import REPRO_KEEP
 
 REPO = Path(__file__).resolve().parents[2]
 TILE_OPT = REPO / "tools" / "tile-opt"

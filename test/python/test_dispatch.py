@@ -17,7 +17,7 @@ from tile_mlir.interpreter import InterpreterError, interpreted_kernels
 from tile_mlir.ir import find_ops, ir, make_context
 from tile_mlir.lowering import emit
 from tile_mlir.options import Options
-from tile_mlir.passes.tile_lower_reduction import target_of
+from tile_mlir.vocab import Chip, Target
 from tile_mlir.compiler import kernel_signatures, lower_tile_ops
 from tile_mlir.testing.cases import ReduceCase, bits
 
@@ -47,10 +47,10 @@ def verdicts(text, chip_option=None, fold="linear"):
     with make_context():
         module = ir.Module.parse(text)
         (op,) = find_ops(module.operation, "tile.reduce")
-        target, chip = target_of(op, chip_option)
-        ctx = DispatchContext(target, chip, analyze(op), Options(fold=fold))
+        target = Target.of_op(op, chip_option and Chip.parse(chip_option))
+        ctx = DispatchContext(target.kind, target.chip, analyze(op), Options(fold=fold))
         out = {}
-        for case in cases("tile.reduce", target):
+        for case in cases("tile.reduce", target.kind):
             results = [(p.name, *p.evaluate(op, ctx)) for p in case.when]
             out[case.variant] = (
                 all(ok for _, ok, _ in results),

@@ -70,3 +70,27 @@ def test_each_copy_carries_its_own_location():
     lines = [line_of(ref) for ref in re.findall(r"gpu.shuffle.* loc\((#loc\d*)\)", asm)]
     # 4 slots x 5 butterfly steps per reduce: the first 20 shuffles are line 2's op.
     assert lines == [2] * 20 + [3] * 20
+
+
+def test_a_target_llvm_cannot_build_for_is_one_error_at_its_gpu_module():
+    """Two ops in a gpu.module for a chip LLVM does not know: one error, at the
+    gpu.module (vocab.Target, the reading every pass shares), and the ops stay."""
+    from tile_mlir.diagnostics import DiagnosticSink
+    from tile_mlir.passes import TileLowerReduction
+    from tile_mlir.source import new_context
+
+    body = _module([("x", "a", R1, R4, THREAD), ("x", "b", R1, R4, THREAD)]).replace("func.func", "gpu.func")
+    text = 'gpu.module @k [#nvvm.target<chip = "sm_99">] {\n' + body.replace("return", "gpu.return") + "}\n"
+    with new_context() as ctx:
+        sink = DiagnosticSink(ctx, {"k.mlir": text.split("\n")}, buffer="k.mlir")
+        sink.keep = True
+        module = ir.Module.parse(text)
+        pm = PassManager("builtin.module", ctx)
+        add_pass(pm, TileLowerReduction())
+        try:
+            pm.run(module.operation)
+        except ir.MLIRError:
+            pass
+        assert [(str(d.where), d.message.split(";")[0]) for d in sink.kept] == [
+            ("k.mlir:1:1", "'gpu.module' op LLVM's NVPTX backend knows no chip sm_99")]
+        assert str(module).count('"tile.reduce"') == 2

@@ -4,7 +4,7 @@
 // RUN: tile-opt --version | FileCheck %s --check-prefix=VERSION
 //
 // The pass list comes from the pass registry: every pass with its summary and its
-// options. -h lists the driver's options, every mlir-opt flag tile-opt honours, then
+// options, each from the pass's option fields (metavar, help, default). -h lists the driver's options, every mlir-opt flag tile-opt honours, then
 // the same passes, then the mlir-opt flags that it cannot honour.
 
 // HELP:      usage: tile-opt
@@ -30,15 +30,18 @@
 // HELP-DAG:  --mlir-pass-statistics
 // HELP-DAG:  --mlir-timing
 // HELP-DAG:  --list-passes
+// HELP-DAG:  --chip sm_XX
+// HELP-DAG:  --fold linear|tree
 
 // CHECK:      tile-mlir passes (--<pass>[=<options>], or by name in --pass-pipeline):
+// CHECK-NEXT:   --tile-check-target {{[A-Z].+}}
 // CHECK-NEXT:   --tile-externalize-dynamic-shared {{[A-Z].+}}
 // CHECK-NEXT:   --tile-forward-loop-annotations {{[A-Z].+}}
 // CHECK-NEXT:   --tile-lower-copy {{[A-Z].+}}
-// CHECK-NEXT:       chip=<value> {{.+}}
+// CHECK-NEXT:       chip=<sm_XX> {{.+}} (default: none)
 // CHECK-NEXT:   --tile-lower-reduction {{[A-Z].+}}
-// CHECK-NEXT:       chip=<value> {{.+}}
-// CHECK-NEXT:       fold=<value> {{.+}}
+// CHECK-NEXT:       chip=<sm_XX> {{.+}} (default: none)
+// CHECK-NEXT:       fold=<linear|tree> the in-thread fold order (default: linear)
 // CHECK-NEXT:   --tile-verify {{[A-Z].+}}
 // CHECK-NEXT: Any other --<pass>[=<options>] names an upstream MLIR pass.
 

@@ -2,44 +2,39 @@
 
 ``tile-opt`` (its ``--<pass>`` flags, ``--pass-pipeline`` and ``--list-passes``),
 the Python scripting API and the docs all read ``REGISTRY``. A pass
-``tile-<verb>[-<object>]`` lives in the module of the same words in snake_case
-and is tested by ``test/Transforms/<name>.mlir``.
+``tile-<verb>[-<object>]`` is the class of the same words in CamelCase, in the module
+of the same words in snake_case, and is tested by ``test/Transforms/<name>.mlir``.
 
-A pass is added to an upstream ``PassManager`` with ``add_pass(pm, name, **options)``,
-which wraps the pass's run function as a Python pass (``PassManager.add(fn, ...)``).
+A pass is a frozen dataclass whose fields are its options (``passes.common.TilePass``).
+Add one to an upstream ``PassManager`` as an object, ``add_pass(pm,
+TileLowerReduction(fold=Fold.TREE))``, or by name with options as strings, ``add_pass(pm,
+"tile-lower-reduction", fold="tree")``; either way it runs as a Python pass
+(``PassManager.add(fn, ...)``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
-
 from .. import ir as _tile_ir  # noqa: F401  (the version check, on first use)
 from ..errors import OptionError, UnknownPass
+from .common import TilePass
+from .tile_check_target import TileCheckTarget
+from .tile_externalize_dynamic_shared import TileExternalizeDynamicShared
+from .tile_forward_loop_annotations import TileForwardLoopAnnotations
+from .tile_lower_copy import TileLowerCopy
+from .tile_lower_reduction import TileLowerReduction
+from .tile_verify import TileVerify
+
+__all__ = ["REGISTRY", "TilePass", "TileCheckTarget", "TileExternalizeDynamicShared", "TileForwardLoopAnnotations", "TileLowerCopy",
+           "TileLowerReduction", "TileVerify", "add_pass", "make_pass", "pass_class"]
+
+REGISTRY: dict[str, type[TilePass]] = {
+    cls.argument: cls
+    for cls in (TileVerify, TileLowerCopy, TileLowerReduction, TileForwardLoopAnnotations,
+                TileExternalizeDynamicShared, TileCheckTarget)
+}
 
 
-@dataclass(frozen=True)
-class PassInfo:
-    argument: str  # the command-line name, e.g. "tile-lower-reduction"
-    summary: str
-    # make(**options) -> run(op: ir.Operation, pass_) ; options arrive as strings
-    make: Callable[..., Callable]
-    options: dict[str, str] = field(default_factory=dict)  # option -> help text
-
-    @property
-    def class_name(self) -> str:
-        return "".join(w.capitalize() for w in self.argument.split("-"))
-
-
-REGISTRY: dict[str, PassInfo] = {}
-
-
-def register(info: PassInfo) -> PassInfo:
-    REGISTRY[info.argument] = info
-    return info
-
-
-def pass_info(argument: str) -> PassInfo:
+def pass_class(argument: str) -> type[TilePass]:
     """The registered pass ``argument``; ``UnknownPass`` (a KeyError) lists the others."""
     try:
         return REGISTRY[argument]
@@ -48,27 +43,17 @@ def pass_info(argument: str) -> PassInfo:
                           f"{', '.join(sorted(REGISTRY))}") from None
 
 
-def make_pass(argument: str, **options) -> Callable:
-    info = pass_info(argument)
-    unknown = set(options) - set(info.options)
-    if unknown:
-        raise OptionError(
-            f"pass {argument} has no option(s) {', '.join(sorted(unknown))}; "
-            f"it takes: {', '.join(sorted(info.options)) or 'none'}"
-        )
-    return info.make(**options)
+def make_pass(argument: str, **options) -> TilePass:
+    """The registered pass ``argument``, its options given as strings (where a person
+    typed them); an unknown option or a bad value is an OptionError."""
+    return pass_class(argument).from_strings(options)
 
 
-def add_pass(pm, argument: str, **options) -> None:
-    """Add a registered tile pass (with options) to an upstream PassManager."""
-    info = pass_info(argument)
-    pm.add(make_pass(argument, **options), name=info.class_name, argument=info.argument,
-           description=info.summary)
-
-
-# Importing the pass modules registers them.
-from . import tile_verify  # noqa: E402,F401,I001
-from . import tile_lower_reduction  # noqa: E402,F401
-from . import tile_lower_copy  # noqa: E402,F401
-from . import tile_forward_loop_annotations  # noqa: E402,F401
-from . import tile_externalize_dynamic_shared  # noqa: E402,F401
+def add_pass(pm, pass_or_argument: TilePass | str, **options) -> None:
+    """Add a tile pass to an upstream PassManager: a pass object, or a registered name
+    with options as strings (``add_pass(pm, "tile-lower-reduction", fold="tree")``)."""
+    if isinstance(pass_or_argument, str):
+        pass_or_argument = make_pass(pass_or_argument, **options)
+    elif options:
+        raise OptionError("add_pass takes options only with a pass name; a pass object has its own")
+    pass_or_argument.add_to(pm)

@@ -16,8 +16,10 @@ that NVPTX declares them so.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..ir import ir
-from . import PassInfo, register
+from .common import TilePass
 
 PREFIX = "__dynamic_shmem__"
 
@@ -38,17 +40,11 @@ def externalize(root) -> int:
     return len(found)
 
 
-def _make():
-    def run(op, pass_):
+@dataclass(frozen=True)
+class TileExternalizeDynamicShared(TilePass):
+    argument = "tile-externalize-dynamic-shared"
+    summary = ("Give gpu.dynamic_shared_memory's globals external linkage, for PTX .extern .shared "
+               "(after convert-gpu-to-nvvm)")
+
+    def run(self, op, pass_) -> None:
         externalize(op)
-
-    return run
-
-
-register(
-    PassInfo(
-        "tile-externalize-dynamic-shared",
-        "Give gpu.dynamic_shared_memory's globals external linkage, for PTX .extern .shared (after convert-gpu-to-nvvm)",
-        _make,
-    )
-)

@@ -15,8 +15,10 @@ branch's ``loop_annotation`` property, which becomes ``!llvm.loop`` metadata.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..ir import ir
-from . import PassInfo, register
+from .common import TilePass
 
 DISCARDABLE = "llvm.loop_annotation"
 
@@ -38,17 +40,12 @@ def forward(root) -> int:
     return len(moved)
 
 
-def _make():
-    def run(op, pass_):
+
+@dataclass(frozen=True)
+class TileForwardLoopAnnotations(TilePass):
+    argument = "tile-forward-loop-annotations"
+    summary = ("Move llvm.loop_annotation attributes onto llvm.br's loop_annotation property "
+               "(after convert-gpu-to-nvvm)")
+
+    def run(self, op, pass_) -> None:
         forward(op)
-
-    return run
-
-
-register(
-    PassInfo(
-        "tile-forward-loop-annotations",
-        "Move llvm.loop_annotation attributes onto llvm.br's loop_annotation property (after convert-gpu-to-nvvm)",
-        _make,
-    )
-)

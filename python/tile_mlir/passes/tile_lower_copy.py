@@ -1,7 +1,7 @@
 """tile-lower-copy: lower every ``tile.copy`` through the dispatch registry.
 
 For each op, the target and its chip come from the enclosing ``gpu.module`` (or the
-``chip`` option), as in ``tile-lower-reduction``; the op is analysed
+``chip`` option; ``vocab.Target.of_op``), as in ``tile-lower-reduction``; the op is analysed
 (``tile_mlir.analysis_copy``) and ``tile_mlir.dispatch`` picks the first applicable
 variant (``copy_vector``, ``copy_scalar``: ``tile_mlir.lowering.copy``). Afterwards no
 ``tile.copy`` is left, or the pass has failed with one error per op it could not lower,
@@ -14,53 +14,30 @@ and attributes, so there is no template to share between ops.
 
 from __future__ import annotations
 
-from mlir import rewrite
+from dataclasses import dataclass
 
 from .. import lowering  # noqa: F401  (registers the variants)
 from ..analysis_copy import analyze_copy
-from ..dispatch import DispatchContext, DispatchError, dispatch
-from ..options import HELP, Options
-from . import PassInfo, register
-from .tile_lower_reduction import target_of
-from .tile_verify import emit_errors
+from ..dispatch import DispatchContext, dispatch
+from ..options import chip_option
+from ..vocab import Chip
+from .common import Targets, TilePass, lower_each
 
 
-def _make(**options):
-    opts = Options.from_mapping(options)
-    failures: list = []
+@dataclass(frozen=True)
+class TileLowerCopy(TilePass):
+    argument = "tile-lower-copy"
+    summary = "Lower tile.copy to vector and memref accesses, bounds-checked, through the dispatch registry"
 
-    def lower(op, rewriter):
-        op = op.operation
-        try:
-            target, chip = target_of(op, opts.chip)
-            ctx = DispatchContext(target, chip, analyze_copy(op), opts)
+    chip: Chip | None = chip_option()
+
+    def run(self, root, pass_) -> None:
+        targets = Targets(self.chip)
+
+        def lower(op, rewriter):
+            target = targets.of(op)
+            ctx = DispatchContext(target.kind, target.chip, analyze_copy(op), self)
             forced = ctx.analysis.info.dispatch if ctx.analysis.info else None
             dispatch("tile.copy", op, ctx, rewriter, forced=forced)
-        except DispatchError as e:
-            emit_errors(op, [str(e)])
-        except Exception as e:  # a bug in a variant: a diagnostic, never a traceback
-            emit_errors(op, [f"internal error in tile-lower-copy: {type(e).__name__}: {e}"])
-        else:
-            return None
-        failures.append(op)
-        return True  # no match: the op stays, and the pass fails below
 
-    def run(root, pass_):
-        failures.clear()
-        patterns = rewrite.RewritePatternSet()
-        patterns.add("tile.copy", lower)
-        rewrite.walk_and_apply_patterns(root, patterns.freeze())
-        if failures:
-            pass_.signal_pass_failure()
-
-    return run
-
-
-register(
-    PassInfo(
-        "tile-lower-copy",
-        "Lower tile.copy to vector and memref accesses, bounds-checked, through the dispatch registry",
-        _make,
-        {"chip": HELP["chip"]},
-    )
-)
+        lower_each(root, pass_, "tile.copy", self.argument, lower)

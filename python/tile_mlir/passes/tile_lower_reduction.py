@@ -1,7 +1,7 @@
 """tile-lower-reduction: lower every ``tile.reduce`` through the dispatch registry.
 
 For each op, the target and its ``sm_XX`` come from the enclosing ``gpu.module``'s
-``#nvvm.target`` (or the ``chip`` option), the op is analysed (``tile_mlir.analysis``),
+``#nvvm.target`` (or the ``chip`` option; ``vocab.Target.of_op``), the op is analysed (``tile_mlir.analysis``),
 and ``tile_mlir.dispatch`` picks the first applicable variant. Afterwards no
 ``tile.reduce`` is left, or the pass has failed with one error per unlowered op,
 listing every variant with its reasons.
@@ -19,37 +19,49 @@ not copyable, and each of its ops is lowered in place.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from mlir import rewrite
 from mlir.dialects import func
 
 from .. import lowering  # noqa: F401  (registers the variants)
 from ..analysis import analyze, memo_key
-from ..dispatch import DispatchContext, DispatchError, applicable, dispatch
+from ..dispatch import DispatchContext, applicable, dispatch
 from ..ir import ir
-from ..options import HELP, Options
-from . import PassInfo, register
-from .tile_verify import emit_errors
-
-_CHIP = re.compile(r'chip\s*=\s*"([^"]+)"')
+from ..options import chip_option, fold_option
+from ..vocab import Chip, Fold
+from .common import Targets, TilePass, lower_each
 
 
-def target_of(op, chip_option: str | None) -> tuple[str, str | None]:
-    """(target, chip) from the closest enclosing gpu.module's first target attribute."""
-    parent = op.parent
-    while parent is not None:
-        parent = getattr(parent, "operation", parent)
-        if parent.name == "gpu.module" and "targets" in parent.attributes:
-            targets = parent.attributes["targets"]
-            first = str(targets[0]) if len(targets) else ""
-            if first.startswith("#nvvm.target"):
-                m = _CHIP.search(first)
-                return "cuda", (m.group(1) if m else "sm_50")
-            return first.split("<")[0].lstrip("#").split(".")[0] or "unknown", None
-        parent = parent.parent
-    return "cuda", chip_option
+@dataclass(frozen=True)
+class TileLowerReduction(TilePass):
+    argument = "tile-lower-reduction"
+    summary = "Lower tile.reduce to scf loops and gpu.shuffle butterflies through the dispatch registry"
+
+    chip: Chip | None = chip_option()
+    fold: Fold = fold_option()
+
+    def run(self, root, pass_) -> None:
+        targets = Targets(self.chip)
+        templates: dict = {}
+
+        def lower(op, rewriter):
+            target = targets.of(op)
+            key = (memo_key(op), target)
+            if key not in templates:
+                # the pass itself carries the lowering options the plan reads (fold)
+                ctx = DispatchContext(target.kind, target.chip, analyze(op), self)
+                forced = ctx.analysis.info.dispatch if ctx.analysis.info else None
+                case = applicable("tile.reduce", op, ctx, forced)
+                copyable = case is None or case.copyable  # None: build() reports why
+                templates[key] = (ctx, _Template.build(op, ctx) if copyable else None)
+            ctx, template = templates[key]
+            if template is None:  # a variant that makes something per op: lower in place
+                dispatch("tile.reduce", op, ctx, rewriter, forced=ctx.analysis.info.dispatch)
+                return
+            template.instantiate(op)
+            rewriter.erase_op(op)
+
+        lower_each(root, pass_, "tile.reduce", self.argument, lower)
 
 
 class _Detached:
@@ -138,58 +150,3 @@ def _loc_name(op: ir.Operation) -> tuple[str, ...]:
         names.append(loc.name_str)
         loc = loc.child_loc
     return tuple(names)
-
-
-def _make(**options):
-    opts = Options.from_mapping(options)
-
-    def lower(op, rewriter):
-        op = op.operation
-        try:
-            target, chip = target_of(op, opts.chip)
-            key = (memo_key(op), target, chip)
-            if key not in templates:
-                ctx = DispatchContext(target, chip, analyze(op), opts)
-                forced = ctx.analysis.info.dispatch if ctx.analysis.info else None
-                case = applicable("tile.reduce", op, ctx, forced)
-                copyable = case is None or case.copyable  # None: build() reports why
-                templates[key] = (ctx, _Template.build(op, ctx) if copyable else None)
-            ctx, template = templates[key]
-            if template is None:  # a variant that makes something per op: lower in place
-                dispatch("tile.reduce", op, ctx, rewriter, forced=ctx.analysis.info.dispatch)
-                return None
-            template.instantiate(op)
-        except DispatchError as e:
-            emit_errors(op, [str(e)])
-        except Exception as e:  # a bug in a variant: a diagnostic, never a traceback
-            emit_errors(op, [f"internal error in tile-lower-reduction: {type(e).__name__}: {e}"])
-        else:
-            rewriter.erase_op(op)
-            return None
-        failures.append(op)
-        return True  # no match: the op stays, and the pass fails below
-
-    failures: list = []
-    templates: dict = {}
-
-    def run(root, pass_):
-        failures.clear()
-        templates.clear()
-        patterns = rewrite.RewritePatternSet()
-        patterns.add("tile.reduce", lower)
-        rewrite.walk_and_apply_patterns(root, patterns.freeze())
-        templates.clear()
-        if failures:
-            pass_.signal_pass_failure()
-
-    return run
-
-
-register(
-    PassInfo(
-        "tile-lower-reduction",
-        "Lower tile.reduce to scf loops and gpu.shuffle butterflies through the dispatch registry",
-        _make,
-        HELP,
-    )
-)

@@ -10,20 +10,21 @@ mlir-opt verifies.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..checks import problems
-from ..diagnostics import layout_location
 from ..ir import ir
-from . import PassInfo, register
+from .common import TilePass, emit_errors
 
 
-def emit_errors(op, errors) -> None:
-    """Each error at the op's location; one about a layout's text at its column there
-    (``diagnostics.layout_location``: placed where the source is known)."""
-    for e in errors:
-        loc = op.location
-        if getattr(e, "column", None) is not None:
-            loc = layout_location(loc, e.attribute, e.column)
-        loc.emit_error(f"'{op.name}' op {e}")
+@dataclass(frozen=True)
+class TileVerify(TilePass):
+    argument = "tile-verify"
+    summary = "Check tile ops against the semantic rules of docs/spec.md"
+
+    def run(self, op, pass_) -> None:
+        if not verify(op):
+            pass_.signal_pass_failure()
 
 
 def verify(root) -> bool:
@@ -39,14 +40,3 @@ def verify(root) -> bool:
 
     root.walk(visit)
     return not bad
-
-
-def _make():
-    def run(op, pass_):
-        if not verify(op):
-            pass_.signal_pass_failure()
-
-    return run
-
-
-register(PassInfo("tile-verify", "Check tile ops against the semantic rules of docs/spec.md", _make))

@@ -81,7 +81,7 @@ import numpy as np
 
 from .. import bf16
 from ..layout import Place, TileLayout
-from ..vocab import DTYPES, FLOAT_DTYPES, KINDS, MAX_BLOCK_THREADS, SCOPE_THREADS, WARP_SIZE  # noqa: F401  (DTYPES, KINDS: re-exported)
+from ..vocab import DEFAULT_CHIP, DTYPES, FLOAT_DTYPES, KINDS, MAX_BLOCK_THREADS, SCOPE_THREADS, WARP_SIZE  # noqa: F401  (DTYPES, KINDS: re-exported)
 
 # How each dtype sits in a numpy array, and the unsigned type of its bits.
 _STORAGE = {
@@ -219,7 +219,7 @@ class ReduceCase:
 
     # -- the kernel ---------------------------------------------------------------------
 
-    def kernel_text(self, chip: str = "sm_90a") -> str:
+    def kernel_text(self, chip: str = DEFAULT_CHIP) -> str:
         """A complete module: ``gpu.module @kernels`` with the kernel ``@<name>``."""
         dt, threads = self.dtype, self.threads()
         a_type, b_type = (f"memref<{'x'.join(map(str, shape))}x{dt}>" for shape in self.buffer_shapes())

@@ -22,9 +22,10 @@ import zlib
 
 import numpy as np
 
+from ..vocab import DEFAULT_CHIP
 from .cases import ReduceCase, special_inputs
 
-CHIP = "sm_90a"  # what tile_mlir.testing.prepare compiles for by default
+CHIP = DEFAULT_CHIP  # what tile_mlir.testing.prepare compiles for by default
 
 
 def session_seed() -> int:

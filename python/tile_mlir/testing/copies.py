@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..layout import TileLayout
+from ..vocab import DEFAULT_CHIP
 from .cases import storage_dtype
 
 # padding attribute text, and the bits a load puts in the registers
@@ -37,7 +38,7 @@ PADDING = {"f32": ("0xFF800000 : f32", np.float32(-np.inf)), "bf16": ("0xFF80 : 
 # what the registers hold before a load (bf16: 12288.0 is 0x4640)
 SENTINEL = {"f32": 12345.0, "f16": 1234.0, "bf16": 12288.0, "f64": 12345.0, "i32": 12345, "i64": 12345}
 SENTINEL_BITS = {"bf16": 0x4640}
-CHIP = "sm_90a"
+CHIP = DEFAULT_CHIP
 
 ROW = "S[(1, (32, 8)) : (1, (1@laneid, 1))]"  # one row of 256 per warp, 8 per lane
 COALESCED = "S[(1, (2, 32, 4)) : (1, (4, 1@laneid, 1))]"  # each instruction: 512 contiguous bytes

@@ -3,7 +3,7 @@ kernels of test/gpu/test_fused_gpu.py (and of ``python -m tile_mlir.kernels``'s 
 shape) and the dynamic shared memory kernels of test/gpu/test_dynamic_shared_gpu.py into
 the compile cache, for a GPU machine without MLIR.
 
-    python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_90a] [--jobs N]
+    python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_XX] [--jobs N]
 
 Run it where MLIR (and ptxas, for cubins) is installed. Each case's kernel goes through
 ``tile_mlir.compile(text, Options(chip=...), backend="cuda")``, which looks the module up

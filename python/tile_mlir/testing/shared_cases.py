@@ -35,6 +35,7 @@ import numpy as np
 
 from ..vocab import (
     CANONICAL_NAN_BITS,
+    DEFAULT_CHIP,
     FLOAT_DTYPES,
     KINDS,
     SCOPE_THREADS,
@@ -172,7 +173,7 @@ class SharedCase:
 
     # -- the kernel ---------------------------------------------------------------------
 
-    def kernel_text(self, chip: str = "sm_90a") -> str:
+    def kernel_text(self, chip: str = DEFAULT_CHIP) -> str:
         """A complete module: ``gpu.module @kernels`` with the kernel ``@<name>``."""
         dt, n_src, n_dst = self.dtype, math.prod(self.src_shape), math.prod(self.dst_shape)
         a_type, b_type = f"memref<{n_src}x{dt}>", f"memref<{n_dst}x{dt}>"

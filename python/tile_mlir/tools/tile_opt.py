@@ -10,10 +10,16 @@ form (``-canonicalize``, ``-pass-pipeline=...``), a boolean flag takes ``=true``
 ``=false``, and ``--help`` lists the mlir-opt flags it honours and the few that the
 Python bindings cannot.
 
-The passes, tile-mlir's and upstream's mixed in one pipeline, are built by
-``tile_mlir.pipeline``; diagnostics are printed and verified by
-``tile_mlir.diagnostics``. This module is the command line and the ``Driver`` that
-runs each input chunk in a fresh context.
+tile-opt is a thin driver over what ``tile_mlir.compile`` uses: the input is read by
+``tile_mlir.source`` (parse, then tile-verify), the passes, tile-mlir's and upstream's
+mixed in one pipeline, are built by ``tile_mlir.pipeline.manager``, and
+``--tile-to-ptx`` is ``tile_mlir.compiler.lower_to_ptx`` itself; diagnostics are printed
+and verified by ``tile_mlir.diagnostics``, the IR dumps filtered by ``ir_printing``.
+This module is the ``Driver`` that runs each input chunk in a fresh context;
+``command_line`` holds the flags (its ``--chip``/``--fold`` and ``--list-passes`` made
+from the option fields of ``Options`` and of each pass). A pipeline that runs LLVM (``gpu-module-to-binary``)
+runs each chunk in a child process (``pipeline.child``), so that LLVM's fatal errors are
+an error, not a signal.
 
 Bad input prints mlir-opt-style diagnostics and exits with status 1. A bug in
 tile-mlir prints ``tile-opt: internal error: ...`` and exits with status 2. Set
@@ -29,11 +35,10 @@ import sys
 import traceback
 from typing import NoReturn
 
-from .. import __version__
 from ..errors import UsageError
 
 try:
-    from ..ir import env_flag, make_context
+    from ..ir import env_flag
 except ImportError as e:  # no bindings, or too old: say which are needed, no traceback
     sys.stderr.write(f"tile-opt: {e}\n")
     raise SystemExit(1) from None
@@ -42,7 +47,6 @@ from mlir import ir
 from mlir.dialects import irdl
 from mlir.passmanager import PassDisplayMode, PassManager
 
-from ..compiler import verify_tile_ops
 from ..diagnostics import (
     Diag,
     DiagnosticSink,
@@ -51,28 +55,19 @@ from ..diagnostics import (
     format_diag,
     irdl_dialects,
     parse_expectations,
-    parse_failure,
     tile_dialects,
 )
-from ..ir import available_dialects, name_source
+from ..ir import available_dialects
+from ..option_fields import option_fields
+from ..options import Options
 from ..passes import REGISTRY
-from ..pipeline import (
-    ROOT_OP,
-    Anchor,
-    IRPrinting,
-    build_pass_manager,
-    enable_ir_printing,
-    known_pass,
-    parse_pipeline,
-    pipeline_from_flags,
-    selected_dumps,
-)
-from ..vocab import DEFAULT_CHIP
-
-# The pass that checks tile ops right after parsing, as mlir-opt's verifier does.
-POST_PARSE_VERIFIER = "tile-verify"
-SPLIT_MARKER = "// -----"
-
+from ..pipeline import text as pipeline_text
+from ..pipeline.child import ChildDied, run_in_child
+from ..pipeline.manager import build_pass_manager, holds, known_pass, parse_pipeline, pipeline_from_flags
+from ..pipeline.text import ROOT_OP, Anchor
+from ..source import load, new_context
+from .command_line import SPLIT_MARKER, UNSUPPORTED, argument_parser, normalize, pass_list
+from .ir_printing import IRPrinting, enable_ir_printing, selected_dumps
 
 # ----------------------------------------------------------------------------------
 # The driver
@@ -96,16 +91,11 @@ def split_input(text: str) -> list[str]:
     return chunks
 
 
-def new_context(allow_unregistered: bool = False) -> ir.Context:
-    """A context with the tile dialect, set up for a command-line tool."""
-    ctx = make_context()
-    ctx.emit_error_diagnostics = True  # errors reach our handler, not only MLIRError
-    ctx.enable_multithreading(False)  # diagnostics in a stable order
-    ctx.allow_unregistered_dialects = allow_unregistered
-    return ctx
-
-
 BYTECODE_MAGIC = b"ML\xefR"
+
+# Upstream passes in which LLVM's code generator runs, and may end the process: a
+# pipeline that holds one runs each chunk in a child process.
+RUNS_LLVM = frozenset({"gpu-module-to-binary", "gpu-lower-to-nvvm-pipeline"})
 
 
 class SourceError(UsageError):
@@ -178,7 +168,8 @@ class Driver:
     def run(self) -> int:
         split = self.opts.split_input_file and isinstance(self.input, str)
         chunks = split_input(self.input) if split else [self.input]
-        results = [self.process(chunk) for chunk in chunks]
+        isolate = self.pipeline is not None and holds(self.pipeline, RUNS_LLVM)
+        results = [self.isolated(chunk) if isolate else self.process(chunk) for chunk in chunks]
         ok = all(chunk_ok for chunk_ok, _ in results)
         if self.opts.emit_bytecode:
             output = b"".join(data or b"" for _, data in results)
@@ -195,6 +186,16 @@ class Driver:
                 raise UsageError(
                     f"cannot write output file '{self.opts.output}': {e.strerror}") from None
         return 0 if ok else 1
+
+    def isolated(self, chunk: str | bytes) -> tuple[bool, str | bytes | None]:
+        """``process`` in a child process: LLVM's fatal error ends the child, and is one
+        error here."""
+        try:
+            return run_in_child(self.process, chunk, capture_stderr=False)
+        except ChildDied as e:
+            sys.stderr.write(f"tile-opt: LLVM stopped the pipeline ({e.how})\n")
+            self._print_repro()
+            return False, None
 
     def process(self, chunk: str | bytes) -> tuple[bool, str | bytes | None]:
         """Process one chunk in a fresh context, as mlir-opt does.
@@ -232,24 +233,11 @@ class Driver:
     def _actions(self, chunk: str | bytes, ctx: ir.Context, sink: DiagnosticSink) -> str | bytes | None:
         """Parse, verify, run the pipeline. Returns the printed module, or None."""
         opts = self.opts
-        errors = sink.errors
-        try:
-            module = ir.Module.parse(chunk, ctx)
-        except ir.MLIRError:  # the diagnostics went to the sink
-            if sink.errors == errors and isinstance(chunk, str):  # the parser said nothing
-                diag = parse_failure(chunk, self.input_name, self.dialects)
-                if sink.keep:
-                    sink.kept.append(diag)
-                else:
-                    sys.stderr.write(format_diag(diag, self.files))
+        module, _ = load(chunk, ctx, sink, self.input_name,
+                         verify=not opts.mlir_very_unsafe_disable_verifier_on_parsing,
+                         name_locations=opts.mlir_print_debuginfo or opts.emit_bytecode)
+        if module is None:
             return None
-        if opts.mlir_print_debuginfo or opts.emit_bytecode:
-            name_source(module.operation, self.input_name)
-        if not opts.mlir_very_unsafe_disable_verifier_on_parsing:
-            try:
-                verify_tile_ops(module)
-            except ir.MLIRError:
-                return None
         if not self._run_pipeline(module, ctx):
             return None
         if opts.emit_bytecode:
@@ -318,172 +306,15 @@ class _Bytes:
 def _count_passes(pm: PassManager) -> int | str:
     """How many passes ``pm`` has at its top level (mlir-opt's --dump-pass-pipeline)."""
     try:
-        return len(parse_pipeline(str(pm)).elements)
+        return len(pipeline_text.parse_pipeline(str(pm)).elements)
     except UsageError:  # option text the grammar does not follow
         return "?"
-
-
-# ----------------------------------------------------------------------------------
-# Command line
-# ----------------------------------------------------------------------------------
-
-# Flags that take no value; each also takes "=true" or "=false", as in mlir-opt.
-BOOLEAN_FLAGS = {
-    "split-input-file": f"process each '{SPLIT_MARKER}'-separated chunk on its own",
-    "verify-each": "run the verifier after each pass (default: true; --verify-each=false "
-                   "turns it off)",
-    "allow-unregistered-dialect": "accept ops of dialects that are not registered",
-    "dump-pass-pipeline": "print the pass manager's pipeline to stderr before running it",
-    "show-dialects": "list the dialects tile-opt knows, and exit",
-    "emit-bytecode": "write the module as MLIR bytecode",
-    "mlir-print-ir-before-all": "print the IR before each pass, to stderr",
-    "mlir-print-ir-after-all": "print the IR after each pass, to stderr",
-    "mlir-print-ir-after-change": "print the IR after a pass only if the pass changed it",
-    "mlir-print-ir-after-failure": "print the IR after a pass only if the pass failed",
-    "mlir-print-ir-module-scope": "print the top-level op in IR dumps, not the op the pass "
-                                  "ran on",
-    "mlir-print-debuginfo": "print locations (loc(...)) in the output and in IR dumps",
-    "mlir-pretty-debuginfo": "print locations in a readable form that does not parse",
-    "mlir-print-op-generic": "print every op in its generic form (output and IR dumps)",
-    "mlir-print-local-scope": "print the output without attribute and type aliases",
-    "mlir-disable-threading": "run single-threaded (tile-opt always does, so that "
-                              "diagnostics come in a stable order)",
-    "mlir-pass-statistics": "report each pass's statistics, to stderr",
-    "mlir-timing": "report the time each pass takes, to stderr",
-    "mlir-very-unsafe-disable-verifier-on-parsing": f"skip {POST_PARSE_VERIFIER} after parsing",
-    "list-passes": "list the tile-mlir passes and their options, and exit",
-    "tile-to-ptx": "run the whole pipeline to binary (tile_mlir.compiler) and write the PTX",
-    "tile-to-cubin": "the same, then ptxas: write the cubin (needs -o)",
-}
-
-# mlir-opt flags that the Python bindings give no way to honour, and why.
-UNSUPPORTED = {
-    "mlir-pass-pipeline-crash-reproducer": "the bindings' PassManager cannot make crash "
-                                           "reproducers (a failing pipeline prints a repro line)",
-    "mlir-pass-pipeline-local-reproducer": "the same",
-    "mlir-print-value-users": "Operation.print has no such flag",
-    "mlir-print-unique-ssa-ids": "Operation.print has no such flag",
-    "no-implicit-module": "ir.Module.parse always wraps the input in a module",
-    "load-pass-plugin": "the bindings cannot load C++ pass plugins",
-    "load-dialect-plugin": "the bindings cannot load C++ dialect plugins",
-}
-
-
-def _bool(text: str) -> bool:
-    value = {"true": True, "1": True, "false": False, "0": False}.get(text.lower())
-    if value is None:
-        raise argparse.ArgumentTypeError(f"expected true or false, got '{text}'")
-    return value
-
-
-def normalize(argv: list[str]) -> list[str]:
-    """mlir-opt's spellings, in the one form the argument parser reads: ``--flag``.
-
-    A single dash works like two (``-canonicalize``, ``-pass-pipeline=...``), ``-o=F``
-    is ``-o F``, ``-p`` is ``--pass-pipeline``, a bare boolean flag is ``=true`` and a
-    bare ``--verify-diagnostics`` is ``=all``.
-    """
-    out = []
-    for arg in argv:
-        if arg == "-" or not arg.startswith("-") or arg in ("-h", "--help"):
-            out.append(arg)
-            continue
-        name, eq, value = arg.lstrip("-").partition("=")
-        if name in ("o", "p"):
-            out += ["-o" if name == "o" else "--pass-pipeline"] + ([value] if eq else [])
-        elif name in BOOLEAN_FLAGS:
-            out.append(f"--{name}={value if eq else 'true'}")
-        elif name == "verify-diagnostics":
-            out.append(f"--{name}={value or 'all'}")
-        else:
-            out.append(f"--{name}{eq}{value}")
-    return out
-
-
-class _ArgumentParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
-
-    def option_names(self) -> list[str]:
-        return [name for name in self._option_string_actions if name.startswith("--")]
-
-
-class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Boolean flags show as ``--flag``, without a metavar."""
-
-    def _format_action_invocation(self, action):
-        if action.option_strings and action.type is _bool:
-            return ", ".join(action.option_strings)
-        return super()._format_action_invocation(action)
-
-
-def _epilog() -> str:
-    width = max(map(len, UNSUPPORTED)) + 4
-    return (pass_list() + "\nmlir-opt flags tile-opt does not support (using one is an error):\n"
-            + "".join(f"  --{name:<{width - 2}}{why}\n" for name, why in UNSUPPORTED.items()))
-
-
-def argument_parser() -> _ArgumentParser:
-    """The options (``normalize`` the arguments first). The pass flags,
-    ``--<pass>[=<options>]``, are not options of the parser: they are read from the
-    leftover arguments, in order, so that registered and upstream passes mix."""
-    p = _ArgumentParser(
-        prog="tile-opt", allow_abbrev=False, formatter_class=_HelpFormatter,
-        usage="tile-opt [input|-] [-o out] [--pass-pipeline=PIPELINE | --<pass>[=<options>] "
-              "...] [options]",
-        description="Parse MLIR with the tile dialect, verify it, run passes, print it. "
-                    "Every flag also has its single-dash form, as in mlir-opt.",
-        epilog=_epilog())
-    p.add_argument("-o", dest="output", default="-", metavar="FILE",
-                   help="write the output here (default: stdout)")
-    p.add_argument("--pass-pipeline", "-p", metavar="PIPELINE",
-                   help="a textual pipeline, e.g. "
-                        "'builtin.module(tile-lower-reduction,canonicalize)'")
-    p.add_argument("--verify-diagnostics", choices=("all", "only-expected"), metavar="[=only-expected]",
-                   help="check the diagnostics against the '// expected-*' comments; "
-                        "=only-expected lets diagnostics that no comment names through")
-    for name, help_text in BOOLEAN_FLAGS.items():
-        p.add_argument(f"--{name}", type=_bool, nargs="?", const=True,
-                       default=name == "verify-each", help=help_text)
-    p.add_argument("--mlir-print-ir-before", action="extend", default=[], metavar="PASS[,PASS]",
-                   type=lambda text: [n for n in text.split(",") if n],
-                   help="print the IR before these passes, to stderr (repeatable)")
-    p.add_argument("--mlir-print-ir-after", action="extend", default=[], metavar="PASS[,PASS]",
-                   type=lambda text: [n for n in text.split(",") if n],
-                   help="print the IR after these passes, to stderr (repeatable)")
-    p.add_argument("--mlir-pass-statistics-display", choices=("list", "pipeline"),
-                   default="pipeline", help="how --mlir-pass-statistics shows them")
-    p.add_argument("--mlir-elide-elementsattrs-if-larger", type=int, metavar="N",
-                   help="elide elements attributes with more than N elements in the output")
-    p.add_argument("--irdl-file", action="append", default=[], metavar="FILE",
-                   help="load the IRDL dialects of FILE before parsing (repeatable)")
-    p.add_argument("--chip", help="the target for --tile-to-ptx/--tile-to-cubin "
-                                  f"(default: {DEFAULT_CHIP})")
-    p.add_argument("--fold", default="linear", choices=("linear", "tree"),
-                   help="tile-lower-reduction's fold for --tile-to-ptx/--tile-to-cubin")
-    p.add_argument("--version", action="version", version=f"tile-opt (tile-mlir) {__version__}")
-    return p
-
-
-def pass_list() -> str:
-    """The registered passes with their summaries and options (``--list-passes``)."""
-    rows = []
-    for name in sorted(REGISTRY):
-        info = REGISTRY[name]
-        rows.append((f"  --{name}", info.summary))
-        rows += [(f"      {option}=<value>", help_text)
-                 for option, help_text in info.options.items()]
-    width = max((len(flag) for flag, _ in rows), default=0) + 2
-    return ("tile-mlir passes (--<pass>[=<options>], or by name in --pass-pipeline):\n"
-            + "".join(f"{flag:<{width}}{text}\n" for flag, text in rows)
-            + "Any other --<pass>[=<options>] names an upstream MLIR pass.\n")
 
 
 def _to_binary(opts, inputs: list[str], pass_flags: list[str]) -> int:
     """--tile-to-ptx / --tile-to-cubin: the pipeline to binary, on one input."""
     from ..compiler import lower_to_ptx, ptx_to_cubin
     from ..errors import CompileError
-    from ..options import Options
 
     if pass_flags or opts.pass_pipeline is not None or len(inputs) > 1:
         raise UsageError("--tile-to-ptx/--tile-to-cubin take one input and no other passes")
@@ -492,9 +323,9 @@ def _to_binary(opts, inputs: list[str], pass_flags: list[str]) -> int:
     path = inputs[0] if inputs else "-"
     text = _read(path, "input file")
     try:
-        options = Options(chip=opts.chip, fold=opts.fold)
-        ptx = lower_to_ptx(text, options, source_name="<stdin>" if path == "-" else path).ptx
-        data = ptx_to_cubin(ptx, options) if opts.tile_to_cubin else ptx.encode()
+        options = Options(**{f.name: getattr(opts, f.name) for f in option_fields(Options)})
+        lowered = lower_to_ptx(text, options, source_name="<stdin>" if path == "-" else path)
+        data = ptx_to_cubin(lowered.ptx, lowered.chip) if opts.tile_to_cubin else lowered.ptx.encode()
     except CompileError as e:
         sys.stderr.write(f"{e.message}\n")
         if e.repro:
