@@ -247,3 +247,52 @@ def test_torch_tensors_give_torch_tensors():
     assert isinstance(dx, torch.Tensor) and isinstance(dw, torch.Tensor)
     torch.testing.assert_close(dx.double(), xr.grad, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(dw.double(), wr.grad, rtol=1e-5, atol=1e-5)
+
+
+# --- the generated code, and a GPU machine without MLIR -------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(K.BACKWARD))
+def test_ptx_has_vector_accesses_and_no_local_memory(name, tmp_path):
+    """At 64 x 1000 f32 (one warp per row): 16-byte loads and stores of the rows, no local
+    memory; ptxas: no spill, no stack. The column sums likewise."""
+    import re
+    import shutil
+    import subprocess
+
+    from tile_mlir.compiler import lower_to_ptx
+    from tile_mlir.kernels.training import text_backward
+    from tile_mlir.options import Options
+
+    for text in text_backward(name, 64, 1000, "f32"):
+        ptx = lower_to_ptx(text, Options(chip="sm_90a")).ptx
+        assert ".local" not in ptx
+        if ".entry column_sums" not in ptx:
+            assert re.search(r"ld\.global\.v4\.b32", ptx) and re.search(r"st\.global\.v4\.b32", ptx)
+        if shutil.which("ptxas"):
+            source = tmp_path / "k.ptx"
+            source.write_text(ptx)
+            info = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(source), "-o", str(tmp_path / "k.cubin")],
+                                  check=False, capture_output=True, text=True).stderr
+            assert "0 bytes spill stores" in info and "0 bytes stack frame" in info, info
+
+
+def test_a_machine_without_mlir_finds_both_kernels_by_name(tmp_path, monkeypatch):
+    """text_backward(remember=True) (what prepare runs) keeps the row kernel's and the
+    column sums' MLIR by name; where MLIR is missing, they are read back by that name."""
+    from tile_mlir.kernels import library
+    from tile_mlir.kernels.training import text_backward
+
+    monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
+    library._text.cache_clear()
+    made = text_backward("layernorm_backward", 40, 700, "bf16", remember=True)
+    assert len(made) == 2 and "column_sums" in made[1]
+    assert len(list((tmp_path / "by-name").iterdir())) == 2
+    library._text.cache_clear()
+
+    def no_mlir(*args):
+        raise ImportError("No module named 'mlir'")
+
+    monkeypatch.setattr(library, "_built", no_mlir)
+    assert text_backward("layernorm_backward", 40, 700, "bf16") == made
+    library._text.cache_clear()

@@ -10,8 +10,8 @@ pointer on torch's current stream (zero copy), torch CPU tensors through numpy. 
 arrays' roles: ``rows`` (..., N, x's dtype), ``row`` (one value per row, x's dtype),
 ``cols`` (N, x's dtype), ``stat`` (one f32 per row).
 
-The norms' row kernel runs on ``ctas`` CTAs (default ``CTAS_PER_SM`` per SM of an
-H200, at most one per row group); the partial rows, so the bits of dW and dB, depend on
+The norms' row kernel runs on ``ctas`` CTAs (``default_ctas``: ``CTAS_PER_SM`` per SM of
+an H200, one where a CTA is 1024 threads, at most one per row group); the partial rows, so the bits of dW and dB, depend on
 it, and on nothing else: the same inputs and ``ctas`` give the same bits every run.
 """
 
@@ -33,11 +33,12 @@ __all__ = ["BACKWARD", "CTAS_PER_SM", "SMS", "column_sums_grid", "compiled_backw
            "text_backward"]
 
 SMS = 132  # the H200's streaming multiprocessors
-CTAS_PER_SM = 2
+CTAS_PER_SM = 2  # of up to 512 threads; one of 1024 (it holds the SM's registers)
 
 # The column sums' CTA (``backward.column_sums``): SUM_WARPS warps, each thread SUM_V f32
-# columns (one 16-byte vector), SUM_ROWS partial rows loaded at once (their adds in order).
-SUM_WARPS, SUM_V, SUM_ROWS = 4, 4, 8
+# columns, SUM_ROWS partial rows loaded at once (their adds in order): 32 loads in flight
+# per thread, so a column's chain of P partial rows takes P / 32 round trips to memory.
+SUM_WARPS, SUM_V, SUM_ROWS = 4, 1, 32
 SUM_COLUMNS = SUM_WARPS * WARP_SIZE * SUM_V
 
 
@@ -73,8 +74,10 @@ BACKWARD = {
 
 
 def default_ctas(M: int, p: RowPlan) -> int:
-    """The persistent grid: CTAS_PER_SM CTAs per SM, at most one per group of R rows."""
-    return max(1, min(SMS * CTAS_PER_SM, -(-M // p.R)))
+    """The persistent grid: CTAS_PER_SM CTAs per SM (one of 1024 threads), at most one
+    per group of R rows."""
+    per_sm = 1 if p.threads >= 1024 else CTAS_PER_SM
+    return max(1, min(SMS * per_sm, -(-M // p.R)))
 
 
 def compiled_backward(name: str, M: int, N: int, dtype: str = "f32", *, backend: str = "auto",
