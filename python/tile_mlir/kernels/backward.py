@@ -92,7 +92,8 @@ def rmsnorm_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP, ctas: int = 1
             m = r.splat(arith.mulf(rstd, arith.divf(r.reduce(s, "sum"), r.f32(float(p.N)))))
             scale = r.splat(rstd)
             for col in r.chunks(x, "X", reverse=True, kept=True):
-                _unless_last(r, col, lambda: (r.load(dy, "DY", col), r.load_cols(w, "W", col)))
+                _unless_last(r, col, lambda: r.load(dy, "DY", col))
+                r.load_cols(w, "W", col)
                 (dw,) = sums.chunk(col)
                 for i, v in r.vectors(x):
                     d, xhat = _f32(r, dy, i), arith.mulf(v, scale)
@@ -130,7 +131,8 @@ def layernorm_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP, ctas: int =
             mean_g = r.splat(arith.divf(r.reduce(sg, "sum"), n))
             mean_gx = r.splat(arith.divf(r.reduce(sgx, "sum"), n))
             for col in r.chunks(x, "X", reverse=True, kept=True):
-                _unless_last(r, col, lambda: (r.load(dy, "DY", col), r.load_cols(w, "W", col)))
+                _unless_last(r, col, lambda: r.load(dy, "DY", col))
+                r.load_cols(w, "W", col)
                 dw, db = sums.chunk(col)
                 for i, v in r.vectors(x):
                     d, xhat = _f32(r, dy, i), arith.mulf(arith.subf(v, center), scale)

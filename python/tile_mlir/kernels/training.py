@@ -11,8 +11,9 @@ arrays' roles: ``rows`` (..., N, x's dtype), ``row`` (one value per row, x's dty
 ``cols`` (N, x's dtype), ``stat`` (one f32 per row).
 
 The norms' row kernel runs on ``ctas`` CTAs (``default_ctas``: ``CTAS_PER_SM`` per SM of
-an H200, one where a CTA is 1024 threads, at most one per row group); the partial rows, so the bits of dW and dB, depend on
-it, and on nothing else: the same inputs and ``ctas`` give the same bits every run.
+an H200, one where a CTA is 1024 threads, at most one per row group); the partial rows,
+so the bits of dW and dB, depend on it and on nothing else: the same inputs and ``ctas``
+give the same bits on every run (docs/training-kernels.md).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from .. import api
 from ..errors import LaunchError, OptionError
 from ..vocab import DEFAULT_CHIP, WARP_SIZE
 from . import library
-from .library import Compiled, _host, _is_torch, _summary, _to_torch, _torch_dtype, _numpy_dtype
+from .library import Compiled, _host, _is_torch, _numpy_dtype, _summary, _to_torch, _torch_dtype
 from .plan import RowPlan, plan
 
 __all__ = ["BACKWARD", "CTAS_PER_SM", "SMS", "column_sums_grid", "compiled_backward", "default_ctas", "run_backward",
@@ -68,8 +69,9 @@ BACKWARD = {
     "logsumexp_backward": Backward("logsumexp_backward", "logsumexp", (("x", "rows"), ("l", "row"), ("dl", "row"))),
     "rmsnorm_backward": Backward("rmsnorm_backward", "rmsnorm",
                                  (("dy", "rows"), ("x", "rows"), ("weight", "cols"), ("rstd", "stat")), 1),
-    "layernorm_backward": Backward("layernorm_backward", "layernorm", (("dy", "rows"), ("x", "rows"), ("weight", "cols"),
-                                                                       ("mean", "stat"), ("rstd", "stat")), 2),
+    "layernorm_backward": Backward("layernorm_backward", "layernorm",
+                                   (("dy", "rows"), ("x", "rows"), ("weight", "cols"), ("mean", "stat"),
+                                    ("rstd", "stat")), 2),
 }
 
 
@@ -89,7 +91,7 @@ def compiled_backward(name: str, M: int, N: int, dtype: str = "f32", *, backend:
     backend = api.choose_backend(backend)
     p = plan(M, N, dtype, spec.forward, **overrides)
     if not spec.sums:
-        return library.Compiled(library._kernel(name, M, p, backend, chip), p.grid(M), p.threads, p, backend,
+        return Compiled(library._kernel(name, M, p, backend, chip), p.grid(M), p.threads, p, backend,
                                 spec.signature), None
     G = default_ctas(M, p) if ctas is None else ctas
     if not isinstance(G, int) or G < 1:
