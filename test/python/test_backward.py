@@ -18,6 +18,7 @@ from tile_mlir.testing.fused import as_f64, to_dtype
 I = {"backend": "interpreter"}
 BF16_ROUNDING = 2.0**-9  # bf16's unit roundoff: 8 bits of significand
 SHAPES = {"one warp per row": ((3, 4, 257), {}), "several warps per row": ((2, 3001), {}),
+          "16 warps (the second pass reads again)": ((2, 3001), {"warps": 16}),
           "online (chunks)": ((5, 300), {"warps": 1, "vectors": 1})}
 
 
@@ -198,8 +199,9 @@ def model_column_sums(dy, xhat, R, ctas):
     return total
 
 
-@pytest.mark.parametrize("overrides, R", [({}, 4), ({"warps": 1, "vectors": 1}, 4), ({"warps": 2}, 1)],
-                         ids=["registers", "partial rows in memory (chunks)", "several warps"])
+@pytest.mark.parametrize("overrides, R", [({}, 4), ({"warps": 1, "vectors": 1}, 4), ({"warps": 2}, 1),
+                                          ({"warps": 16}, 1)],
+                         ids=["registers", "partial rows in memory (chunks)", "several warps", "16 warps"])
 def test_column_sums_are_the_documented_order_bit_for_bit(overrides, R):
     rng = np.random.default_rng()
     M, N, ctas = 22, 300, 3

@@ -91,9 +91,8 @@ def rmsnorm_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP, ctas: int = 1
             # mean(g · x̂) = rstd · Σ g·x / N
             m = r.splat(arith.mulf(rstd, arith.divf(r.reduce(s, "sum"), r.f32(float(p.N)))))
             scale = r.splat(rstd)
-            for col in r.chunks(x, "X", reverse=True, kept=True):
-                _unless_last(r, col, lambda: r.load(dy, "DY", col))
-                r.load_cols(w, "W", col)
+            for col in r.chunks(x, "X", reverse=True, kept=_keeps(r)):
+                _second_pass_loads(r, col, dy, w)
                 (dw,) = sums.chunk(col)
                 for i, v in r.vectors(x):
                     d, xhat = _f32(r, dy, i), arith.mulf(v, scale)
@@ -130,9 +129,8 @@ def layernorm_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP, ctas: int =
                 k.yield_(*ends)
             mean_g = r.splat(arith.divf(r.reduce(sg, "sum"), n))
             mean_gx = r.splat(arith.divf(r.reduce(sgx, "sum"), n))
-            for col in r.chunks(x, "X", reverse=True, kept=True):
-                _unless_last(r, col, lambda: r.load(dy, "DY", col))
-                r.load_cols(w, "W", col)
+            for col in r.chunks(x, "X", reverse=True, kept=True):  # x kept: LayerNorm spills less
+                _second_pass_loads(r, col, dy, w)
                 dw, db = sums.chunk(col)
                 for i, v in r.vectors(x):
                     d, xhat = _f32(r, dy, i), arith.mulf(arith.subf(v, center), scale)
@@ -179,6 +177,27 @@ def column_sums(P: int, N: int, dtype: str, names=("DWP",), chip: str = DEFAULT_
 def _f32(r: Rows, tile, i):
     """The vector of ``tile`` at slot ``i``, in f32."""
     return r.k.cast(r.k.vload(tile, i, r.V), "f32")
+
+
+# Up to this many threads per CTA (so at least 255 registers a thread), the norms keep x
+# and dy in registers from the first pass to the second; with more, they read dy again
+# (from L2: the row was just read), RMSNorm x too, which leaves the registers to the
+# accumulators (the fewest spills, by ptxas: docs/training-kernels.md).
+KEEP_DY_THREADS = 256
+
+
+def _keeps(r: Rows) -> bool:
+    return r.p.threads <= KEEP_DY_THREADS
+
+
+def _second_pass_loads(r: Rows, col, dy, w) -> None:
+    """A norm's second pass: w again (from L1/L2, rather than keep it across the
+    reduction), and dy unless it is still in registers (``KEEP_DY_THREADS``)."""
+    if _keeps(r):
+        _unless_last(r, col, lambda: r.load(dy, "DY", col))
+    else:
+        r.load(dy, "DY", col)
+    r.load_cols(w, "W", col)
 
 
 def _unless_last(r: Rows, col, load) -> None:
