@@ -34,11 +34,11 @@ from __future__ import annotations
 
 from .library import SPECS, Compiled, compiled, kernel_text, run
 from .plan import KERNELS, RowPlan, plan
-from .training import BACKWARD, compiled_backward, run_backward
+from .training import BACKWARD, compiled_backward, run_backward, text_backward
 
 __all__ = ["BACKWARD", "KERNELS", "SPECS", "Compiled", "RowPlan", "compiled", "compiled_backward", "kernel_text",
            "layer_norm", "layer_norm_backward", "logsumexp", "logsumexp_backward", "plan", "rms_norm",
-           "rms_norm_backward", "run", "run_backward", "softmax", "softmax_backward"]
+           "rms_norm_backward", "run", "run_backward", "softmax", "softmax_backward", "text_backward"]
 
 
 def softmax(x, *, backend: str = "auto"):
