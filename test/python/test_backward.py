@@ -324,3 +324,9 @@ def test_compiled_backward_binds_device_arrays_in_the_documented_order(fake, tmp
     pointers = [a.host.ctypes.data for a in (dy, x, w, rstd, dx, partials)]
     assert seen == [pointers, [partials.host.ctypes.data, dw.host.ctypes.data]]
     assert [launch[:2] for launch in fake.launches[-2:]] == [((5, 1, 1), (128, 1, 1)), ((8, 1, 1), (128, 1, 1))]
+
+
+def test_no_rows_give_an_empty_dx_and_zero_sums():
+    x, w, stat = np.ones((0, 10), np.float32), np.ones(10, np.float32), np.ones(0, np.float32)
+    dx, dw, db = K.layer_norm_backward(x, x, w, stat, stat, **I)
+    assert dx.shape == (0, 10) and dw.tolist() == [0.0] * 10 and db.tolist() == [0.0] * 10

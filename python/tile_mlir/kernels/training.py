@@ -172,7 +172,8 @@ def _on_device(spec: Backward, arrays, M, N, dtype, ctas, overrides):
             raise LaunchError(f"{spec.name}: with a CUDA {spec.inputs[0][0]}, {arg} must be a CUDA tensor of {want},"
                               f" got {_summary(a)}")
     dx = torch.empty_like(x, memory_format=torch.contiguous_format)
-    sums = [torch.zeros(N, dtype=x.dtype, device=x.device) for _ in range(spec.sums)]
+    make = torch.empty if M else torch.zeros  # the column sums write every column; no rows: 0
+    sums = [make(N, dtype=x.dtype, device=x.device) for _ in range(spec.sums)]
     if M:
         rows, total = compiled_backward(spec.name, M, N, dtype, backend="cuda", ctas=ctas, **overrides)
         flat = [a.contiguous().view(M, N) if role == "rows" else a.contiguous().view(-1)
