@@ -38,7 +38,6 @@ from .rows import Rows, row_kernel
 from .training import SUM_COLUMNS, SUM_ROWS, SUM_V, SUM_WARPS
 
 
-
 def softmax_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
     """dX = Y · (dY − Σ dY·Y), row by row: the row's Σ dY·Y, then the output pass, last
     chunk first (it is still in registers)."""
@@ -150,8 +149,9 @@ def column_sums(P: int, N: int, dtype: str, names=("DWP",), chip: str = DEFAULT_
     SUM_V columns; CTA c the SUM_COLUMNS from c · SUM_COLUMNS."""
     outs = [n[:-1] for n in names]  # DWP -> DW
     args = [(n, f"memref<{P}x{N}xf32>") for n in names] + [(o, f"memref<{N}x{dtype}>") for o in outs]
-    tile_layout = f"S[({SUM_ROWS}, ({SUM_WARPS}, 32, {SUM_V})) : ({SUM_V}, (1@warpid, 1@laneid, 1))]"
-    row_layout = f"S[(({SUM_WARPS}, 32, {SUM_V})) : ((1@warpid, 1@laneid, 1))]"
+    threads = f"{SUM_WARPS}, {WARP_SIZE}, {SUM_V}"  # the warps, the lanes, a thread's columns
+    tile_layout = f"S[({SUM_ROWS}, ({threads})) : ({SUM_V}, (1@warpid, 1@laneid, 1))]"
+    row_layout = f"S[(({threads})) : ((1@warpid, 1@laneid, 1))]"
     with build.kernel("column_sums", args, chip=chip, known_block_size=SUM_WARPS * WARP_SIZE, align=16) as k:
         first = arith.muli(k.block_id(), k.index(SUM_COLUMNS))
         zero = k.constant(0.0, f"vector<{SUM_V}xf32>")
