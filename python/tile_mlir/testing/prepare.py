@@ -1,7 +1,8 @@
 """Compile every conformance case, every tile.copy case, every example, the fused
 kernels of test/gpu/test_fused_gpu.py (and of ``python -m tile_mlir.kernels``'s default
-shape) and the backward kernels of test/gpu/test_backward_gpu.py into the compile cache,
-for a GPU machine without MLIR.
+shape), the backward kernels of test/gpu/test_backward_gpu.py and the dynamic shared
+memory kernels of test/gpu/test_dynamic_shared_gpu.py into the compile cache, for a GPU
+machine without MLIR.
 
     python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_90a] [--jobs N]
 
@@ -34,14 +35,15 @@ from ..kernels import kernel_text
 from ..kernels.training import text_backward
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
-from . import copies, loops
+from . import copies, dynamic_shared, loops
 from .fused import BACKWARD_CASES, GPU_CASES
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
 # Every tile.reduce and tile.copy kernel a GPU suite compiles (the conformance matrix,
-# the tile.copy cases and the ops in loops); the shared cases are added below.
-CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES)
+# the tile.copy cases and the ops in loops), and the dynamic shared memory kernels; the
+# shared cases are added below.
+CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES, *dynamic_shared.CASES)
 
 # The examples (the demonstration among them), so they launch from the cache too; and
 # the fused kernels (``tile_mlir.kernels``), built for each case of FUSED. Building one
@@ -49,6 +51,7 @@ CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES)
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
 FUSED = GPU_CASES
 BACKWARD = BACKWARD_CASES  # the backward kernels: a row kernel each, and the norms' column sums
+
 
 def prepare_one(text: str, chip: str) -> bool:
     """Make sure the cache holds ``text`` for ``chip``; True if it had to be built."""
