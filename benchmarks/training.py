@@ -86,21 +86,28 @@ SPEC_NAMES = {"softmax_backward": ("softmax_backward",), "rmsnorm_backward": ("r
 def kernel_texts(remember: bool = False) -> tuple[dict[str, str], list[str]]:
     """({label: text} of ours for every case whose kernels ``tile_mlir.kernels`` has specs
     for, [why each other case has none]); with ``remember``, the compile cache keeps each
-    text by name for the GPU machine (``kernel_text(..., remember=True)``)."""
+    text by name for the GPU machine (``kernel_text(..., remember=True)``). A backward pass
+    (``K.BACKWARD``) is its row kernel and, for the norms, its column sums
+    (``K.text_backward``: labels ``<spec>_<dtype>_<M>x<N>`` and ``<spec>_sums_...``)."""
     try:
         from tile_mlir import kernels as K
 
-        specs = K.SPECS
+        specs, backward = K.SPECS, getattr(K, "BACKWARD", {})
     except Exception as e:  # noqa: BLE001
         return {}, [f"tile_mlir.kernels does not load: {type(e).__name__}: {e}"]
     texts, notes = {}, []
     for name, M, N, dtype in CASES:
         for spec in SPEC_NAMES[name]:
-            if spec not in specs:
+            if spec not in specs and spec not in backward:
                 notes.append(f"{label(name, M, N, dtype)}: tile_mlir.kernels.SPECS has no {spec!r}")
                 continue
             try:
-                texts[f"{spec}_{dtype}_{M}x{N}"] = K.kernel_text(spec, M, N, dtype, remember=remember)
+                if spec in backward:
+                    made = K.text_backward(spec, M, N, dtype, remember=remember)
+                    for part, text in zip(("", "_sums"), made):
+                        texts[f"{spec}{part}_{dtype}_{M}x{N}"] = text
+                else:
+                    texts[f"{spec}_{dtype}_{M}x{N}"] = K.kernel_text(spec, M, N, dtype, remember=remember)
             except Exception as e:  # noqa: BLE001 - reported by prepare, the case left out
                 notes.append(f"{label(name, M, N, dtype)}: kernel_text({spec!r}) failed: {type(e).__name__}: {e}")
     return texts, notes

@@ -429,6 +429,7 @@ def test_prepare_fills_the_cache(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(prepare, "SHARED_CASES", ())
     monkeypatch.setattr(prepare, "EXAMPLES", ())
     monkeypatch.setattr(prepare, "FUSED", ())
+    monkeypatch.setattr(prepare, "BACKWARD", ())
     monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path / "elsewhere"))
     for built in (2, 0):
         assert prepare.main(["--cache", str(tmp_path / "cache"), "--jobs", "1"]) == 0

@@ -9,10 +9,19 @@ with the leading dims as rows::
     y, rstd = K.rms_norm(x, w, eps=1e-6)
     y, mean, rstd = K.layer_norm(x, w, b, eps=1e-5)
 
+and their backward passes (``tile_mlir.kernels.backward``, ``tile_mlir.kernels.training``)::
+
+    dx = K.softmax_backward(y, dy)
+    dx = K.logsumexp_backward(x, l, dl)
+    dx, dw = K.rms_norm_backward(dy, x, w, rstd)
+    dx, dw, db = K.layer_norm_backward(dy, x, w, mean, rstd)
+
 Outputs have x's kind, and x's dtype, except ``mean`` and ``rstd``: f32, one per row
 (what the backward passes need). Every reduction and all math is f32. Each call runs on
 the GPU when there is one (``backend="auto"``), in the CPU interpreter otherwise; a
-kernel is compiled once per process for each shape, dtype and plan.
+kernel is compiled once per process for each shape, dtype and plan. dw and db are column
+sums over the rows, deterministic: partial rows from a persistent grid of ``ctas`` CTAs,
+then a sum over them in a fixed order (docs/training-kernels.md).
 
 The kernels are written with the builder (``tile_mlir.kernels.forward``, over the row
 frame of ``tile_mlir.kernels.rows``); ``plan`` says how a row is spread over threads and
@@ -25,9 +34,11 @@ from __future__ import annotations
 
 from .library import SPECS, Compiled, compiled, kernel_text, run
 from .plan import KERNELS, RowPlan, plan
+from .training import BACKWARD, compiled_backward, run_backward, text_backward
 
-__all__ = ["KERNELS", "SPECS", "Compiled", "RowPlan", "compiled", "kernel_text", "layer_norm", "logsumexp", "plan",
-           "rms_norm", "run", "softmax"]
+__all__ = ["BACKWARD", "KERNELS", "SPECS", "Compiled", "RowPlan", "compiled", "compiled_backward", "kernel_text",
+           "layer_norm", "layer_norm_backward", "logsumexp", "logsumexp_backward", "plan", "rms_norm",
+           "rms_norm_backward", "run", "run_backward", "softmax", "softmax_backward", "text_backward"]
 
 
 def softmax(x, *, backend: str = "auto"):
@@ -49,3 +60,26 @@ def layer_norm(x, weight, bias, eps: float = 1e-5, *, backend: str = "auto"):
     """(y, mean, rstd): y = (x - mean) · rstd · weight + bias, rstd = 1 / sqrt(var + eps)
     (the biased variance); mean and rstd f32 per row."""
     return run("layernorm", x, weight, bias, eps=eps, backend=backend)
+
+
+def softmax_backward(y, dy, *, backend: str = "auto"):
+    """dx = y · (dy − Σ dy·y) over the last dim, from softmax's output y."""
+    return run_backward("softmax_backward", y, dy, backend=backend)
+
+
+def logsumexp_backward(x, l, dl, *, backend: str = "auto"):
+    """dx = dl · exp(x − l), from logsumexp's output l (one value per row, x's dtype)."""
+    return run_backward("logsumexp_backward", x, l, dl, backend=backend)
+
+
+def rms_norm_backward(dy, x, weight, rstd, *, backend: str = "auto", ctas: int | None = None):
+    """(dx, dw) of rms_norm from rms_norm's rstd (f32 per row): x̂ = x · rstd, g = dy · w,
+    dx = rstd · (g − x̂ · mean(g · x̂)), dw = Σ over rows of dy · x̂ (deterministic)."""
+    return run_backward("rmsnorm_backward", dy, x, weight, rstd, backend=backend, ctas=ctas)
+
+
+def layer_norm_backward(dy, x, weight, mean, rstd, *, backend: str = "auto", ctas: int | None = None):
+    """(dx, dw, db) of layer_norm from its mean and rstd (f32 per row): x̂ = (x − mean) ·
+    rstd, g = dy · w, dx = rstd · (g − mean(g) − x̂ · mean(g · x̂)), dw = Σ dy · x̂ and
+    db = Σ dy over the rows (deterministic)."""
+    return run_backward("layernorm_backward", dy, x, weight, mean, rstd, backend=backend, ctas=ctas)

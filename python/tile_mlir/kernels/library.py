@@ -102,26 +102,34 @@ def compiled(name: str, M: int, N: int, dtype: str = "f32", *, backend: str = "a
 
 @functools.lru_cache(maxsize=256)
 def _compiled(name: str, M: int, p: RowPlan, backend: str, chip: str) -> Compiled:
-    if backend == "interpreter":
-        kernels = api.compile(_built(name, M, p, chip), backend="interpreter")
-    else:
-        text = _text(name, M, p, chip)
-        kernels = api.compile(text, Options(chip=chip), backend="cuda")
-        cache.remember(_name(name, M, p, chip), text)
-    return Compiled(kernels[name], p.grid(M), p.threads, p, backend, SPECS[name].signature)
-
-
-def _name(name: str, M: int, p: RowPlan, chip: str) -> str:
-    """What the compile cache remembers the kernel's text by (``cache.remember``)."""
-    return f"tile_mlir.kernels.{name} {M}x{p.N} {p.dtype} {p.label()} {chip}"
+    return Compiled(_kernel(name, M, p, backend, chip), p.grid(M), p.threads, p, backend, SPECS[name].signature)
 
 
 @functools.lru_cache(maxsize=256)
-def _text(name: str, M: int, p: RowPlan, chip: str) -> str:
+def _kernel(name: str, M: int, p: RowPlan, backend: str, chip: str, extra: tuple = ()):
+    """Kernel ``name`` (a builder of ``forward`` or ``backward``) for M rows of plan ``p``,
+    compiled for ``backend``; ``extra``: more (keyword, value) pairs its builder takes."""
+    if backend == "interpreter":
+        kernels = api.compile(_built(name, M, p, chip, extra), backend="interpreter")
+    else:
+        text = _text(name, M, p, chip, extra)
+        kernels = api.compile(text, Options(chip=chip), backend="cuda")
+        cache.remember(_name(name, M, p, chip, extra), text)
+    return kernels[name]
+
+
+def _name(name: str, M: int, p: RowPlan, chip: str, extra: tuple = ()) -> str:
+    """What the compile cache remembers the kernel's text by (``cache.remember``)."""
+    more = "".join(f" {key}={value}" for key, value in extra)
+    return f"tile_mlir.kernels.{name} {M}x{p.N} {p.dtype} {p.label()}{more} {chip}"
+
+
+@functools.lru_cache(maxsize=256)
+def _text(name: str, M: int, p: RowPlan, chip: str, extra: tuple = ()) -> str:
     try:
-        return _built(name, M, p, chip).operation.get_asm(enable_debug_info=True)
+        return _built(name, M, p, chip, extra).operation.get_asm(enable_debug_info=True)
     except ImportError as e:  # no MLIR here: the text the cache remembers
-        text = cache.recall(_name(name, M, p, chip))
+        text = cache.recall(_name(name, M, p, chip, extra))
         if text is None:
             raise BindingsTooOld(
                 f"building kernel {name} for {M}x{p.N} {p.dtype} ({p.label()}) needs the MLIR Python bindings ({e}),"
@@ -130,10 +138,13 @@ def _text(name: str, M: int, p: RowPlan, chip: str) -> str:
         return text
 
 
-def _built(name: str, M: int, p: RowPlan, chip: str):
-    """The module of kernel ``name`` (``tile_mlir.kernels.forward``: needs MLIR)."""
-    forward = importlib.import_module(".forward", __package__)
-    return forward.BUILDERS[name](p, M, chip).module
+def _built(name: str, M: int, p: RowPlan, chip: str, extra: tuple = ()):
+    """The module of kernel ``name`` (``tile_mlir.kernels.forward`` or ``backward``: needs MLIR)."""
+    for module in ("forward", "backward"):
+        builders = importlib.import_module(f".{module}", __package__).BUILDERS
+        if name in builders:
+            return builders[name](p, M, chip, **dict(extra)).module
+    raise OptionError(f"no kernel named {name!r}")
 
 
 # --- arrays -----------------------------------------------------------------------------

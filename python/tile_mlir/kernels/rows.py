@@ -17,7 +17,8 @@ upstream builders and a ``tile_mlir.ops`` op:
 
 Each op is located at the kernel's line that asked for it (``build.helpers``), not at a
 line of this module. The argument roles of ``row_kernel``: ``rows`` (M x N of the dtype), ``cols`` (N),
-``row`` (M, one value per row of the dtype), ``stat`` (M, f32) and ``f32`` (a scalar).
+``row`` (M, one value per row of the dtype), ``stat`` (M, f32) and ``f32`` (a scalar); any
+other role is taken as the argument's MLIR type (the backward kernels' partial sums).
 """
 
 from __future__ import annotations
@@ -45,9 +46,10 @@ def arg_types(p: RowPlan, M: int) -> dict[str, str]:
 
 @contextmanager
 def row_kernel(name: str, p: RowPlan, M: int, args, chip: str = DEFAULT_CHIP):
-    """A kernel ``name`` over M rows of plan ``p``; ``args``: (name, role) pairs."""
+    """A kernel ``name`` over M rows of plan ``p``; ``args``: (name, role) pairs (a role
+    ``arg_types`` does not name is the argument's MLIR type)."""
     types = arg_types(p, M)
-    with build.kernel(name, [(n, types[role]) for n, role in args], chip=chip, known_block_size=p.threads,
+    with build.kernel(name, [(n, types.get(role, role)) for n, role in args], chip=chip, known_block_size=p.threads,
                       align=MAX_VECTOR_ALIGN) as k:
         yield Rows(k, p)
 

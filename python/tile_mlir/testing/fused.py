@@ -22,6 +22,13 @@ GPU_SHAPES = ((16384, 1024), (4096, 4096), (4096, 16384), (1024, 65536), (16384,
 MAIN_SHAPE = (37, 1000)
 GPU_CASES = [(name, M, N, dtype) for name in KERNELS for (M, N) in (*GPU_SHAPES, MAIN_SHAPE) for dtype in DTYPES]
 
+# The backward kernels (``tile_mlir.kernels.training.BACKWARD``) at issue 19's benchmark
+# shapes, which test/gpu/test_backward_gpu.py runs (each norm: its row kernel and its
+# column sums).
+BACKWARD_KERNELS = ("softmax_backward", "logsumexp_backward", "rmsnorm_backward", "layernorm_backward")
+BACKWARD_SHAPES = ((4096, 4096), (4096, 16384), (1024, 65536))
+BACKWARD_CASES = [(name, M, N, dtype) for name in BACKWARD_KERNELS for (M, N) in BACKWARD_SHAPES for dtype in DTYPES]
+
 # How close a kernel's output must be to the float64 reference: within RTOL·|ref| + ATOL.
 # bf16: one rounding of the output, and f32 math. A statistic (mean, rstd) is f32 for
 # either dtype.

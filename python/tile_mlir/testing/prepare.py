@@ -1,7 +1,8 @@
 """Compile every conformance case, every tile.copy case, every example, the fused
 kernels of test/gpu/test_fused_gpu.py (and of ``python -m tile_mlir.kernels``'s default
-shape) and the dynamic shared memory kernels of test/gpu/test_dynamic_shared_gpu.py into
-the compile cache, for a GPU machine without MLIR.
+shape), the backward kernels of test/gpu/test_backward_gpu.py and the dynamic shared
+memory kernels of test/gpu/test_dynamic_shared_gpu.py into the compile cache, for a GPU
+machine without MLIR.
 
     python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_XX] [--jobs N]
 
@@ -31,10 +32,11 @@ from pathlib import Path
 
 from .. import api, cache
 from ..kernels import kernel_text
+from ..kernels.training import text_backward
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
 from . import copies, dynamic_shared, loops
-from .fused import GPU_CASES
+from .fused import BACKWARD_CASES, GPU_CASES
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
@@ -48,6 +50,8 @@ CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES, *dynamic_shared.CASES)
 # remembers its text in the cache by name (``kernels.kernel_text``), for the GPU machine.
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
 FUSED = GPU_CASES
+BACKWARD = BACKWARD_CASES  # the backward kernels: a row kernel each, and the norms' column sums
+
 
 def prepare_one(text: str, chip: str) -> bool:
     """Make sure the cache holds ``text`` for ``chip``; True if it had to be built."""
@@ -78,6 +82,8 @@ def main(argv=None) -> int:
 
     texts = [case.kernel_text(args.chip) for case in CASES + SHARED_CASES] + [p.read_text() for p in EXAMPLES]
     texts += [kernel_text(name, M, N, dtype, chip=args.chip, remember=True) for name, M, N, dtype in FUSED]
+    texts += [text for name, M, N, dtype in BACKWARD
+              for text in text_backward(name, M, N, dtype, chip=args.chip, remember=True)]
     # Spawned workers, not forked ones: the caller may hold MLIR contexts and their threads.
     with ProcessPoolExecutor(
         max_workers=max(1, args.jobs),

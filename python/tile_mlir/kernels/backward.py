@@ -1,0 +1,288 @@
+"""The backward row kernels, written with the builder: softmax, logsumexp, RMSNorm,
+LayerNorm; and the column sums that finish RMSNorm's dw and LayerNorm's dw and db.
+
+Each row kernel is a function over the row frame of ``tile_mlir.kernels.rows`` for one
+row plan (the forward's: ``plan(M, N, dtype, <forward>)``), all math in f32:
+
+* ``softmax_backward``: dX = Y · (dY − Σ dY·Y), two passes (the sum, the output);
+* ``logsumexp_backward``: dX = dL · exp(X − L), one pass, L and dL one value per row;
+* ``rmsnorm_backward``: x̂ = X · rstd, g = dY · W, dX = rstd · (g − x̂ · mean(g · x̂));
+* ``layernorm_backward``: x̂ = (X − mean) · rstd, dX = rstd · (g − mean(g) − x̂ · mean(g · x̂)).
+
+The norms' column sums (dW = Σ dY · x̂ over the rows, dB = Σ dY) are deterministic, in
+two kernels and a fixed order (docs/training-kernels.md):
+
+1. the row kernel runs on a persistent grid of G CTAs (``ctas``): CTA b takes the row
+   groups b, b + G, b + 2G... (R rows a group, row slot s of a group on warp s) and adds
+   each row's dY · x̂ (one ``math.fma`` per element) and dY into f32 accumulators that
+   start at +0 and follow the row frame's layout, then writes them as partial rows
+   b·R + s of a (G·R) × N f32 array. With one chunk per row (K = 1) the accumulators are
+   registers; with K > 1 they are the CTA's own partial rows in global memory, read and
+   written chunk by chunk by the thread that owns each column (no other thread touches
+   them, so no race).
+2. ``column_sums`` adds the G·R partial rows of each column in order 0, 1, 2..., from +0,
+   in f32, and writes dW (and dB) in the dtype.
+
+No atomics: the same inputs and G give the same bits on every run.
+"""
+
+from __future__ import annotations
+
+from mlir.dialects import arith, math
+
+from .. import build, ops
+from ..ir import ir
+from ..vocab import DEFAULT_CHIP, WARP_SIZE
+from .plan import RowPlan
+from .rows import Rows, row_kernel
+from .training import SUM_COLUMNS, SUM_ROWS, SUM_V, SUM_WARPS
+
+
+def softmax_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
+    """dX = Y · (dY − Σ dY·Y), row by row: the row's Σ dY·Y, then the output pass, last
+    chunk first (it is still in registers)."""
+    with row_kernel("softmax_backward", p, M, [("Y", "rows"), ("DY", "rows"), ("DX", "rows")], chip) as r:
+        k, y, dy = r.k, r.tile(), r.tile()
+        for col, s0, s in r.chunks(y, "Y", carry=r.f32(0.0)):
+            r.load(dy, "DY", col)
+            for i, v, acc, s1 in r.vectors(y, carry=s0):
+                k.yield_(k.reduction("add", arith.mulf(v, _f32(r, dy, i)), acc))
+            k.yield_(s1)
+        dot = r.splat(r.reduce(s, "sum"))
+        for col in r.chunks(y, "Y", reverse=True, kept=True):
+            _unless_last(r, col, lambda: r.load(dy, "DY", col))
+            for i, v in r.vectors(y):
+                r.put(y, i, arith.mulf(v, arith.subf(_f32(r, dy, i), dot)))
+            r.store("DX", y, col)
+    return k
+
+
+def logsumexp_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
+    """dX = dL · exp(X − L), L and dL one value per row (of the dtype): one pass."""
+    args = [("X", "rows"), ("L", "row"), ("DL", "row"), ("DX", "rows")]
+    with row_kernel("logsumexp_backward", p, M, args, chip) as r:
+        x = r.tile()
+        lse, dl = r.splat(load_row(r, "L")), r.splat(load_row(r, "DL"))
+        for col in r.chunks(x, "X"):
+            for i, v in r.vectors(x):
+                r.put(x, i, arith.mulf(dl, math.exp(arith.subf(v, lse))))
+            r.store("DX", x, col)
+    return r.k
+
+
+def rmsnorm_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP, ctas: int = 1):
+    """dX = rstd · (g − x̂ · mean(g · x̂)), g = dY · W, x̂ = X · rstd; and the partial rows
+    of dW = Σ dY · x̂ (module docstring), on a persistent grid of ``ctas`` CTAs."""
+    args = [("DY", "rows"), ("X", "rows"), ("W", "cols"), ("RSTD", "stat"), ("DX", "rows"),
+            ("DWP", _partials(p, ctas))]
+    with row_kernel("rmsnorm_backward", p, M, args, chip) as r:
+        k, x, dy, w = r.k, r.tile(), r.tile(), r.tile()
+        sums = Partials(r, ["DWP"], ctas)
+        for _ in sums.rows(M):
+            rstd = load_row(r, "RSTD")
+            for col, s0, s in r.chunks(x, "X", carry=r.f32(0.0)):
+                r.load(dy, "DY", col)
+                r.load_cols(w, "W", col)
+                for i, v, acc, s1 in r.vectors(x, carry=s0):
+                    g = arith.mulf(_f32(r, dy, i), _f32(r, w, i))
+                    k.yield_(k.reduction("add", arith.mulf(g, v), acc))
+                k.yield_(s1)
+            # mean(g · x̂) = rstd · Σ g·x / N
+            m = r.splat(arith.mulf(rstd, arith.divf(r.reduce(s, "sum"), r.f32(float(p.N)))))
+            scale = r.splat(rstd)
+            for col in r.chunks(x, "X", reverse=True, kept=_keeps(r)):
+                _second_pass_loads(r, col, dy, w)
+                (dw,) = sums.chunk(col)
+                for i, v in r.vectors(x):
+                    d, xhat = _f32(r, dy, i), arith.mulf(v, scale)
+                    g = arith.mulf(d, _f32(r, w, i))
+                    k.vstore(math.fma(d, xhat, k.vload(dw, i, r.V)), dw, i)
+                    r.put(x, i, arith.mulf(arith.subf(g, arith.mulf(xhat, m)), scale))
+                r.store("DX", x, col)
+                sums.done(col)
+        sums.finish()
+    return k
+
+
+def layernorm_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP, ctas: int = 1):
+    """dX = rstd · (g − mean(g) − x̂ · mean(g · x̂)), g = dY · W, x̂ = (X − mean) · rstd;
+    and the partial rows of dW = Σ dY · x̂ and dB = Σ dY (module docstring), on a
+    persistent grid of ``ctas`` CTAs. The padded columns need no mask: their dY and W
+    are 0, so g is 0 there."""
+    args = [("DY", "rows"), ("X", "rows"), ("W", "cols"), ("MEAN", "stat"), ("RSTD", "stat"), ("DX", "rows"),
+            ("DWP", _partials(p, ctas)), ("DBP", _partials(p, ctas))]
+    with row_kernel("layernorm_backward", p, M, args, chip) as r:
+        k, x, dy, w, n = r.k, r.tile(), r.tile(), r.tile(), r.f32(float(p.N))
+        sums = Partials(r, ["DWP", "DBP"], ctas)
+        for _ in sums.rows(M):
+            mean, rstd = load_row(r, "MEAN"), load_row(r, "RSTD")
+            center, scale = r.splat(mean), r.splat(rstd)
+            zero = r.f32(0.0)
+            for col, (a0, b0), (sg, sgx) in r.chunks(x, "X", carry=[zero, zero]):
+                r.load(dy, "DY", col)
+                r.load_cols(w, "W", col)
+                for i, v, (acc_g, acc_gx), ends in r.vectors(x, carry=[a0, b0]):
+                    g = arith.mulf(_f32(r, dy, i), _f32(r, w, i))
+                    xhat = arith.mulf(arith.subf(v, center), scale)
+                    k.yield_(k.reduction("add", g, acc_g), k.reduction("add", arith.mulf(g, xhat), acc_gx))
+                k.yield_(*ends)
+            mean_g = r.splat(arith.divf(r.reduce(sg, "sum"), n))
+            mean_gx = r.splat(arith.divf(r.reduce(sgx, "sum"), n))
+            for col in r.chunks(x, "X", reverse=True, kept=True):  # x kept: LayerNorm spills less
+                _second_pass_loads(r, col, dy, w)
+                dw, db = sums.chunk(col)
+                for i, v in r.vectors(x):
+                    d, xhat = _f32(r, dy, i), arith.mulf(arith.subf(v, center), scale)
+                    g = arith.mulf(d, _f32(r, w, i))
+                    k.vstore(math.fma(d, xhat, k.vload(dw, i, r.V)), dw, i)
+                    k.vstore(arith.addf(k.vload(db, i, r.V), d), db, i)
+                    r.put(x, i, arith.mulf(arith.subf(arith.subf(g, mean_g), arith.mulf(xhat, mean_gx)), scale))
+                r.store("DX", x, col)
+                sums.done(col)
+        sums.finish()
+    return k
+
+
+def column_sums(P: int, N: int, dtype: str, names=("DWP",), chip: str = DEFAULT_CHIP):
+    """Out[c] = Σ_p In[p, c] for each of ``names`` (P × N f32 partial rows): added in the
+    order p = 0, 1, ..., P − 1 from +0 in f32, the result in ``dtype``. Each thread owns
+    SUM_V columns; CTA c the SUM_COLUMNS from c · SUM_COLUMNS."""
+    outs = [n[:-1] for n in names]  # DWP -> DW
+    args = [(n, f"memref<{P}x{N}xf32>") for n in names] + [(o, f"memref<{N}x{dtype}>") for o in outs]
+    threads = f"{SUM_WARPS}, {WARP_SIZE}, {SUM_V}"  # the warps, the lanes, a thread's columns
+    tile_layout = f"S[({SUM_ROWS}, ({threads})) : ({SUM_V}, (1@warpid, 1@laneid, 1))]"
+    row_layout = f"S[(({threads})) : ((1@warpid, 1@laneid, 1))]"
+    with build.kernel("column_sums", args, chip=chip, known_block_size=SUM_WARPS * WARP_SIZE, align=16) as k:
+        first = arith.muli(k.block_id(), k.index(SUM_COLUMNS))
+        zero = k.constant(0.0, f"vector<{SUM_V}xf32>")
+        tiles = [k.registers([SUM_ROWS * SUM_V], "f32") for _ in names]
+        for p0, accs, totals in k.range(0, P, SUM_ROWS, carry=[zero] * len(names)):
+            sums = []
+            for name, tile, acc in zip(names, tiles, accs):
+                ops.copy(tile, k.args[name], [p0, first], exec_scope="cta", layout=tile_layout)
+                for u in range(SUM_ROWS):  # in order: row p0 + u
+                    acc = arith.addf(acc, k.vload(tile, u * SUM_V, SUM_V))
+                sums.append(acc)
+            k.yield_(*sums)
+        for out, total in zip(outs, totals):
+            result = k.registers([SUM_V], dtype)
+            k.vstore(k.cast(total, dtype), result, 0)
+            ops.copy(k.args[out], result, [first], exec_scope="cta", layout=row_layout)
+    return k
+
+
+# --- the steps ----------------------------------------------------------------------------
+
+
+def _f32(r: Rows, tile, i):
+    """The vector of ``tile`` at slot ``i``, in f32."""
+    return r.k.cast(r.k.vload(tile, i, r.V), "f32")
+
+
+# Up to this many threads per CTA (so at least 255 registers a thread), the norms keep x
+# and dy in registers from the first pass to the second; with more, they read dy again
+# (from L2: the row was just read), RMSNorm x too, which leaves the registers to the
+# accumulators (the fewest spills, by ptxas: docs/training-kernels.md).
+KEEP_DY_THREADS = 256
+
+
+def _keeps(r: Rows) -> bool:
+    return r.p.threads <= KEEP_DY_THREADS
+
+
+def _second_pass_loads(r: Rows, col, dy, w) -> None:
+    """A norm's second pass: w again (from L1/L2, rather than keep it across the
+    reduction), and dy unless it is still in registers (``KEEP_DY_THREADS``)."""
+    if _keeps(r):
+        _unless_last(r, col, lambda: r.load(dy, "DY", col))
+    else:
+        r.load(dy, "DY", col)
+    r.load_cols(w, "W", col)
+
+
+def _unless_last(r: Rows, col, load) -> None:
+    """``load()`` unless ``col`` is the row's last chunk, which the pass before (first to
+    last) left in registers."""
+    k = r.k
+    with k.if_(arith.cmpi(arith.CmpIPredicate.ne, col, k.index((r.p.K - 1) * r.p.CH))):
+        load()
+
+
+def load_row(r: Rows, name: str):
+    """``name``[row] (one value per row, of any float type) on each of the row's threads, in f32."""
+    k = r.k
+    element = ir.MemRefType(r.args[name].type).element_type
+    value = k.registers([1], element)
+    ops.copy(value, r.args[name], [r.row], exec_scope="cta", layout=r.layout["RESULT"])
+    return k.cast(k.load(value, [0]), "f32")
+
+
+def _partials(p: RowPlan, ctas: int) -> str:
+    return f"memref<{ctas * p.R}x{p.N}xf32>"
+
+
+class Partials:
+    """The f32 column accumulators of a persistent row kernel (module docstring): one per
+    name (a (ctas·R) × N partial array). ``rows(M)`` is the loop over this CTA's row groups
+    (it sets ``r.row``); ``chunk(col)`` gives the accumulator tiles of a chunk, ``done(col)``
+    ends it, ``finish()`` writes the partial rows."""
+
+    def __init__(self, r: Rows, names, ctas: int):
+        self.r, self.names, self.ctas = r, list(names), ctas
+        k = r.k
+        self.first = arith.muli(k.block_id(), k.index(r.p.R))  # this CTA's first partial row
+        self.tiles = [k.registers([r.p.E], "f32") for _ in names]
+        self.in_registers = r.p.K == 1
+        if self.in_registers:
+            self._zero()
+        else:  # the partial rows themselves accumulate: zero them first
+            for col in r.chunks():
+                self._zero()
+                self._copy(col, store=True)
+
+    def rows(self, M: int):
+        r, k = self.r, self.r.k
+        groups = -(-M // r.p.R)
+        for g in k.range(k.block_id(), groups, self.ctas):
+            r.row = arith.muli(g, k.index(r.p.R))
+            yield g
+
+    def chunk(self, col):
+        if not self.in_registers:
+            self._copy(col, store=False)
+        return self.tiles
+
+    def done(self, col) -> None:
+        if not self.in_registers:
+            self._copy(col, store=True)
+
+    def finish(self) -> None:
+        if self.in_registers:
+            self._copy(self.r.k.index(0), store=True)
+
+    def _zero(self) -> None:
+        k, V = self.r.k, self.r.V
+        for tile in self.tiles:
+            for i in k.range(0, self.r.p.E, V, unroll=True):
+                k.vstore(k.constant(0.0, f"vector<{V}xf32>"), tile, i)
+
+    def _copy(self, col, *, store: bool) -> None:
+        layout = self.r.layout["ROWS"]
+        for name, tile in zip(self.names, self.tiles):
+            where = self.r.args[name]
+            dst, src = (where, tile) if store else (tile, where)
+            ops.copy(dst, src, [self.first, col], exec_scope="cta", layout=layout)
+
+
+def column_sums_of(p: RowPlan, P: int, chip: str = DEFAULT_CHIP, arrays: int = 1):
+    """``column_sums`` of ``arrays`` partial arrays of P rows, for the N and dtype of plan
+    ``p`` (the library's builder signature: plan, rows, chip)."""
+    return column_sums(P, p.N, p.dtype, ("DWP", "DBP")[:arrays], chip)
+
+
+BUILDERS = {"softmax_backward": softmax_backward, "logsumexp_backward": logsumexp_backward,
+            "rmsnorm_backward": rmsnorm_backward, "layernorm_backward": layernorm_backward,
+            "column_sums": column_sums_of}
+# The forward whose row plan each backward takes.
+FORWARD = {"softmax_backward": "softmax", "logsumexp_backward": "logsumexp", "rmsnorm_backward": "rmsnorm",
+           "layernorm_backward": "layernorm"}

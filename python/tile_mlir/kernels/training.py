@@ -1,0 +1,192 @@
+"""The backward passes on arrays: ``softmax_backward``, ``logsumexp_backward``,
+``rmsnorm_backward``, ``layernorm_backward`` (what ``K.softmax_backward`` and its
+siblings call), and ``compiled_backward`` for benchmarks.
+
+Each runs the row kernel of ``tile_mlir.kernels.backward`` (dX, on the forward's row
+plan) and, for the norms, ``column_sums`` over the partial rows it writes (dW, dB), as
+``library.run`` runs a forward: numpy arrays (f32, or bf16 as ``uint16`` bits or
+``ml_dtypes.bfloat16``) through copies or in the interpreter, torch CUDA tensors by
+pointer on torch's current stream (zero copy), torch CPU tensors through numpy. The
+arrays' roles: ``rows`` (..., N, x's dtype), ``row`` (one value per row, x's dtype),
+``cols`` (N, x's dtype), ``stat`` (one f32 per row).
+
+The norms' row kernel runs on ``ctas`` CTAs (``default_ctas``: ``CTAS_PER_SM`` per SM of
+an H200, one where a CTA is 1024 threads, at most one per row group); the partial rows,
+so the bits of dW and dB, depend on it and on nothing else: the same inputs and ``ctas``
+give the same bits on every run (docs/training-kernels.md).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import api
+from ..errors import LaunchError, OptionError
+from ..vocab import DEFAULT_CHIP, WARP_SIZE
+from . import library
+from .library import Compiled, _host, _is_torch, _numpy_dtype, _summary, _to_torch, _torch_dtype
+from .plan import RowPlan, plan
+
+__all__ = ["BACKWARD", "CTAS_PER_SM", "SMS", "column_sums_grid", "compiled_backward", "default_ctas", "run_backward",
+           "text_backward"]
+
+SMS = 132  # the H200's streaming multiprocessors
+CTAS_PER_SM = 2  # of up to 512 threads; one of 1024 (it holds the SM's registers)
+
+# The column sums' CTA (``backward.column_sums``): SUM_WARPS warps, each thread SUM_V f32
+# columns, SUM_ROWS partial rows loaded at once (their adds in order): 32 loads in flight
+# per thread, so a column's chain of P partial rows takes P / 32 round trips to memory.
+SUM_WARPS, SUM_V, SUM_ROWS = 4, 1, 32
+SUM_COLUMNS = SUM_WARPS * WARP_SIZE * SUM_V
+
+
+def column_sums_grid(N: int) -> tuple[int, int]:
+    """(CTAs, threads) of the column sums over N columns."""
+    return -(-N // SUM_COLUMNS), SUM_WARPS * WARP_SIZE
+
+
+@dataclass(frozen=True)
+class Backward:
+    """A backward kernel: its inputs as (name, role), the forward whose plan it takes, and
+    how many column sums it ends with (0; 1: dW; 2: dW and dB)."""
+
+    name: str
+    forward: str
+    inputs: tuple[tuple[str, str], ...]
+    sums: int = 0
+
+    @property
+    def signature(self) -> str:
+        partials = ("dw_partials", "db_partials")[: self.sums]
+        return f"{self.name}({', '.join([*(n for n, _ in self.inputs), 'dx', *partials])})"
+
+
+BACKWARD = {
+    "softmax_backward": Backward("softmax_backward", "softmax", (("y", "rows"), ("dy", "rows"))),
+    "logsumexp_backward": Backward("logsumexp_backward", "logsumexp", (("x", "rows"), ("l", "row"), ("dl", "row"))),
+    "rmsnorm_backward": Backward("rmsnorm_backward", "rmsnorm",
+                                 (("dy", "rows"), ("x", "rows"), ("weight", "cols"), ("rstd", "stat")), 1),
+    "layernorm_backward": Backward("layernorm_backward", "layernorm",
+                                   (("dy", "rows"), ("x", "rows"), ("weight", "cols"), ("mean", "stat"),
+                                    ("rstd", "stat")), 2),
+}
+
+
+def default_ctas(M: int, p: RowPlan) -> int:
+    """The persistent grid: CTAS_PER_SM CTAs per SM (one of 1024 threads), at most one
+    per group of R rows."""
+    per_sm = 1 if p.threads >= 1024 else CTAS_PER_SM
+    return max(1, min(SMS * per_sm, -(-M // p.R)))
+
+
+def compiled_backward(name: str, M: int, N: int, dtype: str = "f32", *, backend: str = "auto",
+                      chip: str = DEFAULT_CHIP, ctas: int | None = None, **overrides):
+    """(the row kernel, the column sums or None), each a ``Compiled``: the row kernel's
+    arguments ``BACKWARD[name].signature`` (partials: (ctas·R) × N f32), the column sums'
+    ``(dw_partials[, db_partials], dw[, db])``."""
+    spec = _spec(name)
+    backend = api.choose_backend(backend)
+    p = plan(M, N, dtype, spec.forward, **overrides)
+    if not spec.sums:
+        return Compiled(library._kernel(name, M, p, backend, chip), p.grid(M), p.threads, p, backend,
+                                spec.signature), None
+    G = default_ctas(M, p) if ctas is None else ctas
+    if not isinstance(G, int) or G < 1:
+        raise OptionError(f"ctas must be a positive int, got {G!r}")
+    rows = library._kernel(name, M, p, backend, chip, (("ctas", G),))
+    P = G * p.R
+    sums = library._kernel("column_sums", P, p, backend, chip, (("arrays", spec.sums),))
+    grid, block = column_sums_grid(N)
+    outs = ", ".join([*("dw_partials", "db_partials")[: spec.sums], *("dw", "db")[: spec.sums]])
+    return (Compiled(rows, G, p.threads, p, backend, spec.signature),
+            Compiled(sums, grid, block, p, backend, f"column_sums({outs})"))
+
+
+def text_backward(name: str, M: int, N: int, dtype: str = "f32", *, chip: str = DEFAULT_CHIP,
+                  remember: bool = False, ctas: int | None = None, **overrides) -> list[str]:
+    """The MLIR of the kernels ``compiled_backward`` compiles (what prepare compiles ahead;
+    with ``remember`` the compile cache remembers each by name, for a GPU without MLIR)."""
+    spec = _spec(name)
+    p = plan(M, N, dtype, spec.forward, **overrides)
+    keys = [(name, M, ())]
+    if spec.sums:
+        G = default_ctas(M, p) if ctas is None else ctas
+        keys = [(name, M, (("ctas", G),)), ("column_sums", G * p.R, (("arrays", spec.sums),))]
+    texts = []
+    for kernel, rows, extra in keys:
+        texts.append(library._text(kernel, rows, p, chip, extra))
+        if remember:
+            library.cache.remember(library._name(kernel, rows, p, chip, extra), texts[-1])
+    return texts
+
+
+def run_backward(name: str, *arrays, backend: str = "auto", ctas: int | None = None, **overrides):
+    """Run backward ``name`` on its arrays (``BACKWARD[name].inputs``); return dx, or
+    (dx, dw), or (dx, dw, db): arrays of the first array's kind, dtype and shape (dw, db:
+    (N,))."""
+    spec = _spec(name)
+    if len(arrays) != len(spec.inputs):
+        names = ", ".join(n for n, _ in spec.inputs)
+        raise LaunchError(f"{name} takes {len(spec.inputs)} arrays ({names}), got {len(arrays)}")
+    x = arrays[0]
+    if getattr(x, "ndim", 0) < 1:
+        raise LaunchError(f"{name} needs an array of at least one dim, got {_summary(x)}")
+    torch_in = _is_torch(x)
+    dtype = _torch_dtype(x) if torch_in else _numpy_dtype(np.asarray(x))
+    N, M = x.shape[-1], math.prod(x.shape[:-1])
+    if N < 1:
+        raise OptionError(f"{name} needs rows of at least one column, got shape {tuple(x.shape)}")
+    for a, (arg, role) in zip(arrays, spec.inputs):
+        want = {"rows": tuple(x.shape), "cols": (N,)}.get(role, tuple(x.shape[:-1]))
+        if tuple(getattr(a, "shape", ())) != want:
+            raise LaunchError(f"{name}: {arg} must have shape {want}, got {_summary(a)}")
+    backend = api.choose_backend(backend)
+    if torch_in and x.is_cuda and backend == "cuda":
+        return _on_device(spec, arrays, M, N, dtype, ctas, overrides)
+    host = [_host(spec, a, "f32" if role == "stat" else dtype) for a, (_, role) in zip(arrays, spec.inputs)]
+    dx = np.empty((M, N), host[0].dtype)
+    sums = [np.zeros(N, host[0].dtype) for _ in range(spec.sums)]
+    if M:
+        rows, total = compiled_backward(name, M, N, dtype, backend=backend, ctas=ctas, **overrides)
+        flat = [a.reshape(M, N) if role == "rows" else a.reshape(-1) for a, (_, role) in zip(host, spec.inputs)]
+        partials = [np.empty((rows.grid * rows.plan.R, N), np.float32) for _ in sums]
+        rows.kernel.launch(rows.grid, rows.block, *flat, dx, *partials)
+        if total is not None:
+            total.kernel.launch(total.grid, total.block, *partials, *sums)
+    outs = [dx.reshape(x.shape), *sums]
+    if torch_in:
+        outs = [_to_torch(o, x) for o in outs]
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _on_device(spec: Backward, arrays, M, N, dtype, ctas, overrides):
+    import torch
+
+    x = arrays[0]
+    for a, (arg, role) in zip(arrays, spec.inputs):
+        want = torch.float32 if role == "stat" else x.dtype
+        if not (_is_torch(a) and a.is_cuda and a.dtype == want):
+            raise LaunchError(f"{spec.name}: with a CUDA {spec.inputs[0][0]}, {arg} must be a CUDA tensor of {want},"
+                              f" got {_summary(a)}")
+    dx = torch.empty_like(x, memory_format=torch.contiguous_format)
+    make = torch.empty if M else torch.zeros  # the column sums write every column; no rows: 0
+    sums = [make(N, dtype=x.dtype, device=x.device) for _ in range(spec.sums)]
+    if M:
+        rows, total = compiled_backward(spec.name, M, N, dtype, backend="cuda", ctas=ctas, **overrides)
+        flat = [a.contiguous().view(M, N) if role == "rows" else a.contiguous().view(-1)
+                for a, (_, role) in zip(arrays, spec.inputs)]
+        partials = [torch.empty((rows.grid * rows.plan.R, N), dtype=torch.float32, device=x.device) for _ in sums]
+        stream = torch.cuda.current_stream()
+        rows.kernel.launch(rows.grid, rows.block, *flat, dx.view(M, N), *partials, stream=stream)
+        if total is not None:
+            total.kernel.launch(total.grid, total.block, *partials, *sums, stream=stream)
+    return dx if not sums else (dx, *sums)
+
+
+def _spec(name: str) -> Backward:
+    if name not in BACKWARD:
+        raise OptionError(f"backward kernel must be one of {', '.join(BACKWARD)}, got {name!r}")
+    return BACKWARD[name]

@@ -1,0 +1,109 @@
+"""The backward kernels (K.softmax_backward, K.logsumexp_backward, K.rms_norm_backward,
+K.layer_norm_backward) on the GPU, at issue 19's benchmark shapes (4096x4096, 4096x16384,
+1024x65536), f32 and bf16, on CUDA tensors (zero copy): against torch's autograd of the
+forward in float64 (relative L2 error < 1e-5 for f32, < twice bf16's rounding for bf16),
+softmax's and logsumexp's special rows (first rows) against their float64 formulas, and
+dw, db the same bits on two runs.
+
+The statistics the backward takes (y, l, rstd, mean) come from torch in f32, rounded to
+the dtype where the contract has them in it (y, l). logsumexp's l in bf16 carries bf16's
+rounding of l into exp(x − l) (|l| · 2^-9, as torch's own bf16 backward), so its bf16
+rows are checked against the formula with that l, in float64. The kernels come from the
+compile cache ``python -m tile_mlir.testing.prepare`` fills (``testing.fused.BACKWARD_CASES``).
+"""
+
+import os
+import zlib
+
+import numpy as np
+import pytest
+from tile_mlir import kernels as K
+from tile_mlir.runtime import gpu_available
+from tile_mlir.testing.fused import BACKWARD_SHAPES, DTYPES, special_rows
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+BACKEND = os.environ.get("TILE_MLIR_CONFORMANCE_BACKEND", "cuda")
+pytestmark = pytest.mark.skipif(BACKEND != "cuda" or not gpu_available(), reason="no GPU (the interpreter is too"
+                                " slow at these shapes: test/python/test_backward.py runs small ones)")
+BF16_ROUNDING = 2.0**-9
+TORCH = {"f32": torch.float32, "bf16": torch.bfloat16}
+
+
+def rel_l2(got, want):
+    return float((got.double() - want).norm() / want.norm())
+
+
+def limit(dtype):
+    return 1e-5 if dtype == "f32" else 2 * BF16_ROUNDING
+
+
+def generator(name, M, N, dtype, seed):
+    return torch.Generator(device="cuda").manual_seed(seed ^ zlib.crc32(f"{name} {M}x{N} {dtype}".encode()))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("M, N", BACKWARD_SHAPES, ids=lambda v: str(v))
+@pytest.mark.parametrize("name", ["softmax", "logsumexp"])
+def test_softmax_and_logsumexp_backward(name, M, N, dtype, seed):
+    g, T = generator(name, M, N, dtype, seed), TORCH[dtype]
+    x = torch.randn(M, N, generator=g, device="cuda", dtype=torch.float32)
+    rows = special_rows(np.random.default_rng(seed), N)
+    x[: len(rows)] = torch.from_numpy(np.stack(list(rows.values()))).float().cuda()
+    x = x.to(T)
+    special = len(rows)
+    x64 = x.double().requires_grad_()
+    if name == "softmax":
+        dy = torch.randn(M, N, generator=g, device="cuda").to(T)
+        y = torch.softmax(x.float(), -1).to(T)
+        dx = K.softmax_backward(y, dy)
+        torch.softmax(x64, -1).backward(dy.double())
+        formula = y.double() * (dy.double() - (dy.double() * y.double()).sum(-1, keepdim=True))
+    else:
+        dl = torch.randn(M, generator=g, device="cuda").to(T)
+        l = torch.logsumexp(x.float(), -1).to(T)
+        dx = K.logsumexp_backward(x, l, dl)
+        torch.logsumexp(x64, -1).backward(dl.double())
+        formula = dl.double()[:, None] * torch.exp(x.double() - l.double()[:, None])
+    assert dx.dtype == T and dx.shape == (M, N)
+    # the special rows: NaN where the formula gives NaN, the rest close
+    got, want = dx[:special].double(), formula[:special]
+    assert torch.equal(got.isnan(), want.isnan()), f"{name}: NaN rows differ (seed {seed})"
+    finite = want.isfinite()
+    torch.testing.assert_close(got[finite], want[finite], rtol=4 * BF16_ROUNDING if dtype == "bf16" else 1e-5,
+                               atol=1e-6)
+    reference = x64.grad if (name == "softmax" or dtype == "f32") else formula
+    error = rel_l2(dx[special:], reference[special:])
+    assert error < limit(dtype), f"{name} {M}x{N} {dtype}: relative L2 error {error:.3g} (seed {seed})"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("M, N", BACKWARD_SHAPES, ids=lambda v: str(v))
+@pytest.mark.parametrize("name", ["rms_norm", "layer_norm"])
+def test_norm_backward_against_autograd_and_the_same_bits_twice(name, M, N, dtype, seed):
+    g, T = generator(name, M, N, dtype, seed), TORCH[dtype]
+    x, dy = (torch.randn(M, N, generator=g, device="cuda").to(T) for _ in range(2))
+    w = (1 + 0.5 * torch.randn(N, generator=g, device="cuda")).to(T)
+    b = torch.randn(N, generator=g, device="cuda").to(T)
+    xf = x.float()
+    x64, w64, b64 = (a.double().requires_grad_() for a in (x, w, b))
+    if name == "rms_norm":
+        rstd = torch.rsqrt(xf.square().mean(-1) + 1e-6)
+        run = lambda: K.rms_norm_backward(dy, x, w, rstd)  # noqa: E731
+        F.rms_norm(x64, (N,), w64, 1e-6).backward(dy.double())
+        wants = (x64.grad, w64.grad)
+    else:
+        mean, rstd = xf.mean(-1), torch.rsqrt(xf.var(-1, unbiased=False) + 1e-5)
+        run = lambda: K.layer_norm_backward(dy, x, w, mean, rstd)  # noqa: E731
+        F.layer_norm(x64, (N,), w64, b64, 1e-5).backward(dy.double())
+        wants = (x64.grad, w64.grad, b64.grad)
+    first, second = run(), run()
+    torch.cuda.synchronize()
+    for label, got, again, want in zip(("dx", "dw", "db"), first, second, wants):
+        assert got.dtype == T
+        error = rel_l2(got, want)
+        assert error < limit(dtype), f"{name} {M}x{N} {dtype} {label}: relative L2 error {error:.3g} (seed {seed})"
+        if label != "dx":
+            assert torch.equal(got.view(torch.int16 if dtype == "bf16" else torch.int32),
+                               again.view(torch.int16 if dtype == "bf16" else torch.int32)), f"{label}: bits differ"

@@ -1,0 +1,332 @@
+"""The backward kernels (``K.softmax_backward``, ``K.logsumexp_backward``,
+``K.rms_norm_backward``, ``K.layer_norm_backward``) in the CPU interpreter: against their
+float64 formulas on fresh random inputs (f32: relative L2 error < 1e-5; bf16: within
+twice bf16's rounding), N not a power of two, in each kind of row plan; against finite
+differences of the float64 forward; rows of special values; and dw, db deterministic:
+the same bits on two runs, and bit for bit the documented two-level order of the sums
+(docs/training-kernels.md), modelled in numpy f32."""
+
+import inspect
+
+import numpy as np
+import pytest
+from tile_mlir import LaunchError
+from tile_mlir import kernels as K
+from tile_mlir.kernels.training import run_backward
+from tile_mlir.testing.fused import as_f64, to_dtype
+
+I = {"backend": "interpreter"}
+BF16_ROUNDING = 2.0**-9  # bf16's unit roundoff: 8 bits of significand
+SHAPES = {"one warp per row": ((3, 4, 257), {}), "several warps per row": ((2, 3001), {}),
+          "16 warps (the second pass reads again)": ((2, 3001), {"warps": 16}),
+          "online (chunks)": ((5, 300), {"warps": 1, "vectors": 1})}
+
+
+def formulas(name, *a):
+    """The backward's outputs in float64, from its inputs (in float64)."""
+    if name == "softmax_backward":
+        y, dy = a
+        return (y * (dy - (dy * y).sum(-1, keepdims=True)),)
+    if name == "logsumexp_backward":
+        x, l, dl = a
+        return (dl[..., None] * np.exp(x - l[..., None]),)
+    if name == "rmsnorm_backward":
+        dy, x, w, rstd = a
+        xhat, g = x * rstd[..., None], dy * w
+        dx = rstd[..., None] * (g - xhat * (g * xhat).mean(-1, keepdims=True))
+        return dx, (dy * xhat).reshape(-1, x.shape[-1]).sum(0)
+    dy, x, w, mean, rstd = a
+    xhat, g = (x - mean[..., None]) * rstd[..., None], dy * w
+    dx = rstd[..., None] * (g - g.mean(-1, keepdims=True) - xhat * (g * xhat).mean(-1, keepdims=True))
+    return dx, (dy * xhat).reshape(-1, x.shape[-1]).sum(0), dy.reshape(-1, x.shape[-1]).sum(0)
+
+
+def inputs(rng, name, shape, dtype):
+    """The backward's inputs, its statistics from the forward kernels (as in training)."""
+    x, dy = (to_dtype(rng.standard_normal(shape) * 2 + 0.3, dtype) for _ in range(2))
+    w, b = to_dtype(1 + 0.5 * rng.standard_normal(shape[-1]), dtype), to_dtype(rng.standard_normal(shape[-1]), dtype)
+    if name == "softmax_backward":
+        return K.softmax(x, **I), dy
+    if name == "logsumexp_backward":
+        return x, K.logsumexp(x, **I), to_dtype(rng.standard_normal(shape[:-1]), dtype)
+    if name == "rmsnorm_backward":
+        return (dy, x, w, K.rms_norm(x, w, **I)[1])
+    return (dy, x, w, *K.layer_norm(x, w, b, **I)[1:])
+
+
+def agrees(got, want, dtype):
+    got = as_f64(got)
+    assert got.shape == want.shape
+    error = np.linalg.norm(got - want) / np.linalg.norm(want)
+    if dtype == "f32":
+        assert error < 1e-5, error
+    else:  # one rounding of each output to bf16, the math in f32
+        assert error < 2 * BF16_ROUNDING, error
+        assert np.all(np.abs(got - want) <= 2 * BF16_ROUNDING * np.abs(want) + 1e-6 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("plan", list(SHAPES))
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("name", list(K.BACKWARD))
+def test_backward_against_float64(name, dtype, plan):
+    shape, overrides = SHAPES[plan]
+    args = inputs(np.random.default_rng(), name, shape, dtype)
+    outs = run_backward(name, *args, **I, **overrides)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    wants = formulas(name, *(as_f64(a) for a in args))
+    assert outs[0].dtype == args[0].dtype and outs[0].shape == shape
+    for got, want in zip(outs, wants):
+        assert got.dtype == args[0].dtype
+        agrees(got, want, dtype)
+
+
+def test_the_api_is_the_contract():
+    """SPEC's names and argument order; one output for softmax and logsumexp, (dx, dw) and
+    (dx, dw, db) for the norms."""
+    params = {f: list(inspect.signature(getattr(K, f)).parameters)[:5] for f in
+              ("softmax_backward", "logsumexp_backward", "rms_norm_backward", "layer_norm_backward")}
+    assert params["softmax_backward"][:2] == ["y", "dy"]
+    assert params["logsumexp_backward"][:3] == ["x", "l", "dl"]
+    assert params["rms_norm_backward"][:4] == ["dy", "x", "weight", "rstd"]
+    assert params["layer_norm_backward"] == ["dy", "x", "weight", "mean", "rstd"]
+
+
+# --- finite differences of the float64 forward ------------------------------------------------
+
+
+def numeric_gradient(f, a, h=1e-6):
+    """d f / d a by central differences (f: float64 array -> float)."""
+    grad = np.zeros_like(a)
+    for i in np.ndindex(a.shape):
+        up, down = a.copy(), a.copy()
+        up[i] += h
+        down[i] -= h
+        grad[i] = (f(up) - f(down)) / (2 * h)
+    return grad
+
+
+def test_finite_differences_of_each_forward():
+    """Each backward (f32 kernel) against d/dθ Σ dy · forward(θ), the forward in float64
+    numpy and perturbed: dx, dw and db."""
+    rng = np.random.default_rng()
+    M, N, eps = 3, 7, 1e-5
+    x, dy = rng.standard_normal((M, N)), rng.standard_normal((M, N))
+    w, b = 1 + 0.5 * rng.standard_normal(N), rng.standard_normal(N)
+    f32 = lambda a: np.asarray(a, np.float32)  # noqa: E731
+    x, dy, w, b = (f32(a).astype(np.float64) for a in (x, dy, w, b))  # exactly representable in f32
+
+    def softmax(x):
+        e = np.exp(x - x.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    def rms(x, w):
+        return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * w
+
+    def layer(x, w, b):
+        m = x.mean(-1, keepdims=True)
+        return (x - m) / np.sqrt(((x - m) ** 2).mean(-1, keepdims=True) + eps) * w + b
+
+    def close(got, want):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+
+    close(K.softmax_backward(f32(softmax(x)), f32(dy), **I), numeric_gradient(lambda a: (dy * softmax(a)).sum(), x))
+    lse = np.log(np.exp(x).sum(-1))
+    dl = dy[:, 0]
+    close(K.logsumexp_backward(f32(x), f32(lse), f32(dl), **I),
+          numeric_gradient(lambda a: (dl * np.log(np.exp(a).sum(-1))).sum(), x))
+    rstd = 1 / np.sqrt((x * x).mean(-1) + eps)
+    dx, dw = K.rms_norm_backward(f32(dy), f32(x), f32(w), f32(rstd), **I)
+    close(dx, numeric_gradient(lambda a: (dy * rms(a, w)).sum(), x))
+    close(dw, numeric_gradient(lambda a: (dy * rms(x, a)).sum(), w))
+    mean = x.mean(-1)
+    rstd = 1 / np.sqrt(((x - mean[:, None]) ** 2).mean(-1) + eps)
+    dx, dw, db = K.layer_norm_backward(f32(dy), f32(x), f32(w), f32(mean), f32(rstd), **I)
+    close(dx, numeric_gradient(lambda a: (dy * layer(a, w, b)).sum(), x))
+    close(dw, numeric_gradient(lambda a: (dy * layer(x, a, b)).sum(), w))
+    close(db, numeric_gradient(lambda a: (dy * layer(x, w, a)).sum(), b))
+
+
+# --- special values ------------------------------------------------------------------------------
+
+
+def test_special_rows_follow_the_formulas():
+    """Rows holding NaN, ±inf, only -inf, zeros, as torch's backward formulas give them
+    (computed here in float64): NaN exactly where the formula gives NaN."""
+    rng = np.random.default_rng()
+    N = 40
+    x = rng.standard_normal((6, N))
+    x[1, 3], x[2, 5], x[3, [1, 9]] = np.nan, np.inf, -np.inf
+    x[4], x[5] = -np.inf, 0.0
+    x, dy = to_dtype(x, "f32"), to_dtype(rng.standard_normal((6, N)), "f32")
+    for name, args in [("softmax_backward", (K.softmax(x, **I), dy)),
+                       ("logsumexp_backward", (x, K.logsumexp(x, **I), dy[:, 0].copy()))]:
+        got = as_f64(run_backward(name, *args, **I))
+        with np.errstate(invalid="ignore"):
+            (want,) = formulas(name, *(as_f64(a) for a in args))
+        assert np.array_equal(np.isnan(got), np.isnan(want)), name
+        finite = np.isfinite(want)
+        np.testing.assert_allclose(got[finite], want[finite], rtol=1e-5, atol=1e-6)
+    # a NaN in a row of x makes its dx NaN, and every column of dw and db NaN
+    w = to_dtype(1 + 0.5 * rng.standard_normal(N), "f32")
+    clean = x.copy()
+    clean[2:5] = 1.0
+    dx, dw = K.rms_norm_backward(dy, clean, w, K.rms_norm(clean, w, **I)[1], **I)
+    assert np.isnan(dx[1]).all() and np.isfinite(np.delete(dx, 1, 0)).all() and np.isnan(dw).all()
+    mean, rstd = K.layer_norm(clean, w, w, **I)[1:]
+    dx, dw, db = K.layer_norm_backward(dy, clean, w, mean, rstd, **I)
+    assert np.isnan(dx[1]).all() and np.isnan(dw).all() and np.isfinite(db).all()
+
+
+# --- the column sums: deterministic, in the documented order -----------------------------------------
+
+
+def model_column_sums(dy, xhat, R, ctas):
+    """dW as docs/training-kernels.md orders it, in numpy f32: partial row b·R + s sums
+    fma(dy, x̂, acc) over rows (g·R + s) for g = b, b + ctas, ... from +0; then dW adds
+    the ctas·R partial rows in order from +0."""
+    M, N = dy.shape
+    partials = np.zeros((ctas * R, N), np.float32)
+    for group in range(-(-M // R)):
+        for s in range(R):
+            row = group * R + s
+            if row < M:
+                p = (group % ctas) * R + s
+                exact = dy[row].astype(np.float64) * xhat[row].astype(np.float64) + partials[p].astype(np.float64)
+                partials[p] = exact.astype(np.float32)  # an fma: one rounding (from float64)
+    total = np.zeros(N, np.float32)
+    for p in range(ctas * R):
+        total = total + partials[p]
+    return total
+
+
+@pytest.mark.parametrize("overrides, R", [({}, 4), ({"warps": 1, "vectors": 1}, 4), ({"warps": 2}, 1),
+                                          ({"warps": 16}, 1)],
+                         ids=["registers", "partial rows in memory (chunks)", "several warps", "16 warps"])
+def test_column_sums_are_the_documented_order_bit_for_bit(overrides, R):
+    rng = np.random.default_rng()
+    M, N, ctas = 22, 300, 3
+    x, dy = (to_dtype(rng.standard_normal((M, N)) * 2, "f32") for _ in range(2))
+    w = to_dtype(1 + 0.5 * rng.standard_normal(N), "f32")
+    rstd = K.rms_norm(x, w, **I)[1]
+    _, dw = run_backward("rmsnorm_backward", dy, x, w, rstd, ctas=ctas, **I, **overrides)
+    assert dw.tobytes() == model_column_sums(dy, x * rstd[:, None], R, ctas).tobytes()
+    mean, rstd = K.layer_norm(x, w, w, **I)[1:]
+    _, dw, db = run_backward("layernorm_backward", dy, x, w, mean, rstd, ctas=ctas, **I, **overrides)
+    xhat = (x - mean[:, None]) * rstd[:, None]  # f32, as the kernel: (x - mean), then · rstd
+    assert dw.tobytes() == model_column_sums(dy, xhat, R, ctas).tobytes()
+    assert db.tobytes() == model_column_sums(dy, np.ones_like(dy), R, ctas).tobytes()
+
+
+def test_two_runs_give_the_same_bits_and_ctas_changes_only_the_rounding():
+    rng = np.random.default_rng()
+    x, dy = (to_dtype(rng.standard_normal((37, 500)), "f32") for _ in range(2))
+    w = to_dtype(1 + 0.5 * rng.standard_normal(500), "f32")
+    rstd = K.rms_norm(x, w, **I)[1]
+    runs = [K.rms_norm_backward(dy, x, w, rstd, **I) for _ in range(2)]
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(*runs))
+    _, other = K.rms_norm_backward(dy, x, w, rstd, ctas=2, **I)
+    np.testing.assert_allclose(other, runs[0][1], rtol=1e-5, atol=1e-5)
+
+
+def test_bad_arrays_are_reported():
+    x = np.ones((4, 10), np.float32)
+    with pytest.raises(LaunchError, match=r"rstd must have shape \(4,\)"):
+        K.rms_norm_backward(x, x, x[0], np.ones(3, np.float32), **I)
+    with pytest.raises(LaunchError, match="f32"):
+        K.rms_norm_backward(x, x, x[0], np.ones(4, np.float64), **I)
+    with pytest.raises(LaunchError, match="takes 2 arrays"):
+        run_backward("softmax_backward", x, **I)
+    with pytest.raises(LaunchError, match=r"weight must have shape \(10,\)"):
+        K.layer_norm_backward(x, x, x[0, :5], x[:, 0], x[:, 0], **I)
+
+
+def test_torch_tensors_give_torch_tensors():
+    torch = pytest.importorskip("torch")
+    x, dy, w = torch.randn(3, 200), torch.randn(3, 200), torch.rand(200) + 0.5
+    xr, wr = x.double().requires_grad_(), w.double().requires_grad_()
+    torch.nn.functional.rms_norm(xr, (200,), wr, 1e-6).backward(dy.double())
+    dx, dw = K.rms_norm_backward(dy, x, w, K.rms_norm(x, w, **I)[1], **I)
+    assert isinstance(dx, torch.Tensor) and isinstance(dw, torch.Tensor)
+    torch.testing.assert_close(dx.double(), xr.grad, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(dw.double(), wr.grad, rtol=1e-5, atol=1e-5)
+
+
+# --- the generated code, and a GPU machine without MLIR -------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(K.BACKWARD))
+def test_ptx_has_vector_accesses_and_no_local_memory(name, tmp_path):
+    """At 64 x 1000 f32 (one warp per row): 16-byte loads and stores of the rows, no local
+    memory; ptxas: no spill, no stack. The column sums likewise."""
+    import re
+    import shutil
+    import subprocess
+
+    from tile_mlir.compiler import lower_to_ptx
+    from tile_mlir.kernels.training import text_backward
+    from tile_mlir.options import Options
+
+    for text in text_backward(name, 64, 1000, "f32"):
+        ptx = lower_to_ptx(text, Options(chip="sm_90a")).ptx
+        assert ".local" not in ptx
+        if ".entry column_sums" not in ptx:
+            assert re.search(r"ld\.global\.v4\.b32", ptx) and re.search(r"st\.global\.v4\.b32", ptx)
+        if shutil.which("ptxas"):
+            source = tmp_path / "k.ptx"
+            source.write_text(ptx)
+            info = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(source), "-o", str(tmp_path / "k.cubin")],
+                                  check=False, capture_output=True, text=True).stderr
+            assert "0 bytes spill stores" in info and "0 bytes stack frame" in info, info
+
+
+def test_a_machine_without_mlir_finds_both_kernels_by_name(tmp_path, monkeypatch):
+    """text_backward(remember=True) (what prepare runs) keeps the row kernel's and the
+    column sums' MLIR by name; where MLIR is missing, they are read back by that name."""
+    from tile_mlir.kernels import library
+    from tile_mlir.kernels.training import text_backward
+
+    monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
+    library._text.cache_clear()
+    made = text_backward("layernorm_backward", 40, 700, "bf16", remember=True)
+    assert len(made) == 2 and "column_sums" in made[1]
+    assert len(list((tmp_path / "by-name").iterdir())) == 2
+    library._text.cache_clear()
+
+    def no_mlir(*args):
+        raise ImportError("No module named 'mlir'")
+
+    monkeypatch.setattr(library, "_built", no_mlir)
+    assert text_backward("layernorm_backward", 40, 700, "bf16") == made
+    library._text.cache_clear()
+
+
+def test_compiled_backward_binds_device_arrays_in_the_documented_order(fake, tmp_path, monkeypatch):
+    """What a benchmark does, on a fake CUDA driver (test/python/fakecuda.py): the row
+    kernel on ``ctas`` CTAs takes (dy, x, weight, rstd, dx, dw_partials) and the column sums
+    (dw_partials, dw), in that order; both are compiled here and remembered by name."""
+    import ctypes
+
+    from fakecuda import DeviceArray, param
+
+    monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
+    rows, sums = K.compiled_backward("rmsnorm_backward", 64, 1000, "bf16", backend="cuda", ctas=5)
+    assert (rows.grid, rows.block, rows.signature) == (5, 128, "rmsnorm_backward(dy, x, weight, rstd, dx, dw_partials)")
+    assert (sums.grid, sums.block, sums.signature) == (8, 128, "column_sums(dw_partials, dw)")
+    assert len(list((tmp_path / "by-name").iterdir())) == 2
+    dy, x, dx = (DeviceArray(np.zeros((64, 1000), np.uint16), "<V2") for _ in range(3))
+    w, dw = (DeviceArray(np.zeros(1000, np.uint16), "<V2") for _ in range(2))
+    rstd, partials = DeviceArray(np.zeros(64, np.float32), "<f4"), DeviceArray(np.zeros((20, 1000), np.float32), "<f4")
+    seen = []
+    fake.kernels["rmsnorm_backward"] = lambda p: seen.append([param(p, i, ctypes.c_uint64) for i in range(6)])
+    fake.kernels["column_sums"] = lambda p: seen.append([param(p, i, ctypes.c_uint64) for i in range(2)])
+    rows.kernel.bind(rows.grid, rows.block, dy, x, w, rstd, dx, partials)()
+    sums.kernel.bind(sums.grid, sums.block, partials, dw)()
+    pointers = [a.host.ctypes.data for a in (dy, x, w, rstd, dx, partials)]
+    assert seen == [pointers, [partials.host.ctypes.data, dw.host.ctypes.data]]
+    assert [launch[:2] for launch in fake.launches[-2:]] == [((5, 1, 1), (128, 1, 1)), ((8, 1, 1), (128, 1, 1))]
+
+
+def test_no_rows_give_an_empty_dx_and_zero_sums():
+    x, w, stat = np.ones((0, 10), np.float32), np.ones(10, np.float32), np.ones(0, np.float32)
+    dx, dw, db = K.layer_norm_backward(x, x, w, stat, stat, **I)
+    assert dx.shape == (0, 10) and dw.tolist() == [0.0] * 10 and db.tolist() == [0.0] * 10
