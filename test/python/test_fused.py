@@ -1,9 +1,10 @@
 """The fused row kernels (tile_mlir.kernels: softmax, rmsnorm, layernorm, logsumexp) in
 the CPU interpreter, against numpy in float64 on fresh random inputs: every kind of plan
-(one warp per row, several warps, online), N not a power of two, f32 and bf16, every
-output (the rows, and the per-row mean and rstd); the special values (±inf, NaN, zeros)
-each kernel documents; the plan's thresholds; the generated PTX (16-byte vector loads
-and stores, no local memory); the array front end.
+(one warp per row, several warps, a cluster of 2 to 16 CTAs per row; the row in
+registers), odd and prime N, f32 and bf16, every output (the rows, and the per-row mean
+and rstd); the special values (±inf, NaN, zeros) each kernel documents; the plan's
+table and tail; the generated PTX (one 16-byte load of each element, no local memory,
+the barriers); the array front end.
 
 test/gpu/test_fused_gpu.py runs the same kernels on the GPU against torch;
 test/python/test_kernels_api.py checks the functional API (K.softmax, K.rms_norm...).
@@ -20,22 +21,31 @@ import pytest
 from fakecuda import DeviceArray, param
 from tile_mlir import kernels as K
 from tile_mlir.errors import LaunchError
+from tile_mlir.kernels.plan import registers_table
 from tile_mlir.kernels.reference import REFERENCES
 from tile_mlir.testing.fused import ATOL, RTOL, as_f64, check, check_expected, random_inputs, special_rows, to_dtype
 
 NAMES = list(K.SPECS)
 
-# (M, N, dtype, plan overrides) -> the kind it must plan. The interpreter is slow on big
-# blocks, so the online kind is also forced on a short row (2 warps, 1 vector each).
+# Register budgets scaled down (16 bytes of row per thread, 2 warps per CTA), so that
+# every tier of the plan table, clusters of 16 CTAs included, shows up at a few thousand
+# columns, where the interpreter is quick.
+SMALL = {dtype: registers_table(dtype, data_bytes=16, max_warps=2) for dtype in ("f32", "bf16")}
+
+# (M, N, dtype, plan overrides) -> the kind and CTAs per row it must plan.
 SHAPES = [
-    (9, 1000, "f32", {}, "warp"),
-    (6, 1999, "bf16", {}, "warp"),
-    (3, 3000, "f32", {}, "warps"),
-    (3, 5000, "bf16", {}, "warps"),
-    (2, 20000, "f32", {}, "online"),
-    (2, 40000, "bf16", {}, "online"),
-    (5, 1000, "f32", {"warps": 2, "vectors": 1}, "online"),
-    (5, 999, "bf16", {"warps": 2, "vectors": 1}, "online"),
+    (9, 1000, "f32", {}, "warp", 1),
+    (6, 1999, "bf16", {}, "warp", 1),
+    (3, 3000, "f32", {}, "warps", 1),
+    (3, 5000, "bf16", {}, "warps", 1),
+    (2, 20000, "f32", {}, "cluster", 2),
+    (2, 40000, "bf16", {}, "cluster", 2),
+    (2, 3001, "f32", {"ctas": 8}, "cluster", 8),
+    (5, 97, "f32", {"table": SMALL["f32"]}, "warp", 1),
+    (3, 997, "f32", {"table": SMALL["f32"]}, "cluster", 4),
+    (3, 1999, "bf16", {"table": SMALL["bf16"]}, "cluster", 4),
+    (2, 4093, "f32", {"table": SMALL["f32"]}, "cluster", 16),
+    (2, 8191, "bf16", {"table": SMALL["bf16"]}, "cluster", 16),
 ]
 
 
@@ -65,9 +75,11 @@ def assert_all_agree(name, outputs, refs, dtype):
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("M, N, dtype, overrides, kind", SHAPES, ids=lambda v: str(v) if not isinstance(v, dict) else "")
-def test_random_inputs_against_numpy(name, M, N, dtype, overrides, kind):
-    assert K.plan(M, N, dtype, name, **overrides).kind == kind
+@pytest.mark.parametrize("M, N, dtype, overrides, kind, ctas", SHAPES,
+                         ids=lambda v: ("small" if "table" in v else str(v)) if isinstance(v, dict) else str(v))
+def test_random_inputs_against_numpy(name, M, N, dtype, overrides, kind, ctas):
+    p = K.plan(M, N, dtype, name, **overrides)
+    assert (p.kind, p.CL, p.row_in) == (kind, ctas, "registers")
     rng = np.random.default_rng()
     x, *params = random_inputs(rng, M, N, dtype, len(K.SPECS[name].params))
     outputs, refs = run(name, x, *params, **overrides)
@@ -82,10 +94,14 @@ INF, NAN = np.inf, np.nan
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
-@pytest.mark.parametrize("overrides", [{}, {"warps": 2, "vectors": 1}], ids=["one warp", "online"])
-def test_special_values(name, dtype, overrides):
+@pytest.mark.parametrize("overrides, ctas", [({}, 1), ({"ctas": 4, "warps": 2}, 4), ({"ctas": 16}, 16)],
+                         ids=["one warp", "cluster", "padding"])
+def test_special_values(name, dtype, overrides, ctas):
+    """One warp per row; a cluster of 4 CTAs of 2 warps; a cluster of 16 CTAs of one
+    warp, most of whose threads hold only padding."""
     rng = np.random.default_rng()
     N = 300
+    assert K.plan(8, N, dtype, **overrides).CL == ctas
     rows = special_rows(rng, N, huge=not K.SPECS[name].params)
     x = to_dtype(np.stack(list(rows.values())), dtype)
     params = [to_dtype(1 + 0.5 * rng.standard_normal(N), dtype) for _ in K.SPECS[name].params]
@@ -129,36 +145,60 @@ def test_layernorm_ignores_the_padding_in_the_variance():
 # --- the plan ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("N, dtype, kind, W, E, K_", [
+@pytest.mark.parametrize("N, dtype, kind, W, E, CL", [
     (1000, "f32", "warp", 1, 32, 1), (1024, "f32", "warp", 1, 32, 1), (1025, "f32", "warps", 4, 12, 1),
-    (4096, "f32", "warps", 8, 16, 1), (16384, "f32", "warps", 32, 16, 1), (16385, "f32", "online", 32, 16, 2),
-    (65536, "f32", "online", 32, 16, 4), (2048, "bf16", "warp", 1, 64, 1), (4096, "bf16", "warps", 4, 32, 1),
-    (32768, "bf16", "warps", 32, 32, 1), (65536, "bf16", "online", 32, 32, 2), (100, "f32", "warp", 1, 4, 1),
+    (4096, "f32", "warps", 8, 16, 1), (16384, "f32", "warps", 32, 16, 1), (16385, "f32", "cluster", 32, 12, 2),
+    (65536, "f32", "cluster", 32, 16, 4), (65537, "f32", "cluster", 32, 12, 8), (262144, "f32", "cluster", 32, 16, 16),
+    (2048, "bf16", "warp", 1, 64, 1), (4096, "bf16", "warps", 4, 32, 1), (32768, "bf16", "warps", 32, 32, 1),
+    (65536, "bf16", "cluster", 32, 32, 2), (524288, "bf16", "cluster", 32, 32, 16), (100, "f32", "warp", 1, 4, 1),
+    (1, "f32", "warp", 1, 4, 1), (1, "bf16", "warp", 1, 8, 1),
 ])
-def test_plan_thresholds(N, dtype, kind, W, E, K_):
+def test_plan_thresholds(N, dtype, kind, W, E, CL):
     p = K.plan(64, N, dtype)
-    assert (p.kind, p.W, p.E, p.K) == (kind, W, E, K_)
-    assert p.CH * p.K >= N > p.CH * (p.K - 1)  # as many chunks as the row needs
-    assert p.threads == 32 * p.R * p.W <= 1024 and p.grid(64) * p.R >= 64
-    assert p.ctas_per_row == 1 and p.row_in == "registers" and p.vector_bytes == 16
+    assert (p.kind, p.W, p.E, p.CL) == (kind, W, E, CL)
+    assert p.CH * p.CL >= N > p.CH * p.CL - 32 * p.W * p.CL * p.V  # the whole row, at most one vector a thread over
+    assert p.threads == 32 * p.R * p.W <= 1024 and p.grid(64) == -(-64 // p.R) * p.CL
+    assert p.row_in == "registers" and p.vector_bytes == 16
     data_bytes = p.E * {"f32": 4, "bf16": 2}[dtype]
-    assert data_bytes <= (128 if p.W < 32 else 64)
+    assert data_bytes <= (128 if p.threads < 1024 else 64)
     assert f"N = {N}" in p.why and p.why in str(p)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_every_length_is_one_read_with_at_most_one_vector_of_tail(dtype):
+    """Every N from 1 to the longest row of the small table, and a sample of the default
+    table's: the plan holds the whole row, each thread issues the fewest vectors that
+    cover it (so the masked tail is at most one vector per thread beyond an even split),
+    and it is the first tier that holds N."""
+    for table, Ns in ((SMALL[dtype], range(1, SMALL[dtype].longest + 1)),
+                      (K.TABLES[dtype], [*range(1, 5000, 7), *range(5000, K.TABLES[dtype].longest + 1, 4099)])):
+        for N in Ns:
+            p = K.plan(3, N, dtype, table=table)
+            threads = 32 * p.W * p.CL
+            assert p.C == -(-N // (threads * p.V)) and p.CH * p.CL >= N, (N, p.label())
+            assert p.E <= table.elements(p.threads)
+            tier = next(t for t in table.tiers if N <= t.longest)
+            assert (p.CL, p.R) == (tier.ctas, tier.rows) and p.K == 1
 
 
 def test_plan_says_why_and_rejects_what_it_cannot_do(capsys):
     assert "fits in one warp's registers" in K.plan(8, 1000, "f32", "softmax").why
     assert "fits in one CTA's registers" in K.plan(8, 4096, "bf16").why
-    assert "more than one CTA's registers hold (16384 f32 columns)" in K.plan(8, 65536, "f32").why
-    assert K.plan(8, 1000, "f32", warps=2).why == "forced: 2 warp(s) per row"
+    assert "registers of a cluster of 4 CTAs (at most 65536 f32 columns)" in K.plan(8, 65536, "f32").why
+    assert K.plan(8, 1000, "f32", warps=2).why == "forced: warps = 2"
     from tile_mlir.kernels.plan import main
 
-    assert main(["4096", "16384", "bf16", "softmax"]) == 0
+    assert main(["64", "262144", "f32", "softmax"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("4096 x 16384 bf16: warps: 1 row(s) per CTA of 512 threads") and "why: " in out
+    assert out.startswith("64 x 262144 f32: cluster: 1 row(s) per CTA of 1024 threads, 32 warp(s) per row, 16 CTA(s)")
+    assert "why: N = 262144 fits in the registers of a cluster of 16 CTAs" in out and "grid: 1024 CTA(s)" in out
     for call, message in [(lambda: K.plan(4, 100, "f16"), "f32 or bf16"), (lambda: K.plan(4, 100, "f32", warps=3), "power of two"),
                           (lambda: K.plan(4, 100, "f32", vectors=0), "at least 1"), (lambda: K.plan(0, 100, "f32"), "at least one row"),
-                          (lambda: K.plan(4, 100, "f32", "gelu"), "kernel must be one of")]:
+                          (lambda: K.plan(4, 100, "f32", "gelu"), "kernel must be one of"),
+                          (lambda: K.plan(4, 262145, "f32"), r"longer than the longest row the plan table holds on chip \(262144"),
+                          (lambda: K.plan(4, 5000, "f32", warps=2), "a thread of a CTA of 64 keeps at most 32"),
+                          (lambda: K.plan(4, 5000, "f32", ctas=32), "at most 16 CTAs per row"),
+                          (lambda: K.plan(4, 100, "f32", table=SMALL["bf16"]), "table is for bf16")]:
         with pytest.raises(ValueError, match=message):
             call()
 
@@ -181,17 +221,19 @@ def test_the_package_builds_kernels_and_templates_nothing():
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("M, N, dtype", [(64, 1000, "f32"), (64, 4096, "bf16"), (8, 40000, "f32")],
-                         ids=["warp", "warps", "online"])
+@pytest.mark.parametrize("M, N, dtype", [(64, 1000, "f32"), (64, 4096, "bf16"), (8, 40000, "f32"), (8, 262144, "f32")],
+                         ids=["warp", "warps", "cluster", "cluster16"])
 def test_ptx_has_vector_accesses_and_no_local_memory(name, M, N, dtype, tmp_path):
+    """Each element of x is loaded once (C vector loads per thread, and C of each
+    weight), the row and the statistics stored once; a reduction is one barrier across
+    warps and, in a cluster, two cluster barriers around one read of each CTA's partial."""
     from tile_mlir.compiler import lower_to_ptx
     from tile_mlir.options import Options
 
     p = K.plan(M, N, dtype)
     ptx = lower_to_ptx(K.kernel_text(name, M, N, dtype), Options(chip="sm_90a")).ptx
     spec = K.SPECS[name]
-    passes = {"logsumexp": 1, "layernorm": 3}.get(name, 2)
-    loads = p.C * (1 + len(spec.params) + (passes - 1) * (p.K > 1))  # x, each weight, x again in each later pass
+    loads = p.C * (1 + len(spec.params))  # x once, and each weight
     assert len(re.findall(r"ld\.global\.v4\.b32", ptx)) == loads
     assert not re.search(r"ld\.global\.(b|f|u)", ptx)  # no scalar global load
     stores = re.findall(r"st\.global\.(v4\.b32|b16|b32)", ptx)
@@ -200,8 +242,12 @@ def test_ptx_has_vector_accesses_and_no_local_memory(name, M, N, dtype, tmp_path
         assert stores == ["b16" if dtype == "bf16" else "b32"]
     else:  # the row in 16-byte vectors, then one f32 per statistic
         assert sorted(stores) == sorted(["v4.b32"] * p.C + ["b32"] * stats)
+    reductions = 1 if name == "rmsnorm" else 2
+    assert len(re.findall(r"bar\.sync", ptx)) == (0 if p.W == 1 else reductions)
+    assert len(re.findall(r"barrier\.cluster\.arrive", ptx)) == (2 * reductions if p.CL > 1 else 0)
+    assert len(re.findall(r"mapa\.shared::cluster", ptx)) == (p.CL * reductions if p.CL > 1 else 0)
+    assert (f".reqnctapercluster {p.CL}, 1, 1" in ptx) == (p.CL > 1)
     assert ".local" not in ptx
-    assert len(re.findall(r"bar\.sync", ptx)) == (0 if p.W == 1 else 2 if name != "rmsnorm" else 1)
     if shutil.which("ptxas"):
         source = tmp_path / "k.ptx"
         source.write_text(ptx)
@@ -343,14 +389,16 @@ def code_lines(function) -> int:
 
 
 def test_each_kernel_fits_on_a_screen():
-    """The softmax, with the first pass it shares with logsumexp, is at most 35 lines of
-    code (Triton's tutorial kernel is about 17); docs/builder.md gives the counts."""
+    """The softmax, with the statistics it shares with logsumexp (max_sum and
+    row_max_sum), is at most 35 lines of code (Triton's tutorial kernel is about 17);
+    docs/builder.md gives the counts."""
     from tile_mlir.kernels import forward
 
-    counts = {f.__name__: code_lines(f) for f in (forward.softmax, forward.online_max_sum, forward.logsumexp,
-                                                   forward.rmsnorm, forward.layernorm)}
-    assert counts["softmax"] + counts["online_max_sum"] <= 35 and max(counts.values()) <= 40, counts
+    counts = {f.__name__: code_lines(f) for f in (forward.softmax, forward.max_sum, forward.row_max_sum,
+                                                   forward.logsumexp, forward.rmsnorm, forward.layernorm)}
+    shared = counts["max_sum"] + counts["row_max_sum"]
+    assert counts["softmax"] + shared <= 35 and max(counts.values()) <= 40, counts
     doc = (Path(__file__).resolve().parents[2] / "docs" / "builder.md").read_text()
-    said = re.search(r"the softmax is (\d+) lines of code, and the first pass it shares with\s+logsumexp (\d+) more;"
+    said = re.search(r"the softmax is (\d+) lines of code, and the statistics it shares with\s+logsumexp (\d+) more;"
                      r" LayerNorm, the longest, (\d+)", doc).groups()
-    assert tuple(map(int, said)) == (counts["softmax"], counts["online_max_sum"], counts["layernorm"])
+    assert tuple(map(int, said)) == (counts["softmax"], shared, counts["layernorm"])

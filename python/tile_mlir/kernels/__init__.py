@@ -15,8 +15,9 @@ the GPU when there is one (``backend="auto"``), in the CPU interpreter otherwise
 kernel is compiled once per process for each shape, dtype and plan.
 
 The kernels are written with the builder (``tile_mlir.kernels.forward``, over the row
-frame of ``tile_mlir.kernels.rows``); ``plan`` says how a row is spread over threads and
-why (``tile_mlir.kernels.plan``); ``compiled`` and ``kernel_text`` give one kernel for
+frame of ``tile_mlir.kernels.rows``); ``plan`` says how a row is spread over threads (and a
+cluster's CTAs) and why, from a plan table (``TABLES``, ``Table``, ``Tier``:
+``tile_mlir.kernels.plan``); ``compiled`` and ``kernel_text`` give one kernel for
 benchmarks and tools (``tile_mlir.kernels.library``). ``python -m tile_mlir.kernels
 softmax`` runs one on a random matrix and checks it against numpy.
 """
@@ -24,10 +25,10 @@ softmax`` runs one on a random matrix and checks it against numpy.
 from __future__ import annotations
 
 from .library import SPECS, Compiled, compiled, kernel_text, run
-from .plan import KERNELS, RowPlan, plan
+from .plan import KERNELS, TABLES, RowPlan, Table, Tier, plan, registers_table
 
-__all__ = ["KERNELS", "SPECS", "Compiled", "RowPlan", "compiled", "kernel_text", "layer_norm", "logsumexp", "plan",
-           "rms_norm", "run", "softmax"]
+__all__ = ["KERNELS", "SPECS", "TABLES", "Compiled", "RowPlan", "Table", "Tier", "compiled", "kernel_text", "layer_norm",
+           "logsumexp", "plan", "registers_table", "rms_norm", "run", "softmax"]
 
 
 def softmax(x, *, backend: str = "auto"):

@@ -61,7 +61,8 @@ def check(y, ref: np.ndarray, dtype: str) -> tuple[float, bool]:
 def special_rows(rng, N, huge=True):
     """Named rows of N values: random ones with ±inf and NaN in random places, and rows of
     only zeros, only -inf, one constant; with ``huge``, one with ±3e38 (whose square
-    overflows f32: not for the norms, which square x in f32, as torch does)."""
+    overflows f32: not for the norms, which square x in f32, as torch does) and one of
+    values around -200 (whose exp underflows f32: for softmax and logsumexp)."""
     def at(values):
         row = rng.standard_normal(N)
         row[rng.choice(N, len(values), replace=False)] = values
@@ -76,7 +77,8 @@ def special_rows(rng, N, huge=True):
         "all -inf": np.full(N, -INF),
         "zeros": np.zeros(N),
         "constant": np.full(N, 3.5),
-        **({"huge": at([3e38, -3e38])} if huge else {}),
+        **({"huge": at([3e38, -3e38]),
+            "far below 0": -200 + rng.standard_normal(N)} if huge else {}),  # exp(x) underflows, exp(-x) overflows
     }
 
 
