@@ -21,7 +21,7 @@ import pytest
 from fakecuda import DeviceArray, param
 from tile_mlir import kernels as K
 from tile_mlir.errors import LaunchError
-from tile_mlir.kernels.plan import registers_table
+from tile_mlir.kernels.plan import candidates, registers_table
 from tile_mlir.kernels.reference import REFERENCES
 from tile_mlir.testing.fused import ATOL, RTOL, as_f64, check, check_expected, random_inputs, special_rows, to_dtype
 
@@ -41,6 +41,8 @@ SHAPES = [
     (2, 20000, "f32", {}, "cluster", 2),
     (2, 40000, "bf16", {}, "cluster", 2),
     (2, 3001, "f32", {"ctas": 8}, "cluster", 8),
+    (3, 9000, "bf16", {}, "warps", 1),  # two rows per CTA (layernorm: one)
+    (5, 3001, "f32", {"ctas": 2, "rows": 2, "warps": 4}, "cluster", 2),  # two rows per cluster, M odd
     (5, 97, "f32", {"table": SMALL["f32"]}, "warp", 1),
     (3, 997, "f32", {"table": SMALL["f32"]}, "cluster", 4),
     (3, 1999, "bf16", {"table": SMALL["bf16"]}, "cluster", 4),
@@ -179,6 +181,30 @@ def test_every_length_is_one_read_with_at_most_one_vector_of_tail(dtype):
             assert p.E <= table.elements(p.threads)
             tier = next(t for t in table.tiers if N <= t.longest)
             assert (p.CL, p.R) == (tier.ctas, tier.rows) and p.K == 1
+
+
+def test_the_tables_keep_both_ways_to_fewer_barriers_per_row():
+    """bf16 rows of 8193..16384 (4096 x 16384): two rows of 16 warps per CTA, so each
+    barrier serves two rows, except LayerNorm (one row per CTA of 512 threads, where it
+    does not spill); f32 16384 is one row of 32 warps, and 16 warps of 32 f32 each is a
+    candidate of the search."""
+    softmax, layernorm = K.plan(4096, 16384, "bf16", "softmax"), K.plan(4096, 16384, "bf16", "layernorm")
+    assert (softmax.R, softmax.W, softmax.E, softmax.threads) == (2, 16, 32, 1024) and "two rows per CTA" in softmax.why
+    assert (layernorm.R, layernorm.W, layernorm.threads) == (1, 16, 512)
+    assert K.plan(4096, 8192, "bf16").R == 1 and K.plan(4096, 16385, "bf16").R == 1
+    assert ("warps R1 W16 E32 CL1" in [p.label() for p in candidates(16384, "f32")]
+            and K.plan(4096, 16384, "f32").label() == "warps R1 W32 E16 CL1")
+
+
+@pytest.mark.parametrize("N, dtype", [(16384, "f32"), (100003, "f32"), (524288, "bf16"), (777, "bf16")])
+def test_candidates_are_every_plan_that_holds_the_row(N, dtype):
+    found = candidates(N, dtype)
+    labels = [p.label() for p in found]
+    assert len(set(labels)) == len(labels) and K.plan(64, N, dtype).label() in labels
+    for p in found:
+        assert p.CH * p.CL >= N and p.E <= K.registers_table(dtype).elements(p.threads) and p.threads <= 1024
+    if N == 524288:
+        assert labels == ["cluster R1 W16 E64 CL16", "cluster R1 W32 E32 CL16"]
 
 
 def test_plan_says_why_and_rejects_what_it_cannot_do(capsys):

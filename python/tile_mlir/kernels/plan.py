@@ -48,7 +48,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import OptionError
 from ..vocab import DTYPE_BYTES, MAX_BLOCK_THREADS, MAX_CLUSTER_CTAS, MAX_VECTOR_BYTES, WARP_SIZE
 
-__all__ = ["DTYPES", "KERNELS", "KINDS", "TABLES", "RowPlan", "Table", "Tier", "max_elements", "plan",
+__all__ = ["DTYPES", "KERNELS", "KINDS", "TABLES", "RowPlan", "Table", "Tier", "candidates", "max_elements", "plan",
            "registers_table"]
 
 KERNELS = ("softmax", "rmsnorm", "layernorm", "logsumexp")
@@ -113,8 +113,24 @@ def registers_table(dtype: str, data_bytes: int = DATA_BYTES, max_warps: int = M
     return replace(t, tiers=tuple(tiers))
 
 
-# The default tables, from the registers; the benchmark's measured search replaces them.
-TABLES = {dtype: registers_table(dtype) for dtype in DTYPES}
+def _with(table: Table, *tiers: Tier) -> Table:
+    """``table`` with ``tiers`` added, each serving the rows up to its length that the
+    next tier would (a tier of the same length is replaced)."""
+    kept = [t for t in table.tiers if t.longest not in {n.longest for n in tiers}]
+    return replace(table, tiers=tuple(sorted([*kept, *tiers], key=lambda t: t.longest)))
+
+
+# bf16 rows of 8193..16384: two rows per CTA of 1024 threads (16 warps each, 32 bf16 per
+# thread), so that each barrier serves two rows; LayerNorm keeps one row per CTA of 512,
+# where its weight and bias tiles leave no spill (two rows spill 24 bytes).
+TWO_ROWS = Tier(16384, 1, 16, 2, "fits in 16 warps' registers (at most 16384 bf16 columns): two rows per CTA of"
+                                 " 1024 threads, each barrier serving both")
+
+# The plan tables, by dtype, and by (kernel, dtype) where a kernel differs: from the
+# registers today; the benchmark's measured search (``candidates``) is what should fill them.
+TABLES = {"f32": registers_table("f32"),
+          "bf16": _with(registers_table("bf16"), replace(registers_table("bf16").tiers[1], longest=8192), TWO_ROWS),
+          ("layernorm", "bf16"): registers_table("bf16")}
 
 
 @dataclass(frozen=True)
@@ -209,8 +225,8 @@ def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, ctas:
          warps: int | None = None, rows: int | None = None, vectors: int | None = None,
          table: Table | None = None) -> RowPlan:
     """The plan for an M x N matrix of ``dtype`` run by ``kernel`` (module docstring),
-    with why it was chosen: the first tier of ``table`` (default ``TABLES[dtype]``) that
-    holds N. ``ctas``, ``warps`` (per row), ``rows`` (per CTA) and ``vectors`` (16-byte
+    with why it was chosen: the first tier of ``table`` (default ``TABLES[kernel, dtype]``,
+    else ``TABLES[dtype]``) that holds N. ``ctas``, ``warps`` (per row), ``rows`` (per CTA) and ``vectors`` (16-byte
     vectors per thread) override the tier's, for tests and tuning; the plan must still
     hold the row within the table's register budget."""
     if dtype not in DTYPES:
@@ -219,7 +235,7 @@ def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, ctas:
         raise OptionError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     if M < 1 or N < 1:
         raise OptionError(f"the matrix must have at least one row and one column, got {M} x {N}")
-    table = table or TABLES[dtype]
+    table = table or TABLES.get((kernel, dtype), TABLES[dtype])
     if table.dtype != dtype:
         raise OptionError(f"the plan table is for {table.dtype}, not {dtype}")
     tier = next((t for t in table.tiers if N <= t.longest), None)
@@ -247,6 +263,22 @@ def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, ctas:
                           f" {budget}")
     why = (f"forced: {', '.join(f'{k} = {v}' for k, v in forced.items())}" if forced else f"N = {N} {tier.why}")
     return replace(p, why=why)
+
+
+def candidates(N: int, dtype: str = "f32", table: Table | None = None) -> list[RowPlan]:
+    """Every plan that holds a row of N within the register budget of ``table``: CTAs
+    per row, rows per CTA and warps per row, each a power of two, with the fewest vectors
+    that cover the row. What a measured search times to fill a table."""
+    table = table or registers_table(dtype)
+    found = []
+    for CL in (1, *CLUSTERS):
+        for R in (1, 2, 4):
+            for W in (1, 2, 4, 8, 16, 32):
+                try:
+                    found.append(plan(1, N, dtype, ctas=CL, rows=R, warps=W, table=table))
+                except OptionError:
+                    pass
+    return found
 
 
 def _warps(table: Table, share: int, R: int) -> int:
