@@ -25,9 +25,9 @@ softmax`` runs one on a random matrix and checks it against numpy.
 from __future__ import annotations
 
 from .library import SPECS, Compiled, compiled, kernel_text, run
-from .plan import KERNELS, TABLES, RowPlan, Table, Tier, plan, registers_table
+from .plan import KERNELS, TABLES, RowPlan, Table, Tier, candidates, plan, registers_table
 
-__all__ = ["KERNELS", "SPECS", "TABLES", "Compiled", "RowPlan", "Table", "Tier", "compiled", "kernel_text", "layer_norm",
+__all__ = ["KERNELS", "SPECS", "TABLES", "Compiled", "RowPlan", "Table", "Tier", "candidates", "compiled", "kernel_text", "layer_norm",
            "logsumexp", "plan", "registers_table", "rms_norm", "run", "softmax"]
 
 
