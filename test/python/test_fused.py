@@ -350,6 +350,21 @@ def test_compiled_binds_device_arrays_in_the_documented_order(fake, tmp_path, mo
         c.kernel.bind(c.grid, 256, *devices, 1e-6)
 
 
+def test_a_cluster_of_sixteen_launches_as_the_runtime_allows_it(fake, tmp_path, monkeypatch):
+    """A row of 262144 f32 is a cluster of 16 CTAs, which the kernel fixes
+    (.reqnctapercluster 16): the launch goes through cuLaunchKernelEx without a cluster
+    attribute, after the non-portable cluster size is allowed (fake CUDA driver)."""
+    monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
+    c = K.compiled("softmax", 2, 262144, "f32", backend="cuda")
+    assert (c.grid, c.block, c.plan.CL) == (32, 1024, 16)
+    x = np.zeros((2, 262144), np.float32)
+    fake.kernels["softmax"] = lambda p: None
+    c.kernel.bind(c.grid, c.block, DeviceArray(x, "<f4"), DeviceArray(x, "<f4"))()
+    assert fake.function_attributes[("softmax", "non-portable")] == 1
+    assert fake.launches[-1][:2] == ((32, 1, 1), (1024, 1, 1)) and fake.launches[-1][5] is None
+    assert "cuLaunchKernel" not in fake.calls
+
+
 def test_a_machine_without_mlir_finds_the_kernel_by_name(tmp_path, monkeypatch):
     """Where MLIR is, the text of a kernel made for the cache (remember=True, or compiled
     for the GPU) is remembered by name; where it is not, kernel_text reads it back, and
