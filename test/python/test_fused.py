@@ -229,6 +229,28 @@ def test_plan_says_why_and_rejects_what_it_cannot_do(capsys):
             call()
 
 
+@pytest.mark.parametrize("M, N, overrides", [(5, 1000, {}), (3, 997, {"table": SMALL["f32"]})], ids=["warp", "cluster"])
+def test_the_row_frame_serves_a_kernel_written_over_chunks(M, N, overrides):
+    """rows.py's steps as another kernel (the backward kernels) uses them: r.chunks with a
+    carried value walks this CTA's part of the row (one chunk: the plan holds the row),
+    r.reduce and r.store_row give the row's sum once, from the first CTA of a cluster."""
+    import tile_mlir
+    from tile_mlir.kernels.rows import row_kernel
+
+    p = K.plan(M, N, "f32", **overrides)
+    with row_kernel("row_sum", p, M, [("X", "rows"), ("S", "stat")]) as r:
+        k, x = r.k, r.tile()
+        for col, s0, s in r.chunks(x, "X", padding=0.0, carry=r.f32(0.0)):
+            for i, v, acc, s1 in r.vectors(x, carry=s0):
+                k.yield_(k.reduction("add", v, acc))
+            k.yield_(s1)
+        r.store_row("S", r.reduce(s, "sum"))
+    x = np.random.default_rng().standard_normal((M, N)).astype(np.float32)
+    got = np.full(M, np.nan, np.float32)
+    tile_mlir.compile(k.module, backend="interpreter").row_sum.launch(p.grid(M), p.threads, x, got)
+    np.testing.assert_allclose(got, x.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-4)
+
+
 def test_the_package_builds_kernels_and_templates_nothing():
     """Every kernel is built with tile_mlir.build (no string.Template anywhere in the
     package); its text has its gpu.func and the plan's block."""
