@@ -27,8 +27,8 @@ from __future__ import annotations
 from .library import SPECS, Compiled, compiled, kernel_text, run
 from .plan import KERNELS, TABLES, RowPlan, Table, Tier, candidates, plan, registers_table
 
-__all__ = ["KERNELS", "SPECS", "TABLES", "Compiled", "RowPlan", "Table", "Tier", "candidates", "compiled", "kernel_text", "layer_norm",
-           "logsumexp", "plan", "registers_table", "rms_norm", "run", "softmax"]
+__all__ = ["KERNELS", "SPECS", "TABLES", "Compiled", "RowPlan", "Table", "Tier", "candidates", "compiled", "kernel_text",
+           "layer_norm", "logsumexp", "plan", "registers_table", "rms_norm", "run", "softmax"]
 
 
 def softmax(x, *, backend: str = "auto"):

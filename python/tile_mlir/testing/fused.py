@@ -13,7 +13,8 @@ from .. import bf16
 INF, NAN = np.inf, np.nan
 
 # The kernels and shapes test/gpu/test_fused_gpu.py checks on the GPU (the benchmark's
-# shapes of issue 18: 64 x 262144 is a cluster of 16 CTAs per row in f32, 8 in bf16), and the default shape of ``python -m tile_mlir.kernels``, both
+# shapes of issue 18: 64 x 262144 is a cluster of 16 CTAs per row in f32, 8 in bf16),
+# and the default shape of ``python -m tile_mlir.kernels``, both
 # dtypes: ``python -m tile_mlir.testing.prepare`` compiles them ahead, for a GPU machine
 # without MLIR.
 KERNELS = ("softmax", "rmsnorm", "layernorm", "logsumexp")
