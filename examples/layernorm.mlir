@@ -34,12 +34,16 @@ module attributes {gpu.container_module} {
       %c0_8 = arith.constant 0 : index
       %2 = memref.load %alloca_0[%c0_8] : memref<1xf32, #gpu.address_space<private>>
       %3 = arith.divf %2, %cst : f32
+      %alloca_9 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+      %c0_10 = arith.constant 0 : index
+      memref.store %3, %alloca_9[%c0_10] : memref<1xf32, #gpu.address_space<private>>
+      "tile.copy"(%arg4, %alloca_9, %0) {exec_scope = "cta", layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">} : (memref<37xf32>, memref<1xf32, #gpu.address_space<private>>, index) -> ()
       %4 = vector.broadcast %3 : f32 to vector<4xf32>
       %5 = vector.broadcast %cst_4 : f32 to vector<4xf32>
-      %c0_9 = arith.constant 0 : index
+      %c0_11 = arith.constant 0 : index
       %c8 = arith.constant 8 : index
       %c1 = arith.constant 1 : index
-      %6 = scf.for %arg7 = %c0_9 to %c8 step %c1 iter_args(%arg8 = %cst_4) -> (f32) {
+      %6 = scf.for %arg7 = %c0_11 to %c8 step %c1 iter_args(%arg8 = %cst_4) -> (f32) {
         %c4_19 = arith.constant 4 : index
         %12 = arith.muli %arg7, %c4_19 : index
         %13 = vector.load %alloca_1[%12] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
@@ -63,21 +67,25 @@ module attributes {gpu.container_module} {
         %25 = vector.reduction <add>, %24, %arg8 : vector<4xf32> into f32
         scf.yield %25 : f32
       } {llvm.loop_annotation = #loop_annotation}
-      %c0_10 = arith.constant 0 : index
-      memref.store %6, %alloca[%c0_10] : memref<1xf32, #gpu.address_space<private>>
+      %c0_12 = arith.constant 0 : index
+      memref.store %6, %alloca[%c0_12] : memref<1xf32, #gpu.address_space<private>>
       "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
-      %c0_11 = arith.constant 0 : index
-      %7 = memref.load %alloca_0[%c0_11] : memref<1xf32, #gpu.address_space<private>>
+      %c0_13 = arith.constant 0 : index
+      %7 = memref.load %alloca_0[%c0_13] : memref<1xf32, #gpu.address_space<private>>
       %8 = arith.divf %7, %cst : f32
       %9 = arith.addf %8, %arg6 : f32
       %10 = math.rsqrt %9 : f32
+      %alloca_14 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+      %c0_15 = arith.constant 0 : index
+      memref.store %10, %alloca_14[%c0_15] : memref<1xf32, #gpu.address_space<private>>
+      "tile.copy"(%arg5, %alloca_14, %0) {exec_scope = "cta", layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">} : (memref<37xf32>, memref<1xf32, #gpu.address_space<private>>, index) -> ()
       %11 = vector.broadcast %10 : f32 to vector<4xf32>
       "tile.copy"(%alloca_2, %arg1, %c0) {exec_scope = "cta", layout = #tile.layout<"S[((8, 32, 4)) : ((4, 1@laneid, 1))] + R[4 : 1@warpid]">} : (memref<32xf32, #gpu.address_space<private>>, memref<1000xf32>, index) -> ()
       "tile.copy"(%alloca_3, %arg2, %c0) {exec_scope = "cta", layout = #tile.layout<"S[((8, 32, 4)) : ((4, 1@laneid, 1))] + R[4 : 1@warpid]">} : (memref<32xf32, #gpu.address_space<private>>, memref<1000xf32>, index) -> ()
-      %c0_12 = arith.constant 0 : index
-      %c32_13 = arith.constant 32 : index
-      %c4_14 = arith.constant 4 : index
-      scf.for %arg7 = %c0_12 to %c32_13 step %c4_14 {
+      %c0_16 = arith.constant 0 : index
+      %c32_17 = arith.constant 32 : index
+      %c4_18 = arith.constant 4 : index
+      scf.for %arg7 = %c0_16 to %c32_17 step %c4_18 {
         %12 = vector.load %alloca_1[%arg7] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
         %13 = vector.load %alloca_2[%arg7] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
         %14 = vector.load %alloca_3[%arg7] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
@@ -87,14 +95,6 @@ module attributes {gpu.container_module} {
         vector.store %17, %alloca_1[%arg7] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
       } {llvm.loop_annotation = #loop_annotation}
       "tile.copy"(%arg3, %alloca_1, %0, %c0) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<37x1000xf32>, memref<32xf32, #gpu.address_space<private>>, index, index) -> ()
-      %alloca_15 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
-      %c0_16 = arith.constant 0 : index
-      memref.store %3, %alloca_15[%c0_16] : memref<1xf32, #gpu.address_space<private>>
-      "tile.copy"(%arg4, %alloca_15, %0) {exec_scope = "cta", layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">} : (memref<37xf32>, memref<1xf32, #gpu.address_space<private>>, index) -> ()
-      %alloca_17 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
-      %c0_18 = arith.constant 0 : index
-      memref.store %10, %alloca_17[%c0_18] : memref<1xf32, #gpu.address_space<private>>
-      "tile.copy"(%arg5, %alloca_17, %0) {exec_scope = "cta", layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">} : (memref<37xf32>, memref<1xf32, #gpu.address_space<private>>, index) -> ()
       gpu.return
     }
   }

@@ -106,11 +106,13 @@ def layernorm(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
         for i, v, acc, s in r.vectors(x, carry=zero):
             k.yield_(k.reduction("add", v, acc))
         mean = arith.divf(r.reduce(s, "sum"), n)
+        r.store_row("MEAN", mean)
         center, none = r.splat(mean), r.splat(zero)
         for c, acc, d2 in k.range(p.C, carry=zero, unroll=True):
             d = arith.subf(k.cast(k.vload(x, arith.muli(c, k.index(V)), V), "f32"), center)
             k.yield_(k.reduction("add", arith.select(r.inside(c), arith.mulf(d, d), none), acc))
         rstd = math.rsqrt(arith.addf(arith.divf(r.reduce(d2, "sum"), n), k.args["eps"]))
+        r.store_row("RSTD", rstd)
         scale = r.splat(rstd)
         r.load_cols(w, "W")
         r.load_cols(b, "B")
@@ -118,8 +120,6 @@ def layernorm(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
             wv, bv = (k.cast(k.vload(t, i, V), "f32") for t in (w, b))
             r.put(x, i, math.fma(arith.mulf(arith.subf(v, center), scale), wv, bv))
         r.store("Y", x)
-        r.store_row("MEAN", mean)
-        r.store_row("RSTD", rstd)
     return k
 
 
