@@ -294,7 +294,7 @@ def test_ptx_has_vector_accesses_and_no_local_memory(name, M, N, dtype, tmp_path
     assert len(re.findall(r"bar\.sync", ptx)) == (0 if p.W == 1 else reductions)
     assert len(re.findall(r"barrier\.cluster\.arrive", ptx)) == (2 * reductions if p.CL > 1 else 0)
     assert len(re.findall(r"mapa\.shared::cluster", ptx)) == (p.CL * reductions if p.CL > 1 else 0)
-    assert (f".reqnctapercluster {p.CL}, 1, 1" in ptx) == (p.CL > 1)
+    assert (f".reqnctapercluster {p.CL}, 1, 1" in ptx) == (1 < p.CL <= 8)  # 16: given at the launch
     assert ".local" not in ptx
     if shutil.which("ptxas"):
         source = tmp_path / "k.ptx"
@@ -373,9 +373,10 @@ def test_compiled_binds_device_arrays_in_the_documented_order(fake, tmp_path, mo
 
 
 def test_a_cluster_of_sixteen_launches_as_the_runtime_allows_it(fake, tmp_path, monkeypatch):
-    """A row of 262144 f32 is a cluster of 16 CTAs, which the kernel fixes
-    (.reqnctapercluster 16): the launch goes through cuLaunchKernelEx without a cluster
-    attribute, after the non-portable cluster size is allowed (fake CUDA driver)."""
+    """A row of 262144 f32 is a cluster of 16 CTAs, a non-portable size, which the kernel
+    leaves to the launch: cuLaunchKernelEx with the cluster dimension, after the
+    non-portable cluster size is allowed (fake CUDA driver); a cluster of 4 is fixed in
+    the kernel and launches without the attribute."""
     monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
     c = K.compiled("softmax", 2, 262144, "f32", backend="cuda")
     assert (c.grid, c.block, c.plan.CL) == (32, 1024, 16)
@@ -383,8 +384,12 @@ def test_a_cluster_of_sixteen_launches_as_the_runtime_allows_it(fake, tmp_path, 
     fake.kernels["softmax"] = lambda p: None
     c.kernel.bind(c.grid, c.block, DeviceArray(x, "<f4"), DeviceArray(x, "<f4"))()
     assert fake.function_attributes[("softmax", "non-portable")] == 1
-    assert fake.launches[-1][:2] == ((32, 1, 1), (1024, 1, 1)) and fake.launches[-1][5] is None
+    assert fake.launches[-1][:2] == ((32, 1, 1), (1024, 1, 1)) and fake.launches[-1][5] == (16, 1, 1)
     assert "cuLaunchKernel" not in fake.calls
+    c = K.compiled("softmax", 2, 65536, "f32", backend="cuda")
+    x = np.zeros((2, 65536), np.float32)
+    c.kernel.bind(c.grid, c.block, DeviceArray(x, "<f4"), DeviceArray(x, "<f4"))()
+    assert fake.launches[-1][:2] == ((8, 1, 1), (1024, 1, 1)) and fake.launches[-1][5] is None
 
 
 def test_a_machine_without_mlir_finds_the_kernel_by_name(tmp_path, monkeypatch):

@@ -32,7 +32,7 @@ from mlir.dialects import arith
 
 from .. import build, ops
 from ..ir import ir
-from ..vocab import DEFAULT_CHIP, WARP_SIZE
+from ..vocab import DEFAULT_CHIP, MAX_PORTABLE_CLUSTER_CTAS, WARP_SIZE
 from .plan import RowPlan
 
 MAX_VECTOR_ALIGN = 16
@@ -49,10 +49,15 @@ def arg_types(p: RowPlan, M: int) -> dict[str, str]:
 
 @contextmanager
 def row_kernel(name: str, p: RowPlan, M: int, args, chip: str = DEFAULT_CHIP):
-    """A kernel ``name`` over M rows of plan ``p``; ``args``: (name, role) pairs."""
+    """A kernel ``name`` over M rows of plan ``p``; ``args``: (name, role) pairs. A
+    cluster of up to 8 CTAs is fixed in the kernel (``known_cluster_size``, PTX
+    ``.reqnctapercluster``); one of 16, a non-portable size, is given at the launch
+    (``cuLaunchKernelEx``'s cluster dimension, the way proven on the H200 at 16), as the
+    runtime does for a kernel whose cluster its layouts name."""
     types = arg_types(p, M)
     with build.kernel(name, [(n, types[role]) for n, role in args], chip=chip, known_block_size=p.threads,
-                      known_cluster_size=p.CL if p.CL > 1 else None, align=MAX_VECTOR_ALIGN) as k:
+                      known_cluster_size=p.CL if 1 < p.CL <= MAX_PORTABLE_CLUSTER_CTAS else None,
+                      align=MAX_VECTOR_ALIGN) as k:
         yield Rows(k, p)
 
 
