@@ -1,5 +1,5 @@
 // rmsnorm over the rows of a 37 x 1000 f32 matrix, as tile_mlir.kernels builds it with the plan
-// warp: 4 row(s) per CTA of 128 threads, 1 warp(s) per row, 32 elements per thread per chunk, 1 chunk(s) of 1024 columns.
+// warp: 4 row(s) per CTA of 128 threads, 1 warp(s) per row, 1 CTA(s) per row, 32 elements per thread (1024 columns).
 // Arguments: %arg0 = X, %arg1 = W, %arg2 = Y, %arg3 = RSTD, %arg4 = eps.
 // Written by python/tile_mlir/kernels/forward.py; regenerate with
 //   python -m tile_mlir.kernels rmsnorm --shape 37x1000 --dtype f32 --emit > examples/rmsnorm.mlir
@@ -11,71 +11,48 @@ module attributes {gpu.container_module} {
       %block_id_x = gpu.block_id  x
       %c4 = arith.constant 4 : index
       %0 = arith.muli %block_id_x, %c4 : index
+      %c0 = arith.constant 0 : index
       %alloca = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
       %alloca_0 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
       %alloca_1 = memref.alloca() : memref<32xf32, #gpu.address_space<private>>
       %alloca_2 = memref.alloca() : memref<32xf32, #gpu.address_space<private>>
+      "tile.copy"(%alloca_1, %arg0, %0, %c0) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<32xf32, #gpu.address_space<private>>, memref<37x1000xf32>, index, index) -> ()
       %cst = arith.constant 0.000000e+00 : f32
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      %c1_3 = arith.constant 1 : index
-      %1 = scf.for %arg5 = %c0 to %c1 step %c1_3 iter_args(%arg6 = %cst) -> (f32) {
-        %c1024 = arith.constant 1024 : index
-        %7 = arith.muli %arg5, %c1024 : index
-        "tile.copy"(%alloca_1, %arg0, %0, %7) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<32xf32, #gpu.address_space<private>>, memref<37x1000xf32>, index, index) -> ()
-        %c0_12 = arith.constant 0 : index
-        %c32 = arith.constant 32 : index
-        %c4_13 = arith.constant 4 : index
-        %8 = scf.for %arg7 = %c0_12 to %c32 step %c4_13 iter_args(%arg8 = %arg6) -> (f32) {
-          %9 = vector.load %alloca_1[%arg7] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
-          %10 = arith.mulf %9, %9 : vector<4xf32>
-          %11 = vector.reduction <add>, %10, %arg8 : vector<4xf32> into f32
-          scf.yield %11 : f32
-        } {llvm.loop_annotation = #loop_annotation}
-        scf.yield %8 : f32
-      }
-      %c0_4 = arith.constant 0 : index
-      memref.store %1, %alloca[%c0_4] : memref<1xf32, #gpu.address_space<private>>
-      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+      %c0_3 = arith.constant 0 : index
+      %c32 = arith.constant 32 : index
+      %c4_4 = arith.constant 4 : index
+      %1 = scf.for %arg5 = %c0_3 to %c32 step %c4_4 iter_args(%arg6 = %cst) -> (f32) {
+        %7 = vector.load %alloca_1[%arg5] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+        %8 = arith.mulf %7, %7 : vector<4xf32>
+        %9 = vector.reduction <add>, %8, %arg6 : vector<4xf32> into f32
+        scf.yield %9 : f32
+      } {llvm.loop_annotation = #loop_annotation}
       %c0_5 = arith.constant 0 : index
-      %2 = memref.load %alloca_0[%c0_5] : memref<1xf32, #gpu.address_space<private>>
-      %cst_6 = arith.constant 1.000000e+03 : f32
-      %3 = arith.divf %2, %cst_6 : f32
+      memref.store %1, %alloca[%c0_5] : memref<1xf32, #gpu.address_space<private>>
+      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+      %c0_6 = arith.constant 0 : index
+      %2 = memref.load %alloca_0[%c0_6] : memref<1xf32, #gpu.address_space<private>>
+      %cst_7 = arith.constant 1.000000e+03 : f32
+      %3 = arith.divf %2, %cst_7 : f32
       %4 = arith.addf %3, %arg4 : f32
       %5 = math.rsqrt %4 : f32
-      %alloca_7 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
-      %c0_8 = arith.constant 0 : index
-      memref.store %5, %alloca_7[%c0_8] : memref<1xf32, #gpu.address_space<private>>
-      "tile.copy"(%arg3, %alloca_7, %0) {exec_scope = "cta", layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">} : (memref<37xf32>, memref<1xf32, #gpu.address_space<private>>, index) -> ()
-      %6 = vector.broadcast %5 : f32 to vector<4xf32>
+      %alloca_8 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
       %c0_9 = arith.constant 0 : index
-      %c1_10 = arith.constant 1 : index
-      %c1_11 = arith.constant 1 : index
-      scf.for %arg5 = %c0_9 to %c1_10 step %c1_11 {
-        %c1_12 = arith.constant 1 : index
-        %7 = arith.subi %c1_12, %arg5 : index
-        %c1_13 = arith.constant 1 : index
-        %8 = arith.subi %7, %c1_13 : index
-        %c1024 = arith.constant 1024 : index
-        %9 = arith.muli %8, %c1024 : index
-        %c0_14 = arith.constant 0 : index
-        %10 = arith.cmpi ne, %arg5, %c0_14 : index
-        scf.if %10 {
-          "tile.copy"(%alloca_1, %arg0, %0, %9) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<32xf32, #gpu.address_space<private>>, memref<37x1000xf32>, index, index) -> ()
-        }
-        "tile.copy"(%alloca_2, %arg1, %9) {exec_scope = "cta", layout = #tile.layout<"S[((8, 32, 4)) : ((4, 1@laneid, 1))] + R[4 : 1@warpid]">} : (memref<32xf32, #gpu.address_space<private>>, memref<1000xf32>, index) -> ()
-        %c0_15 = arith.constant 0 : index
-        %c32 = arith.constant 32 : index
-        %c4_16 = arith.constant 4 : index
-        scf.for %arg6 = %c0_15 to %c32 step %c4_16 {
-          %11 = vector.load %alloca_1[%arg6] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
-          %12 = vector.load %alloca_2[%arg6] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
-          %13 = arith.mulf %11, %6 : vector<4xf32>
-          %14 = arith.mulf %13, %12 : vector<4xf32>
-          vector.store %14, %alloca_1[%arg6] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
-        } {llvm.loop_annotation = #loop_annotation}
-        "tile.copy"(%arg2, %alloca_1, %0, %9) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<37x1000xf32>, memref<32xf32, #gpu.address_space<private>>, index, index) -> ()
-      }
+      memref.store %5, %alloca_8[%c0_9] : memref<1xf32, #gpu.address_space<private>>
+      "tile.copy"(%arg3, %alloca_8, %0) {exec_scope = "cta", layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">} : (memref<37xf32>, memref<1xf32, #gpu.address_space<private>>, index) -> ()
+      %6 = vector.broadcast %5 : f32 to vector<4xf32>
+      "tile.copy"(%alloca_2, %arg1, %c0) {exec_scope = "cta", layout = #tile.layout<"S[((8, 32, 4)) : ((4, 1@laneid, 1))] + R[4 : 1@warpid]">} : (memref<32xf32, #gpu.address_space<private>>, memref<1000xf32>, index) -> ()
+      %c0_10 = arith.constant 0 : index
+      %c32_11 = arith.constant 32 : index
+      %c4_12 = arith.constant 4 : index
+      scf.for %arg5 = %c0_10 to %c32_11 step %c4_12 {
+        %7 = vector.load %alloca_1[%arg5] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+        %8 = vector.load %alloca_2[%arg5] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+        %9 = arith.mulf %7, %6 : vector<4xf32>
+        %10 = arith.mulf %9, %8 : vector<4xf32>
+        vector.store %10, %alloca_1[%arg5] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+      } {llvm.loop_annotation = #loop_annotation}
+      "tile.copy"(%arg2, %alloca_1, %0, %c0) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<37x1000xf32>, memref<32xf32, #gpu.address_space<private>>, index, index) -> ()
       gpu.return
     }
   }

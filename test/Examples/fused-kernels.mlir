@@ -24,16 +24,26 @@
 // WARPS-COUNT-4: st.global.v4.b32
 // WARPS:         ret;
 //
-// Online (f32, N = 40000: 32 warps, 3 chunks), the output pass loading the chunks again:
+// A cluster of 4 CTAs per row (f32, N = 40000: 32 warps per CTA, 3 vectors of 4 per
+// thread): x read once, then per reduction one barrier in the CTA and one exchange of the
+// 4 CTAs' partials through distributed shared memory between two cluster barriers; the
+// weight loaded once, the row stored once:
 // RUN: %python -c "from tile_mlir.kernels import kernel_text; print(kernel_text('rmsnorm', 8, 40000, 'f32'))" > %t.rmsnorm.mlir
-// RUN: tile-opt %t.rmsnorm.mlir --tile-to-ptx | FileCheck %s --check-prefix=ONLINE --implicit-check-not=.local --implicit-check-not=ld.global.b
-// ONLINE-LABEL: .entry rmsnorm(
-// ONLINE-COUNT-4: ld.global.v4.b32
-// ONLINE:         bar.sync 0;
-// ONLINE-NOT:     bar.sync
-// ONLINE:         ld.global.v4.b32
-// ONLINE:         st.global.v4.b32
-// ONLINE:         ret;
+// RUN: tile-opt %t.rmsnorm.mlir --tile-to-ptx | FileCheck %s --check-prefix=CLUSTER --implicit-check-not=.local --implicit-check-not=ld.global.b
+// CLUSTER-LABEL: .entry rmsnorm(
+// CLUSTER:         .reqnctapercluster 4, 1, 1
+// CLUSTER-COUNT-3: ld.global.v4.b32
+// CLUSTER:         bar.sync 0;
+// CLUSTER:         barrier.cluster.arrive;
+// CLUSTER-NEXT:    barrier.cluster.wait;
+// CLUSTER-COUNT-4: ld.shared::cluster.b32
+// CLUSTER:         barrier.cluster.arrive;
+// CLUSTER-NEXT:    barrier.cluster.wait;
+// CLUSTER-NOT:     bar.sync
+// CLUSTER-NOT:     barrier.cluster
+// CLUSTER-COUNT-3: ld.global.v4.b32
+// CLUSTER-COUNT-3: st.global.v4.b32
+// CLUSTER:         ret;
 //
 // The examples, as written (37 x 1000 f32: one warp per row):
 // RUN: tile-opt %S/../../examples/softmax.mlir --tile-to-ptx | FileCheck %s --check-prefix=WARP

@@ -1,6 +1,7 @@
 """The fused row kernels (tile_mlir.kernels: softmax, rmsnorm, layernorm, logsumexp) on
-the GPU, on the shapes of issue 10 (16384x1024, 4096x4096, 4096x16384, 1024x65536) and
-one with N = 1000, f32 and bf16: every output (the rows, and the per-row mean and rstd of
+the GPU, on the benchmark's shapes (16384x1024, 4096x4096, 4096x16384, 1024x65536,
+16384x1000 and 64x262144: every kind of plan, one warp, several, a cluster of 2, 4, 8 or
+16 CTAs per row), f32 and bf16: every output (the rows, and the per-row mean and rstd of
 the norms) checked against torch in float64 (numpy in float64 without torch), with the
 special-value rows of test/python/test_fused.py in the first rows.
 
@@ -8,7 +9,7 @@ With torch, the inputs are CUDA tensors, passed to the kernel by pointer (the ze
 path); without it, numpy arrays (copied in and out). The kernels come from the compile
 cache that ``python -m tile_mlir.testing.prepare`` fills (``testing.fused.GPU_CASES``);
 see conftest.py for the commands. ``TILE_MLIR_CONFORMANCE_BACKEND=interpreter`` runs the
-first CTA of each in the CPU interpreter instead.
+first CTA (the first cluster) of each in the CPU interpreter instead.
 """
 
 import os
@@ -80,11 +81,11 @@ def test_fused_kernel(name, M, N, dtype, seed):
     x, params, labels = inputs(name, M, N, dtype, seed)
     eps = {"eps": spec.eps} if spec.eps is not None else {}
     formula = lambda rows, *ps: REFERENCES[name](*(as_f64(a) for a in (rows, *ps)), **eps)  # noqa: E731
-    if BACKEND != "cuda":  # the interpreter: the first CTA only
+    if BACKEND != "cuda":  # the interpreter: the first CTA (or cluster) only
         c = K.compiled(name, M, N, dtype, backend=BACKEND)
         outs = [np.full((M, N) if role == "rows" else (M,), np.nan, np.float32) if role == "stat" or dtype == "f32"
                 else np.full((M, N) if role == "rows" else (M,), 0xFFFF, np.uint16) for _, role in spec.outputs]
-        c.kernel.launch(1, c.block, x, *params, *outs, *eps.values())
+        c.kernel.launch(c.plan.CL, c.block, x, *params, *outs, *eps.values())
         rows = c.plan.R
         refs = formula(x[:rows], *params)
         outs = [o[:rows] for o in outs]

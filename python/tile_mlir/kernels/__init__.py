@@ -24,8 +24,9 @@ sums over the rows, deterministic: partial rows from a persistent grid of ``ctas
 then a sum over them in a fixed order (docs/training-kernels.md).
 
 The kernels are written with the builder (``tile_mlir.kernels.forward``, over the row
-frame of ``tile_mlir.kernels.rows``); ``plan`` says how a row is spread over threads and
-why (``tile_mlir.kernels.plan``); ``compiled`` and ``kernel_text`` give one kernel for
+frame of ``tile_mlir.kernels.rows``); ``plan`` says how a row is spread over threads (and a
+cluster's CTAs) and why, from a plan table (``TABLES``, ``Table``, ``Tier``:
+``tile_mlir.kernels.plan``); ``compiled`` and ``kernel_text`` give one kernel for
 benchmarks and tools (``tile_mlir.kernels.library``). ``python -m tile_mlir.kernels
 softmax`` runs one on a random matrix and checks it against numpy.
 """
@@ -33,12 +34,13 @@ softmax`` runs one on a random matrix and checks it against numpy.
 from __future__ import annotations
 
 from .library import SPECS, Compiled, compiled, kernel_text, run
-from .plan import KERNELS, RowPlan, plan
+from .plan import KERNELS, TABLES, RowPlan, Table, Tier, candidates, plan, registers_table
 from .training import BACKWARD, compiled_backward, run_backward, text_backward
 
-__all__ = ["BACKWARD", "KERNELS", "SPECS", "Compiled", "RowPlan", "compiled", "compiled_backward", "kernel_text",
-           "layer_norm", "layer_norm_backward", "logsumexp", "logsumexp_backward", "plan", "rms_norm",
-           "rms_norm_backward", "run", "run_backward", "softmax", "softmax_backward", "text_backward"]
+__all__ = ["BACKWARD", "KERNELS", "SPECS", "TABLES", "Compiled", "RowPlan", "Table", "Tier", "candidates", "compiled",
+           "compiled_backward", "kernel_text", "layer_norm", "layer_norm_backward", "logsumexp", "logsumexp_backward",
+           "plan", "registers_table", "rms_norm", "rms_norm_backward", "run", "run_backward", "softmax",
+           "softmax_backward", "text_backward"]
 
 
 def softmax(x, *, backend: str = "auto"):

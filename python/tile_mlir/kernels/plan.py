@@ -1,32 +1,41 @@
 """The row plan: how a fused kernel spreads the rows of an M x N matrix over threads.
 
-A ``RowPlan`` says, for one row length N and dtype:
+Every plan keeps the whole row on chip, so each element of x is read from HBM once. A
+``RowPlan`` says, for one row length N and dtype:
 
 * the threads of a CTA (``threads``): ``rows_per_cta`` rows of ``warps_per_row`` warps;
-* the CTAs of a row (``ctas_per_row``: 1 today; a thread-block cluster later);
+* the CTAs of a row (``ctas_per_row``): 1, or a thread-block cluster of 2..16 CTAs, CTA
+  ``rank`` holding the row's columns from ``rank * CH``;
 * the vector width (``vector_bytes``: 16, one ``ld.global.v4.b32``, so V = 4 f32 or 8
   bf16 elements);
-* where the row lives (``row_in``: ``registers``): each thread keeps E = C·V elements of
-  a *chunk* of CH = 32·W·E columns, C vectors of V, and a row is K chunks.
+* where the row lives (``row_in``: ``registers``): each thread keeps E = C·V elements, C
+  vectors of V, so a CTA holds CH = 32·W·E columns of its row and a row CL·CH.
 
-Three kinds of plan (``kind``), each a way to hold the row:
+Three kinds of plan (``kind``):
 
-* ``warp``: one warp per row (W = 1), 4 rows per CTA, for rows that fit in one warp's
-  registers (N <= 32·E_MAX: 1024 f32, 2048 bf16): the reductions are lane butterflies;
-* ``warps``: W = 2..32 warps per row, one row per CTA, the row in the CTA's registers
-  (N <= 16384 f32, 32768 bf16), each reduction a cta-scope ``tile.reduce`` (one barrier);
-* ``online``: longer rows: 32 warps per row and K >= 2 chunks; each thread keeps running
-  statistics, and every later pass reads the row again, starting with the chunk still
-  in registers.
+* ``warp``: one warp per row, 4 rows per CTA: the reductions are lane butterflies;
+* ``warps``: W = 2..32 warps per row in one CTA (R rows per CTA): each reduction a
+  cta-scope ``tile.reduce`` (one barrier, shared by the CTA's R rows);
+* ``cluster``: a row over a cluster of CL = 2..16 CTAs: each reduction a cluster-scope
+  ``tile.reduce`` (the CTA's barrier, then one exchange of the CTAs' partials through
+  distributed shared memory between two cluster barriers).
 
-E_MAX, the elements a thread keeps, is 32 registers of data: 32 f32 or 64 bf16 (two to a
-register), and half that with 32 warps, where a cta reduction's 32 partials need
-registers of their own beside the tile in the 64 a thread of a 1024-thread CTA has.
+**The plan table** (``Table``): tiers, each the longest row it serves and how (CTAs,
+warps, rows per CTA; warps ``None``: the rule below); ``plan`` takes the first tier that
+holds N. ``registers_table`` derives the default from the registers; a measured table
+can replace it (``plan(..., table=)``), and tests scale it down (``data_bytes``,
+``max_warps``) so that a cluster of 16 shows up at a few thousand columns.
 
-``plan(M, N, dtype, kernel)`` chooses one and says why (``RowPlan.why``; ``print`` a plan
-to read both). The plan does not depend on M (the grid does: ``grid(M)``), nor yet on
-the kernel: the four kernels share it. ``python -m tile_mlir.kernels.plan M N [dtype
-[kernel]]`` prints the plan of a shape.
+E_MAX, the elements a thread keeps, is ``data_bytes`` (128: 32 registers, 32 f32 or 64
+bf16) of them, and half that in a CTA of 1024 threads, where a thread has 64 registers
+and a cta reduction's 32 partials need registers of their own. The rule for W (a tier's
+warps ``None``): the power of two that gives each thread about half of E_MAX, then more
+warps until the CTA's share of the row fits. C is the fewest vectors that cover the row
+(the masked tail: at most one vector per thread beyond an even split).
+
+``plan(M, N, dtype, kernel)`` chooses and says why (``RowPlan.why``; ``print`` a plan to
+read both). The plan does not depend on M (the grid does: ``grid(M)``), nor yet on the
+kernel. ``python -m tile_mlir.kernels.plan M N [dtype [kernel]]`` prints a shape's plan.
 """
 
 from __future__ import annotations
@@ -34,51 +43,121 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import OptionError
-from ..vocab import DTYPE_BYTES, MAX_BLOCK_THREADS, MAX_VECTOR_BYTES, WARP_SIZE
+from ..vocab import DTYPE_BYTES, MAX_BLOCK_THREADS, MAX_CLUSTER_CTAS, MAX_VECTOR_BYTES, WARP_SIZE
 
-__all__ = ["DTYPES", "KERNELS", "KINDS", "RowPlan", "max_elements", "plan"]
+__all__ = ["DTYPES", "KERNELS", "KINDS", "TABLES", "RowPlan", "Table", "Tier", "candidates", "max_elements", "plan",
+           "registers_table"]
 
 KERNELS = ("softmax", "rmsnorm", "layernorm", "logsumexp")
 DTYPES = ("f32", "bf16")
-KINDS = ("warp", "warps", "online")
+KINDS = ("warp", "warps", "cluster")
 MAX_WARPS = MAX_BLOCK_THREADS // WARP_SIZE  # 32: the largest CTA
 ROWS_PER_CTA = 4  # the warp plan: 4 rows (warps) per CTA
-DATA_BYTES = 128  # a thread keeps 32 registers of its row (64 bytes with 32 warps)
+DATA_BYTES = 128  # a thread keeps 32 registers of its row (64 bytes in a CTA of 1024 threads)
+CLUSTERS = (2, 4, 8, 16)
 
 
-def max_elements(dtype: str, warps: int) -> int:
-    """E_MAX: the elements of a row one thread keeps in registers, for ``warps`` per row."""
-    return (DATA_BYTES if warps < MAX_WARPS else DATA_BYTES // 2) // DTYPE_BYTES[dtype]
+def max_elements(dtype: str, threads: int, data_bytes: int = DATA_BYTES) -> int:
+    """E_MAX: the elements of a row one thread of a CTA of ``threads`` keeps in registers."""
+    return (data_bytes if threads < MAX_BLOCK_THREADS else data_bytes // 2) // DTYPE_BYTES[dtype]
+
+
+@dataclass(frozen=True)
+class Tier:
+    """One line of the plan table: rows of up to ``longest`` columns get ``ctas`` CTAs per
+    row, ``warps`` warps per row (None: the rule of the module docstring) and ``rows``
+    rows per CTA; ``why`` is what ``plan`` says of it."""
+
+    longest: int
+    ctas: int = 1
+    warps: int | None = None
+    rows: int = 1
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    """The tiers of one dtype, shortest rows first, and the register budget they assume:
+    ``data_bytes`` of row per thread (halved in a CTA of 1024 threads), at most
+    ``max_warps`` warps per CTA."""
+
+    dtype: str
+    tiers: tuple[Tier, ...]
+    data_bytes: int = DATA_BYTES
+    max_warps: int = MAX_WARPS
+
+    def elements(self, threads: int) -> int:
+        return max_elements(self.dtype, threads, self.data_bytes)
+
+    @property
+    def longest(self) -> int:
+        return self.tiers[-1].longest
+
+
+def registers_table(dtype: str, data_bytes: int = DATA_BYTES, max_warps: int = MAX_WARPS) -> Table:
+    """The plan table the registers give: one warp per row while a warp holds the row,
+    one CTA of up to ``max_warps`` warps while it does, then clusters of 2, 4, 8, 16."""
+    t, R = Table(dtype, (), data_bytes, max_warps), min(ROWS_PER_CTA, max_warps)
+    warp, cta = WARP_SIZE * t.elements(WARP_SIZE * R), WARP_SIZE * max_warps * t.elements(WARP_SIZE * max_warps)
+    tiers = [Tier(warp, 1, 1, R, f"fits in one warp's registers (at most {warp} {dtype} columns):"
+                                 f" no barrier, {R} rows per CTA"),
+             Tier(cta, 1, None, 1, f"fits in one CTA's registers (at most {cta} {dtype} columns):"
+                                   " one barrier per reduction")]
+    tiers += [Tier(c * cta, c, None, 1, f"fits in the registers of a cluster of {c} CTAs (at most {c * cta}"
+                                        f" {dtype} columns): per reduction, a barrier in each CTA and one"
+                                        " exchange of their partials through distributed shared memory")
+              for c in CLUSTERS]
+    return replace(t, tiers=tuple(tiers))
+
+
+def _with(table: Table, *tiers: Tier) -> Table:
+    """``table`` with ``tiers`` added, each serving the rows up to its length that the
+    next tier would (a tier of the same length is replaced)."""
+    kept = [t for t in table.tiers if t.longest not in {n.longest for n in tiers}]
+    return replace(table, tiers=tuple(sorted([*kept, *tiers], key=lambda t: t.longest)))
+
+
+# bf16 rows of 8193..16384: two rows per CTA of 1024 threads (16 warps each, 32 bf16 per
+# thread), so that each barrier serves two rows; LayerNorm keeps one row per CTA of 512,
+# where its weight and bias tiles leave no spill (two rows spill 24 bytes).
+TWO_ROWS = Tier(16384, 1, 16, 2, "fits in 16 warps' registers (at most 16384 bf16 columns): two rows per CTA of"
+                                 " 1024 threads, each barrier serving both")
+
+# The plan tables, by dtype, and by (kernel, dtype) where a kernel differs: from the
+# registers today; the benchmark's measured search (``candidates``) is what should fill them.
+TABLES = {"f32": registers_table("f32"),
+          "bf16": _with(registers_table("bf16"), replace(registers_table("bf16").tiers[1], longest=8192), TWO_ROWS),
+          ("layernorm", "bf16"): registers_table("bf16")}
 
 
 @dataclass(frozen=True)
 class RowPlan:
     """How a kernel spreads rows of N elements of ``dtype`` (module docstring): R rows
-    per CTA, W warps per row, C vectors of V elements per thread per chunk (E = C·V), K
-    chunks of CH columns per row. ``why`` says why ``plan`` chose it."""
+    per CTA, W warps per row, CL CTAs per row, C vectors of V elements per thread
+    (E = C·V). ``why`` says why ``plan`` chose it."""
 
     N: int
     dtype: str  # "f32" | "bf16"
     rows_per_cta: int  # R
     warps_per_row: int  # W
     vectors: int  # C
-    chunks: int  # K
-    ctas_per_row: int = 1
+    ctas_per_row: int = 1  # CL
     vector_bytes: int = MAX_VECTOR_BYTES
     row_in: str = "registers"
     why: str = field(default="", compare=False)
 
     @property
     def kind(self) -> str:
-        return "online" if self.chunks > 1 else ("warp" if self.warps_per_row == 1 else "warps")
+        return "cluster" if self.ctas_per_row > 1 else ("warp" if self.warps_per_row == 1 else "warps")
 
     R = property(lambda self: self.rows_per_cta)
     W = property(lambda self: self.warps_per_row)
     C = property(lambda self: self.vectors)
-    K = property(lambda self: self.chunks)
+    CL = property(lambda self: self.ctas_per_row)
+    K = property(lambda self: 1)  # chunks per CTA: the row is held whole
 
     @property
     def V(self) -> int:
@@ -87,12 +166,12 @@ class RowPlan:
 
     @property
     def E(self) -> int:
-        """Elements per thread per chunk."""
+        """Elements per thread."""
         return self.C * self.V
 
     @property
     def CH(self) -> int:
-        """Columns per chunk."""
+        """Columns per CTA (the CTA of rank r holds columns r·CH .. (r + 1)·CH - 1)."""
         return WARP_SIZE * self.W * self.E
 
     @property
@@ -102,89 +181,118 @@ class RowPlan:
 
     def grid(self, M: int) -> int:
         """CTAs for M rows."""
-        return -(-M // self.R) * self.ctas_per_row
+        return -(-M // self.R) * self.CL
 
     def label(self) -> str:
-        """The plan in a few characters: ``warps W8 E16 K1``."""
-        return f"{self.kind} R{self.R} W{self.W} E{self.E} K{self.K}"
+        """The plan in a few characters: ``cluster R1 W32 E16 CL4``."""
+        return f"{self.kind} R{self.R} W{self.W} E{self.E} CL{self.CL}"
 
     def describe(self) -> str:
         return (f"{self.kind}: {self.R} row(s) per CTA of {self.threads} threads, {self.W} warp(s) per row,"
-                f" {self.E} elements per thread per chunk, {self.K} chunk(s) of {self.CH} columns")
+                f" {self.CL} CTA(s) per row, {self.E} elements per thread ({self.CH * self.CL} columns)")
 
     def __str__(self) -> str:
         return f"{self.describe()}\n  why: {self.why}" if self.why else self.describe()
 
     def layouts(self) -> dict[str, str]:
-        """The tile layouts: ROWS (a chunk of R rows, cta scope), WEIGHTS (a chunk of a
-        weight vector, the same columns, replicated over the R rows), PARTIALS (one value
-        per thread, the W·32 of a row along dim 1) and RESULT (one value per row, held by
-        each of the row's threads)."""
-        R, W, C, V = self.R, self.W, self.C, self.V
+        """The tile layouts: ROWS (a CTA's part of R rows, cta scope), WEIGHTS (the same
+        columns of a weight vector, replicated over the R rows), PARTIALS (one value per
+        thread, the CL·W·32 of a row along dim 1; cluster scope with CL > 1), RESULT (one
+        value per row, held by each of the row's threads) and ROW (RESULT as one CTA
+        sees it: what a CTA stores)."""
+        R, W, C, V, CL = self.R, self.W, self.C, self.V, self.CL
         warps = [(W, "1@warpid")] if W > 1 else []
+        ctas = [(CL, "1@cta_in_cluster")] if CL > 1 else []
         cols = ([(C, f"{V}")] if C > 1 else []) + warps + [(WARP_SIZE, "1@laneid"), (V, "1")]
-        threads = warps + [(WARP_SIZE, "1@laneid")]
-        lanes = [(WARP_SIZE, "1@laneid")] + warps
         row = f"{W}@warpid" if R > 1 else "1"
 
         def modes(iters):
             return f"({', '.join(str(e) for e, _ in iters)})", f"({', '.join(s for _, s in iters)})"
 
-        (ce, cs), (te, ts), (le, ls) = modes(cols), modes(threads), modes(lanes)
+        lane = [(WARP_SIZE, "1@laneid")]
+        (ce, cs), (te, ts) = modes(cols), modes(ctas + warps + lane)
+        (le, ls), (oe, os_) = modes(lane + warps + ctas), modes(lane + warps)
         return {
             "ROWS": f"S[({R}, {ce}) : ({row}, {cs})]",
             "WEIGHTS": f"S[({ce}) : ({cs})]" + (f" + R[{R} : {W}@warpid]" if R > 1 else ""),
             "PARTIALS": f"S[({R}, {te}) : ({row}, {ts})]",
             "RESULT": f"S[{R} : {row}] + R[{le} : {ls}]",
+            "ROW": f"S[{R} : {row}] + R[{oe} : {os_}]",
         }
 
 
-def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, warps: int | None = None,
-         vectors: int | None = None) -> RowPlan:
+def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, ctas: int | None = None,
+         warps: int | None = None, rows: int | None = None, vectors: int | None = None,
+         table: Table | None = None) -> RowPlan:
     """The plan for an M x N matrix of ``dtype`` run by ``kernel`` (module docstring),
-    with why it was chosen. ``warps`` (per row) and ``vectors`` (16-byte vectors per
-    thread per chunk) override the choice, for tests and tuning; the row is then as many
-    chunks as it takes."""
+    with why it was chosen: the first tier of ``table`` (default ``TABLES[kernel, dtype]``,
+    else ``TABLES[dtype]``) that holds N. ``ctas``, ``warps`` (per row), ``rows`` (per CTA) and ``vectors`` (16-byte
+    vectors per thread) override the tier's, for tests and tuning; the plan must still
+    hold the row within the table's register budget."""
     if dtype not in DTYPES:
         raise OptionError(f"dtype must be f32 or bf16, got {dtype!r}")
     if kernel is not None and kernel not in KERNELS:
         raise OptionError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     if M < 1 or N < 1:
         raise OptionError(f"the matrix must have at least one row and one column, got {M} x {N}")
-    V = MAX_VECTOR_BYTES // DTYPE_BYTES[dtype]
-    one_warp, cta = WARP_SIZE * max_elements(dtype, 1), MAX_BLOCK_THREADS * max_elements(dtype, MAX_WARPS)
-    if warps is not None:
-        why = f"forced: {warps} warp(s) per row" + (f", {vectors} vector(s) per thread" if vectors else "")
-    elif N <= one_warp:
-        warps, why = 1, (f"N = {N} fits in one warp's registers (at most {one_warp} {dtype} columns,"
-                         f" {max_elements(dtype, 1)} per thread): no barrier, 4 rows per CTA")
-    elif N <= cta:  # half the budget per thread where the row allows it: more warps, shorter chains
-        warps = min(MAX_WARPS, _pow2(-(-N // (WARP_SIZE * max_elements(dtype, 2) // 2))))
-        if N > WARP_SIZE * warps * max_elements(dtype, warps):
-            warps = MAX_WARPS
-        why = (f"N = {N} is more than one warp holds ({one_warp}) and fits in one CTA's registers"
-               f" (at most {cta}): {warps} warps give each thread about half its budget of"
-               f" {max_elements(dtype, 2)} elements; one barrier per reduction")
-    else:
-        warps = MAX_WARPS
-        why = (f"N = {N} is more than one CTA's registers hold ({cta} {dtype} columns): chunks of {cta},"
-               f" running statistics per thread, and each later pass reads the row again")
-    if warps not in (1, 2, 4, 8, 16, 32):
-        raise OptionError(f"warps per row must be a power of two up to {MAX_WARPS}, got {warps}")
-    if vectors is None:
-        vectors = min(max_elements(dtype, warps), _round_up(-(-N // (WARP_SIZE * warps)), V)) // V
-    if vectors < 1:
+    table = table or TABLES.get((kernel, dtype), TABLES[dtype])
+    if table.dtype != dtype:
+        raise OptionError(f"the plan table is for {table.dtype}, not {dtype}")
+    tier = next((t for t in table.tiers if N <= t.longest), None)
+    if tier is None:
+        raise OptionError(f"N = {N} is longer than the longest row the plan table holds on chip ({table.longest}"
+                          f" {dtype} columns: {table.tiers[-1].ctas} CTAs' registers)")
+    forced = {k: v for k, v in (("ctas", ctas), ("warps", warps), ("rows", rows), ("vectors", vectors)) if v}
+    for name, value in (("ctas", ctas), ("warps", warps), ("rows", rows)):
+        if value is not None and (value < 1 or value & (value - 1)):
+            raise OptionError(f"{name} must be a power of two, got {value}")
+    if vectors is not None and vectors < 1:
         raise OptionError(f"vectors per thread must be at least 1, got {vectors}")
-    chunks = -(-N // (WARP_SIZE * warps * V * vectors))
-    return RowPlan(N, dtype, ROWS_PER_CTA if warps == 1 else 1, warps, vectors, chunks, why=why)
+    CL, R = ctas or tier.ctas, rows or tier.rows
+    W = warps or tier.warps or _warps(table, -(-N // CL), R)
+    if CL > MAX_CLUSTER_CTAS or R * W > table.max_warps:
+        raise OptionError(f"a plan has at most {MAX_CLUSTER_CTAS} CTAs per row and {table.max_warps} warps per CTA,"
+                          f" got {CL} CTA(s) of {R} row(s) of {W} warp(s)")
+    V = MAX_VECTOR_BYTES // DTYPE_BYTES[dtype]
+    C = vectors or -(-N // (CL * WARP_SIZE * W * V))
+    p = RowPlan(N, dtype, R, W, C, CL)
+    budget = table.elements(p.threads)
+    if p.E > budget or p.CH * CL < N:
+        raise OptionError(f"the plan {p.label()} holds {p.CH * CL} columns with {p.E} {dtype} elements per thread;"
+                          f" N = {N} needs at least N columns, and a thread of a CTA of {p.threads} keeps at most"
+                          f" {budget}")
+    why = (f"forced: {', '.join(f'{k} = {v}' for k, v in forced.items())}" if forced else f"N = {N} {tier.why}")
+    return replace(p, why=why)
+
+
+def candidates(N: int, dtype: str = "f32", table: Table | None = None) -> list[RowPlan]:
+    """Every plan that holds a row of N within the register budget of ``table``: CTAs
+    per row, rows per CTA and warps per row, each a power of two, with the fewest vectors
+    that cover the row. What a measured search times to fill a table."""
+    table = table or registers_table(dtype)
+    found = []
+    for CL in (1, *CLUSTERS):
+        for R in (1, 2, 4):
+            for W in (1, 2, 4, 8, 16, 32):
+                try:
+                    found.append(plan(1, N, dtype, ctas=CL, rows=R, warps=W, table=table))
+                except OptionError:
+                    pass
+    return found
+
+
+def _warps(table: Table, share: int, R: int) -> int:
+    """W for a CTA's ``share`` of the row: the power of two that gives each thread about
+    half of E_MAX, then more until the CTA holds its share."""
+    half = table.elements(2 * WARP_SIZE) // 2
+    W = min(table.max_warps // R, _pow2(-(-share // (WARP_SIZE * half))))
+    while W < table.max_warps // R and WARP_SIZE * W * table.elements(WARP_SIZE * R * W) < share:
+        W *= 2
+    return W
 
 
 def _pow2(n: int) -> int:
     return 1 << max(0, math.ceil(math.log2(n)))
-
-
-def _round_up(n: int, m: int) -> int:
-    return -(-n // m) * m
 
 
 def main(argv=None) -> int:

@@ -2,18 +2,22 @@
 
 ``row_kernel(name, plan, M, args)`` opens a ``tile_mlir.build.kernel`` over the rows of an
 M x N matrix and hands over a ``Rows``: the builder (``r.k``), the plan (``r.p``), this
-CTA's first row, and the handful of steps every row kernel is made of, each a few
-upstream builders and a ``tile_mlir.ops`` op:
+CTA's first row (``r.row``) and first column (``r.col``: ``rank · CH`` in a cluster of
+CL CTAs per row, else 0), and the handful of steps every row kernel is made of, each a
+few upstream builders and a ``tile_mlir.ops`` op:
 
-* ``chunks``: a loop over the row's chunks (``scf.for``), first to last or last to
-  first, loading each into a register tile with ``tile.copy`` (the ``ROWS`` layout:
-  16-byte vectors, the columns past N padded), except the one a pass starts with that is
-  still in registers;
+* ``load``: this CTA's part of a row into a register tile, with ``tile.copy`` (the
+  ``ROWS`` layout: 16-byte vectors, the columns past N padded);
 * ``vectors``: an unrolled loop over the tile's V-element vectors, each in f32;
-* ``reduce``: one value per thread reduced over the row's threads (``tile.reduce`` at cta
-  scope, ``PARTIALS`` to ``RESULT``): lane butterflies, and across warps one barrier;
-* ``store``, ``store_row``, ``load_cols``: a chunk of a row, one value per row, a chunk
-  of a per-column vector (weight, bias), through ``tile.copy``.
+  ``inside(c)``: which lanes of vector c are columns of the row;
+* ``reduce``: one value per thread reduced over the row's threads (``tile.reduce``,
+  ``PARTIALS`` to ``RESULT``: lane butterflies, across warps one barrier, at cluster
+  scope across the CTAs one exchange through distributed shared memory);
+* ``store``, ``store_row``, ``load_cols``: a CTA's part of a row, one value per row (from
+  the first CTA of the row's cluster), a part of a per-column vector (weight, bias),
+  through ``tile.copy``;
+* ``chunks``: the row's chunks, loaded one by one (for kernels that walk the row; a
+  plan holds the whole row, so it is this CTA's one part).
 
 Each op is located at the kernel's line that asked for it (``build.helpers``), not at a
 line of this module. The argument roles of ``row_kernel``: ``rows`` (M x N of the dtype), ``cols`` (N),
@@ -29,7 +33,7 @@ from mlir.dialects import arith
 
 from .. import build, ops
 from ..ir import ir
-from ..vocab import DEFAULT_CHIP
+from ..vocab import DEFAULT_CHIP, MAX_PORTABLE_CLUSTER_CTAS, WARP_SIZE
 from .plan import RowPlan
 
 MAX_VECTOR_ALIGN = 16
@@ -47,23 +51,32 @@ def arg_types(p: RowPlan, M: int) -> dict[str, str]:
 @contextmanager
 def row_kernel(name: str, p: RowPlan, M: int, args, chip: str = DEFAULT_CHIP):
     """A kernel ``name`` over M rows of plan ``p``; ``args``: (name, role) pairs (a role
-    ``arg_types`` does not name is the argument's MLIR type)."""
+    ``arg_types`` does not name is the argument's MLIR type). A
+    cluster of up to 8 CTAs is fixed in the kernel (``known_cluster_size``, PTX
+    ``.reqnctapercluster``); one of 16, a non-portable size, is given at the launch
+    (``cuLaunchKernelEx``'s cluster dimension, the way proven on the H200 at 16), as the
+    runtime does for a kernel whose cluster its layouts name."""
     types = arg_types(p, M)
     with build.kernel(name, [(n, types.get(role, role)) for n, role in args], chip=chip, known_block_size=p.threads,
+                      known_cluster_size=p.CL if 1 < p.CL <= MAX_PORTABLE_CLUSTER_CTAS else None,
                       align=MAX_VECTOR_ALIGN) as k:
         yield Rows(k, p)
 
 
 class Rows:
     """A row kernel being built (module docstring). ``k``: the ``build.KernelBuilder``;
-    ``p``: the plan; ``row``: this CTA's first row; ``T``: the element type; ``V``: the
+    ``p``: the plan; ``row``, ``col``: this CTA's first row and column; ``rank``: its rank
+    in the row's cluster (None for one CTA per row); ``T``: the element type; ``V``: the
     elements of a vector; ``args``: the kernel's arguments by name."""
 
     def __init__(self, k: build.KernelBuilder, p: RowPlan):
         self.k, self.p, self.args = k, p, k.args
         self.T, self.V = p.dtype, p.V
         self.layout = p.layouts()
-        self.row = arith.muli(k.block_id(), k.index(p.R))
+        rows = k.block_id() if p.CL == 1 else arith.divui(k.block_id(), k.index(p.CL))
+        self.row = arith.muli(rows, k.index(p.R))
+        self.rank = k.cluster_rank() if p.CL > 1 else None
+        self.col = arith.muli(self.rank, k.index(p.CH)) if p.CL > 1 else k.index(0)
         self._one, self._all = k.registers([1], "f32"), k.registers([1], "f32")
 
     # --- values ---------------------------------------------------------------------
@@ -95,7 +108,7 @@ class Rows:
             j = it if not carry else it[0]
             if reverse:
                 j = arith.subi(arith.subi(k.index(K), j), k.index(1))
-            col = arith.muli(j, k.index(self.p.CH))
+            col = arith.addi(self.col, arith.muli(j, k.index(self.p.CH)))
             if tile is not None:
                 if kept:
                     with k.if_(arith.cmpi(arith.CmpIPredicate.ne, it if not carry else it[0], k.index(0))):
@@ -113,6 +126,15 @@ class Rows:
             v = k.cast(k.vload(tile, i, self.V), "f32")
             yield (i, v) if carry is None else (i, v, *it[1:])
 
+    def inside(self, c):
+        """Which lanes of the tile's vector ``c`` (an index) hold columns of the row: a
+        vector of V i1 (the columns past N are padding)."""
+        k, p, V = self.k, self.p, self.V
+        lead = arith.muli(arith.remui(k.thread_id(), k.index(WARP_SIZE * p.W)), k.index(V))
+        first = arith.addi(arith.addi(self.col, lead), arith.muli(c, k.index(WARP_SIZE * p.W * V)))
+        lanes = k.constant(list(range(V)), f"vector<{V}xindex>")
+        return arith.cmpi(arith.CmpIPredicate.slt, lanes, k.splat(arith.subi(k.index(p.N), first), V))
+
     def put(self, tile, i, value) -> None:
         """Store the f32 vector ``value`` into ``tile`` at slot ``i``, in the dtype."""
         self.k.vstore(self.k.cast(value, self.T), tile, i)
@@ -127,30 +149,40 @@ class Rows:
         the row gets the result."""
         k = self.k
         k.store(value, self._one, [0])
-        ops.reduce(self._all, self._one, kind=kind, exec_scope="cta", axes=[1],
+        ops.reduce(self._all, self._one, kind=kind, exec_scope="cluster" if self.p.CL > 1 else "cta", axes=[1],
                    src_layout=self.layout["PARTIALS"], dst_layout=self.layout["RESULT"])
         return k.load(self._all, [0])
 
     # --- memory -----------------------------------------------------------------------
 
-    def load(self, tile, name: str, col, *, padding=None) -> None:
-        """The chunk of rows ``name`` from column ``col`` into ``tile``."""
+    def load(self, tile, name: str, col=None, *, padding=None) -> None:
+        """This CTA's part of rows ``name`` (from column ``col``, default ``self.col``)
+        into ``tile``, the columns past N as ``padding``."""
+        col = self.col if col is None else col
         ops.copy(tile, self.args[name], [self.row, col], exec_scope="cta", layout=self.layout["ROWS"],
                  padding=padding)
 
-    def load_cols(self, tile, name: str, col) -> None:
-        """The chunk of the per-column vector ``name`` from column ``col`` into ``tile``."""
+    def load_cols(self, tile, name: str, col=None) -> None:
+        """This CTA's part of the per-column vector ``name`` (from column ``col``, default
+        ``self.col``) into ``tile``."""
+        col = self.col if col is None else col
         ops.copy(tile, self.args[name], [col], exec_scope="cta", layout=self.layout["WEIGHTS"])
 
-    def store(self, name: str, tile, col) -> None:
-        """``tile`` into the chunk of rows ``name`` from column ``col``."""
+    def store(self, name: str, tile, col=None) -> None:
+        """``tile`` into this CTA's part of rows ``name`` (from column ``col``, default
+        ``self.col``)."""
+        col = self.col if col is None else col
         ops.copy(self.args[name], tile, [self.row, col], exec_scope="cta", layout=self.layout["ROWS"])
 
     def store_row(self, name: str, value) -> None:
         """The f32 ``value`` (the row's, on each of its threads) into ``name``[row], in
-        the element type of ``name``: one store per row."""
+        the element type of ``name``: one store per row, from the first CTA of its cluster."""
         k = self.k
         element = ir.MemRefType(self.args[name].type).element_type
         out = k.registers([1], element)
         k.store(k.cast(value, element), out, [0])
-        ops.copy(self.args[name], out, [self.row], exec_scope="cta", layout=self.layout["RESULT"])
+        if self.rank is None:
+            ops.copy(self.args[name], out, [self.row], exec_scope="cta", layout=self.layout["ROW"])
+            return
+        with k.if_(arith.cmpi(arith.CmpIPredicate.eq, self.rank, k.index(0))):
+            ops.copy(self.args[name], out, [self.row], exec_scope="cta", layout=self.layout["ROW"])

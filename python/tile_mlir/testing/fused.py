@@ -12,13 +12,14 @@ from .. import bf16
 
 INF, NAN = np.inf, np.nan
 
-# The kernels and shapes test/gpu/test_fused_gpu.py checks on the GPU (issue 10's, and
-# one with N = 1000), and the default shape of ``python -m tile_mlir.kernels``, both
+# The kernels and shapes test/gpu/test_fused_gpu.py checks on the GPU (the benchmark's
+# shapes of issue 18: 64 x 262144 is a cluster of 16 CTAs per row in f32, 8 in bf16),
+# and the default shape of ``python -m tile_mlir.kernels``, both
 # dtypes: ``python -m tile_mlir.testing.prepare`` compiles them ahead, for a GPU machine
 # without MLIR.
 KERNELS = ("softmax", "rmsnorm", "layernorm", "logsumexp")
 DTYPES = ("f32", "bf16")
-GPU_SHAPES = ((16384, 1024), (4096, 4096), (4096, 16384), (1024, 65536), (16384, 1000))
+GPU_SHAPES = ((16384, 1024), (4096, 4096), (4096, 16384), (1024, 65536), (16384, 1000), (64, 262144))
 MAIN_SHAPE = (37, 1000)
 GPU_CASES = [(name, M, N, dtype) for name in KERNELS for (M, N) in (*GPU_SHAPES, MAIN_SHAPE) for dtype in DTYPES]
 
@@ -68,7 +69,8 @@ def check(y, ref: np.ndarray, dtype: str) -> tuple[float, bool]:
 def special_rows(rng, N, huge=True):
     """Named rows of N values: random ones with ±inf and NaN in random places, and rows of
     only zeros, only -inf, one constant; with ``huge``, one with ±3e38 (whose square
-    overflows f32: not for the norms, which square x in f32, as torch does)."""
+    overflows f32: not for the norms, which square x in f32, as torch does) and one of
+    values around -200 (whose exp underflows f32: for softmax and logsumexp)."""
     def at(values):
         row = rng.standard_normal(N)
         row[rng.choice(N, len(values), replace=False)] = values
@@ -83,7 +85,8 @@ def special_rows(rng, N, huge=True):
         "all -inf": np.full(N, -INF),
         "zeros": np.zeros(N),
         "constant": np.full(N, 3.5),
-        **({"huge": at([3e38, -3e38])} if huge else {}),
+        **({"huge": at([3e38, -3e38]),
+            "far below 0": -200 + rng.standard_normal(N)} if huge else {}),  # exp(x) underflows, exp(-x) overflows
     }
 
 
