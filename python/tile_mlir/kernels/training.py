@@ -82,6 +82,18 @@ def default_ctas(M: int, p: RowPlan) -> int:
     return max(1, min(SMS * per_sm, -(-M // p.R)))
 
 
+def _plan(spec, M: int, N: int, dtype: str, overrides) -> RowPlan:
+    """The forward's row plan for a backward. The backward kernels hold a row in one CTA
+    (the norms' persistent grid gives each CTA its own rows and partial rows; the
+    per-row statistics are read at cta scope), so a plan that splits the row over a
+    cluster (N > 16384 f32, 32768 bf16 by the default tables) is refused, for now."""
+    p = plan(M, N, dtype, spec.forward, **overrides)
+    if p.CL > 1:
+        raise OptionError(f"{spec.name}: a row of {N} {dtype} columns needs a cluster of {p.CL} CTAs, but the "
+                          "backward kernels hold a row in one CTA for now (N <= 16384 f32, 32768 bf16)")
+    return p
+
+
 def compiled_backward(name: str, M: int, N: int, dtype: str = "f32", *, backend: str = "auto",
                       chip: str = DEFAULT_CHIP, ctas: int | None = None, **overrides):
     """(the row kernel, the column sums or None), each a ``Compiled``: the row kernel's
@@ -89,7 +101,7 @@ def compiled_backward(name: str, M: int, N: int, dtype: str = "f32", *, backend:
     ``(dw_partials[, db_partials], dw[, db])``."""
     spec = _spec(name)
     backend = api.choose_backend(backend)
-    p = plan(M, N, dtype, spec.forward, **overrides)
+    p = _plan(spec, M, N, dtype, overrides)
     if not spec.sums:
         return Compiled(library._kernel(name, M, p, backend, chip), p.grid(M), p.threads, p, backend,
                                 spec.signature), None
@@ -110,7 +122,7 @@ def text_backward(name: str, M: int, N: int, dtype: str = "f32", *, chip: str = 
     """The MLIR of the kernels ``compiled_backward`` compiles (what prepare compiles ahead;
     with ``remember`` the compile cache remembers each by name, for a GPU without MLIR)."""
     spec = _spec(name)
-    p = plan(M, N, dtype, spec.forward, **overrides)
+    p = _plan(spec, M, N, dtype, overrides)
     keys = [(name, M, ())]
     if spec.sums:
         G = default_ctas(M, p) if ctas is None else ctas
