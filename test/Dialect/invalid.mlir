@@ -5,7 +5,7 @@
 
 // IRDL: kind must be one of sum/max/min/maximum/minimum.
 func.func @kind_value(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum"; got "avg"}}
+  // expected-error @+1 {{'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin"; got "avg"}}
   "tile.reduce"(%d, %s) {kind = "avg", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }

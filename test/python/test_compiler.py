@@ -139,7 +139,7 @@ def test_the_library_rephrases_irdl_errors_too():
     assert info.value.stage == "parse"
     assert info.value.message.split("\n")[0] == (
         f"<source>:{OP_LINE}:{OP_COL}: error: 'tile.reduce' op kind must be one of "
-        '"sum", "max", "min", "maximum", "minimum"; got "prod"')
+        '"sum", "max", "min", "maximum", "minimum", "argmax", "argmin"; got "prod"')
     assert "see current operation" not in info.value.message
 
 

@@ -16,6 +16,7 @@ from ..analysis import analyze
 from ..analysis_copy import analyze_copy
 from ..dispatch import variant_names
 from ..ir import ir
+from ..vocab import REDUCE_OPS
 from . import PassInfo, register
 
 
@@ -43,12 +44,12 @@ def verify(root) -> bool:
 
 
 # Each tile op and its rules.
-_CHECKS = {"tile.reduce": analyze, "tile.copy": analyze_copy}
+_CHECKS = {**{name: analyze for name in REDUCE_OPS}, "tile.copy": analyze_copy}
 
 
 def _unknown_variant(op_name: str, name: str | None) -> list[str]:
     """``dispatch = "name"`` that no variant of ``op_name`` has, on any target."""
-    known = variant_names(op_name)
+    known = variant_names("tile.reduce" if op_name in REDUCE_OPS else op_name)
     if name is None or name in known or not known:
         return []
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
