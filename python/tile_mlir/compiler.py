@@ -38,7 +38,7 @@ from .options import Options
 from .passes import add_pass
 from .pipeline import STAGES, TILE_STAGES, run_stages, save_repro
 from .signature import MLIR_TO_NUMPY, ArgSpec, KernelSignature
-from .vocab import DEFAULT_CHIP, WARP_SIZE, WARPGROUP_SIZE
+from .vocab import DEFAULT_CHIP, REDUCE_OPS, WARP_SIZE, WARPGROUP_SIZE
 
 # The name of the text in diagnostics, where it has no file name.
 SOURCE = "<source>"
@@ -77,7 +77,7 @@ def _block_needs(kernel: str, fn) -> tuple[int | None, int]:
     if "known_block_size" in fn.attributes:
         exact = math.prod(ir.DenseI32ArrayAttr(fn.attributes["known_block_size"]))
     # Register tiles only: a tile in workgroup memory spreads nothing over threads.
-    ops = [(info, "src_layout") for info in (analyze(op).info for op in find_ops(fn, "tile.reduce"))
+    ops = [(info, "src_layout") for info in (analyze(op).info for op in find_ops(fn, REDUCE_OPS))
            if info is not None and info.src.storage == "local"]
     ops += [(analyze_copy(op).info, "layout") for op in find_ops(fn, "tile.copy")]
     for info, layout in ops:
@@ -103,7 +103,7 @@ def _cluster_needs(kernel: str, fn) -> tuple[tuple[int, int, int] | None, bool]:
     if "known_cluster_size" in fn.attributes:
         fixed = tuple(ir.DenseI32ArrayAttr(fn.attributes["known_cluster_size"]))
         fixed = (fixed + (1, 1, 1))[:3]
-    ctas = {info.cluster_ctas for info in (analyze(op).info for op in find_ops(fn, "tile.reduce"))
+    ctas = {info.cluster_ctas for info in (analyze(op).info for op in find_ops(fn, REDUCE_OPS))
             if info is not None and info.exec_scope == "cluster" and info.src.storage == "local"}
     if len(ctas) > 1:
         raise CompileError("signature", f"kernel {kernel}: its cluster-scope tile ops span clusters of "

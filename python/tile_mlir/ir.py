@@ -89,13 +89,14 @@ def layout_attr(text: str, context: ir.Context | None = None) -> ir.Attribute:
     return ir.Attribute.parse(f'#tile.layout<"{text}">', context)
 
 
-def find_ops(root, name: str) -> list:
-    """Every op called ``name`` under ``root`` (an ir.Operation, itself included), in
-    program order."""
+def find_ops(root, name) -> list:
+    """Every op called ``name`` (or any of the names ``name`` lists) under ``root`` (an
+    ir.Operation, itself included), in program order."""
     found = []
+    names = (name,) if isinstance(name, str) else tuple(name)
 
     def visit(op):
-        if op.name == name:
+        if op.name in names:
             found.append(op)
         return ir.WalkResult.ADVANCE
 

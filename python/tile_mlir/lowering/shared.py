@@ -190,13 +190,24 @@ def _lane_fold(plan: Plan, srcs, e, j, G: int) -> list[ir.Value]:
     Every lane has ``q = R // G`` of them; lanes ``j < R % G`` one more. ``linear``: a
     loop over the q, then the extra one under ``scf.if``. ``tree``: the pairwise tree of
     q (or q + 1) loads.
+
+    A combiner that is not commutative (a combiner function) takes *contiguous* elements
+    instead: lane j the q (or q + 1) from ``r = j q + min(j, R % G)`` on. Then every
+    element of a butterfly step's lower lane precedes its partner's, so the upper lane
+    holds the highest coordinate (with the strided elements, lane R % G - 1 would).
     """
     comb, R = plan.combiner, plan.R
     q, extra = divmod(R, G)
     base = plan.src_base(e)
+    contiguous = not comb.commutative and G > 1
+    if contiguous:
+        start = arith.muli(j, emit.index(q)) if q != 1 else j
+        start = arith.addi(start, arith.minui(j, emit.index(extra))) if extra else start
 
     def x(i) -> list[ir.Value]:
-        """The lane's i-th element, r = j + i * G (i an int or an index)."""
+        """The lane's i-th element, r = j + i * G (contiguous: start + i; i an int or an index)."""
+        if contiguous:
+            return plan.element(srcs, base, emit.add_slots(start, i))
         step = i * G if isinstance(i, int) else (i if G == 1 else arith.muli(i, emit.index(G)))
         return plan.element(srcs, base, emit.add_slots(j, step))
 
