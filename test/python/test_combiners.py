@@ -15,7 +15,7 @@ import pytest
 import tile_mlir
 from tile_mlir import BuildError, build, ops
 from tile_mlir.compiler import lower_tile_ops
-from tile_mlir.testing.combiner_cases import COMBINER_CASES, combiner_case, run_case
+from tile_mlir.testing.combiner_matrix import COMBINER_CASES, combiner_case, run_case
 from tile_mlir.testing.conformance import session_seed
 
 SEED = session_seed()

@@ -250,14 +250,16 @@ def lane_butterfly(combiner, partials: list[list[ir.Value]], bits,
     named kind: NaN results are canonical, an f64 NaN is made canonical by ``finish`` in
     every lane alike; argmax/argmin) needs no select. The shuffles name every lane of
     the warp, or only those of ``member_mask`` (an i32 value; ``emit.shuffle_xor``)."""
-    k = combiner.k
+    k, lane = combiner.k, None
     for b in sorted(bits, reverse=True):
         with name(f"tile.reduce.butterfly.{1 << b}"):
             others = _chunks(emit.shuffle_xor_all([v for p in partials for v in p], 1 << b, member_mask), k)
             if combiner.commutative:
                 partials = [combiner.combine(own, other) for own, other in zip(partials, others)]
                 continue
-            low = _lane_bit_clear(b)
+            if lane is None:
+                lane = gpu.lane_id()
+            low = arith.cmpi(arith.CmpIPredicate.eq, arith.andi(lane, emit.index(1 << b)), emit.index(0))
             out = []
             for own, other in zip(partials, others):
                 left = [arith.select(low, a, o) for a, o in zip(own, other)]
@@ -265,12 +267,6 @@ def lane_butterfly(combiner, partials: list[list[ir.Value]], bits,
                 out.append(combiner.combine(left, right))
             partials = out
     return partials
-
-
-def _lane_bit_clear(b: int) -> ir.Value:
-    """Whether bit ``b`` of the thread's lane is clear (an i1)."""
-    lane = gpu.lane_id()
-    return arith.cmpi(arith.CmpIPredicate.eq, arith.andi(lane, emit.index(1 << b)), emit.index(0))
 
 
 def emit_across_lanes(plan: Plan, dsts, srcs, across: Callable[[list], list]) -> None:
