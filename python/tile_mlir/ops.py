@@ -123,5 +123,23 @@ def _combiner(combine: Combine, dsts: list[ir.Value], loc, ip) -> str:
             args = list(block.arguments)
             result = combine(args[: len(types)], args[len(types):])
             values = list(result) if isinstance(result, (list, tuple)) else [result]
-            func.ReturnOp(values)
+            problem = _result_problem(values, types)
+            if problem is None:
+                func.ReturnOp(values)
+    if problem is not None:
+        fn.operation.erase()
+        raise BuildError(f"combine={base}: {problem}")
     return name
+
+
+def _result_problem(values: list, types: list[ir.Type]) -> str | None:
+    """Why ``values`` (what a combine callable returned) are not k values of ``types``."""
+    if len(values) != len(types):
+        return (f"returned {len(values)} value(s), but the op reduces {len(types)} operand(s): return one "
+                f"combined value per operand ({', '.join(map(str, types))})")
+    for j, (v, t) in enumerate(zip(values, types)):
+        if not isinstance(v, ir.Value):
+            return f"value {j} is a {type(v).__name__}, not an MLIR value: build it with upstream builders"
+        if v.type != t:
+            return f"value {j} is {v.type}, but operand {j} is {t}"
+    return None

@@ -32,12 +32,14 @@ from ..examples._rowwise import GPU_KERNELS, kernel_text
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
 from . import copies, loops
+from .combiner_matrix import COMBINER_CASES
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
 # Every tile.reduce and tile.copy kernel a GPU suite compiles (the conformance matrix,
-# the tile.copy cases and the ops in loops); the shared cases are added below.
-CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES)
+# the combiner cases, the tile.copy cases and the ops in loops); the shared cases are
+# added below.
+CASES = (*REDUCE_CASES, *COMBINER_CASES, *copies.CASES, *loops.CASES)
 
 # The examples (the demonstration among them), so they launch from the cache too. The
 # fused kernels' files are templates (fields ``${NAME}``): FUSED, their instances for the
