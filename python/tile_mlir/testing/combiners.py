@@ -12,6 +12,7 @@ nearest, as PTX's ``add.rn``/``mul.rn``/``div.rn``; ``math.exp`` is the interpre
   of the lowest (highest) coordinate. Not commutative.
 * ``online_softmax``: (running max m, sum of exp(x - m)) in f32.
 * ``welford``, ``welford_f32``: (count, mean, M2), count i32 (f32), Chan's update.
+* ``mixed``: (f16 sum added in f32, i32 maximum): extf, truncf, cmpi, select.
 * ``matrix``: a 2x2 f32 matrix (a, b, c, d) = [[a, b], [c, d]], the product left times
   right: associative, not commutative (the inputs are rotations with a shear).
 
@@ -178,9 +179,27 @@ MATRIX = TestCombiner(
 return %p, %q, %s, %t : f32, f32, f32, f32
 """, _matmul, _matrices, meaning_source=None)
 
+def _mixed(left, right):
+    (lv, lc), (rv, rc) = left, right
+    return np.float16(np.float32(lv) + np.float32(rv)), (lc if lc > rc else rc)
+
+
+# An f16 sum added in f32 (extf, addf, truncf) and an i32 maximum (cmpi, select): the
+# casts and selects a combiner may hold.
+MIXED = TestCombiner(
+    "mixed", ("f16", "i32"), """
+%a = arith.extf %l0 : f16 to f32
+%b = arith.extf %r0 : f16 to f32
+%s = arith.addf %a, %b : f32
+%h = arith.truncf %s : f32 to f16
+%gt = arith.cmpi sgt, %l1, %r1 : i32
+%c = arith.select %gt, %l1, %r1 : i32
+return %h, %c : f16, i32
+""", _mixed, lambda x, coord: [np.asarray(x).astype(np.float16), np.asarray(coord, np.int32)])
+
 COMBINERS = {c.name: c for c in (
     _pair("f32", "first"), _pair("f32", "last"), _pair("f16", "first"), _pair("f64", "last"), _pair("i64", "first"),
-    SOFTMAX, _welford("i32"), _welford("f32"), MATRIX,
+    SOFTMAX, _welford("i32"), _welford("f32"), MATRIX, MIXED,
 )}
 
 
@@ -203,6 +222,11 @@ def meaning(name: str, x: np.ndarray, coord: np.ndarray, result: list[np.ndarray
         at = 0 if name.startswith("first") else n - 1
         close("coordinate", result[1], coord[:, at].astype(np.float64), 0)
         close("value", result[0], x64[:, at], 0)
+    elif name == "mixed":
+        bound = n * 2.0**-11 * np.abs(x64).sum(axis=1)
+        bad = np.flatnonzero(np.abs(np.asarray(result[0], np.float64) - x64.sum(axis=1)) > bound)
+        problems.extend(f"dst[{e}] sum: got {result[0][e]!r}, the formula gives {x64.sum(axis=1)[e]!r}" for e in bad[:4])
+        close("max coordinate", result[1], coord.max(axis=1).astype(np.float64), 0)
     elif name == "online_softmax":
         m = x64.max(axis=1)
         close("max", result[0], m, 0)
