@@ -205,3 +205,18 @@ def test_a_combiner_in_a_loop_never_races_on_its_scratch(scope, src, dst, group)
     sums = 7 * a.astype(np.int64).reshape(-1, group).sum(axis=1)
     assert (b == np.repeat(sums, group).astype(np.int32)).all()
     assert (c == np.repeat(sums, group) << 32).all()
+
+
+def test_the_interpreter_runs_every_op_a_combiner_may_hold():
+    """A combiner holds arith and math ops: the interpreter runs every one that the GPU
+    pipeline lowers (its GPU bits: docs/interpreter.md). The three it lacks do not reach
+    the GPU either: convert-gpu-to-nvvm leaves them (math.clampf) or they take f4/f8
+    operands that no tile has (arith.scaling_extf/truncf)."""
+    from mlir.dialects import _arith_ops_gen, _math_ops_gen
+
+    import tile_mlir.interpreter.kernel  # noqa: F401  (registers the handlers)
+    from tile_mlir.interpreter.core import HANDLERS
+
+    ops_ = {cls.OPERATION_NAME for module in (_arith_ops_gen, _math_ops_gen) for cls in vars(module).values()
+            if hasattr(cls, "OPERATION_NAME")}
+    assert ops_ - set(HANDLERS) == {"arith.scaling_extf", "arith.scaling_truncf", "math.clampf"}
