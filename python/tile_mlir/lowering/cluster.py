@@ -18,7 +18,8 @@ bits) and the kept bits. Per dst slot ``s``:
 3. with ``Lc``, the exchange between CTAs:
 
    a. the writers (no ``Ll``, ``Lw`` or in-CTA ``R`` bit set: one per kept element and
-      CTA) store the CTA's partial into its own *cluster scratch*, at ``[k][s]``;
+      CTA) store the CTA's partial into its own *cluster scratch*, at ``[k][s]`` (all the
+      op's operands: ``combiner.Words``);
    b. a cluster barrier (``nvvm.cluster.arrive`` + ``nvvm.cluster.wait``: PTX
       ``barrier.cluster.arrive`` with release and ``barrier.cluster.wait`` with acquire
       semantics), so that every CTA's partials are written and visible;

@@ -17,6 +17,11 @@ variants. The algorithm (docs/lowering-local.md has the generated IR):
    with width 32 and the full mask, the slots' shuffles interleaved (16-bit
    slots move in pairs, two per 32-bit shuffle); then ``accum`` once; then the store.
 
+An argmax/argmin or a combiner function carries k values per dst slot (a *partial*,
+``combiner.py``): the same steps, the partials' shuffles interleaved, and in each
+butterfly step the lane whose bit b is clear on the left (a select on the lane bit,
+skipped by a commutative combine).
+
 The predicates ``storage_scope`` and ``local_valid``, and ``chip_problem``, are
 reused by the higher-priority register variants (``local_redux``, ``sm100_packed``).
 """

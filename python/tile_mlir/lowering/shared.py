@@ -22,6 +22,8 @@ For each:
 1. lane j folds the src elements ``r = j, j + G, j + 2G, ... < R`` of e (row-major
    order of the reduced coordinates), in increasing r: ``acc = x_j; acc = op(acc,
    x_(j+G)); ...`` (``fold=tree``: pairwise, level by level, over the same elements);
+   a combiner function instead folds a contiguous run per lane (``_lane_fold``), so that
+   the lower lane of each butterfly step holds the lower coordinates;
 2. a butterfly over the group, highest bit first: ``v = op(v, shfl.sync.bfly(v, 1 << b,
    mask))``, whose member ``mask`` names exactly the group's G lanes
    (``((1 << G) - 1) << (t % 32 & (32 - G))``; the full mask only when G = 32);
