@@ -36,6 +36,7 @@ from .ir import ir, layout_text
 from .layout import TileLayout
 from .vocab import (
     ADDRESS_SPACES,
+    ARG_KINDS,
     CTA_BITS_BASE,
     DTYPES,
     LANE_BITS,
@@ -93,7 +94,7 @@ class ReduceInfo:
     @property
     def named(self) -> bool:
         """Whether the op combines with a named kind (sum, max, ...): one dst, one src."""
-        return self.combiner is None and self.kind not in ("argmax", "argmin")
+        return self.combiner is None and self.kind not in ARG_KINDS
 
     @property
     def dtype(self) -> str:

@@ -29,6 +29,7 @@ from mlir.dialects import arith
 
 from ..analysis_combiner import combiner_function
 from ..ir import ir
+from ..vocab import ARG_KINDS
 from . import emit
 
 
@@ -150,7 +151,7 @@ def of(op, info) -> Combiner:
     dst_types = [ir.MemRefType(v.type).element_type for v in op.operands[: len(info.dsts)]]
     if info.combiner is not None:
         return Function(combiner_function(op, info.combiner))
-    if info.kind in ("argmax", "argmin"):
+    if info.kind in ARG_KINDS:
         return ArgBest(info.kind, *dst_types)
     return Named(info.kind, dst_types[0])
 

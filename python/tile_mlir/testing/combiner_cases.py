@@ -34,12 +34,11 @@ from functools import cached_property
 import numpy as np
 
 from ..layout import TileLayout
-from ..vocab import CANONICAL_NAN_BITS, SCOPE_THREADS, WARP_SIZE, shared_group_size
+from ..vocab import ARG_KINDS, CANONICAL_NAN_BITS, SCOPE_THREADS, WARP_SIZE, shared_group_size
 from .cases import ReduceCase, _copies, bits, is_float, narrow, poison, private_type, storage_dtype, widen
 from .combiners import COMBINERS, GPU_EXP_ULPS, meaning
 from .shared_cases import _Kernel, _workgroup_type
 
-ARG_KINDS = ("argmax", "argmin")
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ import zlib
 
 import numpy as np
 
-from ..vocab import DTYPES
+from ..vocab import ARG_KINDS, DTYPES
 from .cases import is_float, narrow, storage_dtype
-from .combiner_cases import ARG_KINDS, CombinerCase
+from .combiner_cases import CombinerCase
 from .combiners import COMBINERS
 
 
