@@ -2,8 +2,8 @@
 //
 // Loaded at run time by tile_mlir (irdl.load_dialects) and, for the cross-check,
 // by upstream `mlir-opt --irdl-file=dialect/tile.irdl.mlir`. Ops print in MLIR's
-// generic form. IRDL checks structure (operand kinds, the two required string
-// enums); the semantic rules of docs/spec.md live in the `tile-verify` pass.
+// generic form. IRDL checks structure (operand kinds, the required exec_scope
+// enum); the semantic rules of docs/spec.md live in the `tile-verify` pass.
 irdl.dialect @tile {
   // #tile.layout<"S[(32, 4) : (1@laneid, 1)]">: which lane, warp and register
   // slot hold each logical element (docs/spec.md, "Tile layouts"). The text is checked by
@@ -13,21 +13,19 @@ irdl.dialect @tile {
     irdl.parameters(spec: %spec)
   }
 
-  // "tile.reduce"(%dst, %src) {kind, exec_scope, [axes], [accum],
+  // "tile.reduce"(%dst, %src) {kind | combiner, exec_scope, [axes], [accum],
   //                            [src_layout], [dst_layout], [dispatch]}
-  // Optional attributes cannot be declared in IRDL; tile-verify checks their
-  // types: axes (array<i64>), accum (bool), the layouts (#tile.layout),
-  // dispatch (string).
+  // "tile.reduce"(%value_dst, %index_dst, %src) {kind = "argmax" | "argmin", ...}
+  // The op combines either with a named `kind` ("sum", "max", "min", "maximum",
+  // "minimum", "argmax", "argmin") or with `combiner = @f`, a func.func of pure
+  // arith/math ops (docs/spec.md, "Combiner reductions"), never both. IRDL declares
+  // neither, since it has no optional attributes: tile-verify checks them, with the
+  // operand count each needs and the optional attributes' types: axes (array<i64>),
+  // accum (bool), the layouts (#tile.layout), dispatch (string).
   irdl.operation @reduce {
     %dst = irdl.base "!builtin.memref"
     %src = irdl.base "!builtin.memref"
-
-    %sum = irdl.is "sum"
-    %max = irdl.is "max"
-    %min = irdl.is "min"
-    %maximum = irdl.is "maximum"
-    %minimum = irdl.is "minimum"
-    %kind = irdl.any_of(%sum, %max, %min, %maximum, %minimum)
+    %third = irdl.base "!builtin.memref"
 
     %thread = irdl.is "thread"
     %warp = irdl.is "warp"
@@ -36,8 +34,175 @@ irdl.dialect @tile {
     %cluster = irdl.is "cluster"
     %scope = irdl.any_of(%thread, %warp, %warpgroup, %cta, %cluster)
 
-    irdl.operands(dst: %dst, src: %src)
-    irdl.attributes {"kind" = %kind, "exec_scope" = %scope}
+    irdl.operands(dst: %dst, src: %src, third: optional %third)
+    irdl.attributes {"exec_scope" = %scope}
+  }
+
+  // "tile.reduce<k>"(%dst_0, ..., %dst_k-1, %src_0, ..., %src_k-1) {combiner = @f,
+  //     exec_scope, [axes], [accum], [src_layout], [dst_layout], [dispatch]}
+  // tile.reduce with k = 2 .. 8 operand pairs, combined by `combiner = @f`. Each operand
+  // has its own element type. One op per k: IRDL binds all the operands of a variadic
+  // group to one type, so a list of operands of different types is a list of fixed
+  // length. tile-verify checks the rest, as for tile.reduce.
+  irdl.operation @reduce2 {
+    %dst0 = irdl.base "!builtin.memref"
+    %dst1 = irdl.base "!builtin.memref"
+    %src0 = irdl.base "!builtin.memref"
+    %src1 = irdl.base "!builtin.memref"
+
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %warpgroup = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %warpgroup, %cta, %cluster)
+
+    irdl.operands(dst0: %dst0, dst1: %dst1, src0: %src0, src1: %src1)
+    irdl.attributes {"exec_scope" = %scope}
+  }
+
+  irdl.operation @reduce3 {
+    %dst0 = irdl.base "!builtin.memref"
+    %dst1 = irdl.base "!builtin.memref"
+    %dst2 = irdl.base "!builtin.memref"
+    %src0 = irdl.base "!builtin.memref"
+    %src1 = irdl.base "!builtin.memref"
+    %src2 = irdl.base "!builtin.memref"
+
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %warpgroup = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %warpgroup, %cta, %cluster)
+
+    irdl.operands(dst0: %dst0, dst1: %dst1, dst2: %dst2, src0: %src0, src1: %src1, src2: %src2)
+    irdl.attributes {"exec_scope" = %scope}
+  }
+
+  irdl.operation @reduce4 {
+    %dst0 = irdl.base "!builtin.memref"
+    %dst1 = irdl.base "!builtin.memref"
+    %dst2 = irdl.base "!builtin.memref"
+    %dst3 = irdl.base "!builtin.memref"
+    %src0 = irdl.base "!builtin.memref"
+    %src1 = irdl.base "!builtin.memref"
+    %src2 = irdl.base "!builtin.memref"
+    %src3 = irdl.base "!builtin.memref"
+
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %warpgroup = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %warpgroup, %cta, %cluster)
+
+    irdl.operands(dst0: %dst0, dst1: %dst1, dst2: %dst2, dst3: %dst3, src0: %src0, src1: %src1, src2: %src2, src3: %src3)
+    irdl.attributes {"exec_scope" = %scope}
+  }
+
+  irdl.operation @reduce5 {
+    %dst0 = irdl.base "!builtin.memref"
+    %dst1 = irdl.base "!builtin.memref"
+    %dst2 = irdl.base "!builtin.memref"
+    %dst3 = irdl.base "!builtin.memref"
+    %dst4 = irdl.base "!builtin.memref"
+    %src0 = irdl.base "!builtin.memref"
+    %src1 = irdl.base "!builtin.memref"
+    %src2 = irdl.base "!builtin.memref"
+    %src3 = irdl.base "!builtin.memref"
+    %src4 = irdl.base "!builtin.memref"
+
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %warpgroup = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %warpgroup, %cta, %cluster)
+
+    irdl.operands(dst0: %dst0, dst1: %dst1, dst2: %dst2, dst3: %dst3, dst4: %dst4, src0: %src0, src1: %src1, src2: %src2, src3: %src3, src4: %src4)
+    irdl.attributes {"exec_scope" = %scope}
+  }
+
+  irdl.operation @reduce6 {
+    %dst0 = irdl.base "!builtin.memref"
+    %dst1 = irdl.base "!builtin.memref"
+    %dst2 = irdl.base "!builtin.memref"
+    %dst3 = irdl.base "!builtin.memref"
+    %dst4 = irdl.base "!builtin.memref"
+    %dst5 = irdl.base "!builtin.memref"
+    %src0 = irdl.base "!builtin.memref"
+    %src1 = irdl.base "!builtin.memref"
+    %src2 = irdl.base "!builtin.memref"
+    %src3 = irdl.base "!builtin.memref"
+    %src4 = irdl.base "!builtin.memref"
+    %src5 = irdl.base "!builtin.memref"
+
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %warpgroup = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %warpgroup, %cta, %cluster)
+
+    irdl.operands(dst0: %dst0, dst1: %dst1, dst2: %dst2, dst3: %dst3, dst4: %dst4, dst5: %dst5, src0: %src0, src1: %src1, src2: %src2, src3: %src3, src4: %src4, src5: %src5)
+    irdl.attributes {"exec_scope" = %scope}
+  }
+
+  irdl.operation @reduce7 {
+    %dst0 = irdl.base "!builtin.memref"
+    %dst1 = irdl.base "!builtin.memref"
+    %dst2 = irdl.base "!builtin.memref"
+    %dst3 = irdl.base "!builtin.memref"
+    %dst4 = irdl.base "!builtin.memref"
+    %dst5 = irdl.base "!builtin.memref"
+    %dst6 = irdl.base "!builtin.memref"
+    %src0 = irdl.base "!builtin.memref"
+    %src1 = irdl.base "!builtin.memref"
+    %src2 = irdl.base "!builtin.memref"
+    %src3 = irdl.base "!builtin.memref"
+    %src4 = irdl.base "!builtin.memref"
+    %src5 = irdl.base "!builtin.memref"
+    %src6 = irdl.base "!builtin.memref"
+
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %warpgroup = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %warpgroup, %cta, %cluster)
+
+    irdl.operands(dst0: %dst0, dst1: %dst1, dst2: %dst2, dst3: %dst3, dst4: %dst4, dst5: %dst5, dst6: %dst6, src0: %src0, src1: %src1, src2: %src2, src3: %src3, src4: %src4, src5: %src5, src6: %src6)
+    irdl.attributes {"exec_scope" = %scope}
+  }
+
+  irdl.operation @reduce8 {
+    %dst0 = irdl.base "!builtin.memref"
+    %dst1 = irdl.base "!builtin.memref"
+    %dst2 = irdl.base "!builtin.memref"
+    %dst3 = irdl.base "!builtin.memref"
+    %dst4 = irdl.base "!builtin.memref"
+    %dst5 = irdl.base "!builtin.memref"
+    %dst6 = irdl.base "!builtin.memref"
+    %dst7 = irdl.base "!builtin.memref"
+    %src0 = irdl.base "!builtin.memref"
+    %src1 = irdl.base "!builtin.memref"
+    %src2 = irdl.base "!builtin.memref"
+    %src3 = irdl.base "!builtin.memref"
+    %src4 = irdl.base "!builtin.memref"
+    %src5 = irdl.base "!builtin.memref"
+    %src6 = irdl.base "!builtin.memref"
+    %src7 = irdl.base "!builtin.memref"
+
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %warpgroup = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %warpgroup, %cta, %cluster)
+
+    irdl.operands(dst0: %dst0, dst1: %dst1, dst2: %dst2, dst3: %dst3, dst4: %dst4, dst5: %dst5, dst6: %dst6, dst7: %dst7, src0: %src0, src1: %src1, src2: %src2, src3: %src3, src4: %src4, src5: %src5, src6: %src6, src7: %src7)
+    irdl.attributes {"exec_scope" = %scope}
   }
 
   // "tile.copy"(%dst, %src, %i0, ..., %iN) {exec_scope, [layout], [padding],

@@ -29,15 +29,16 @@ import difflib
 import math
 from dataclasses import dataclass, field
 
+from . import analysis_combiner as combiners
 from .analysis_exchange import exchange_problems, thread_bits
 from .errors import LayoutError
 from .ir import ir, layout_text
 from .layout import TileLayout
 from .vocab import (
     ADDRESS_SPACES,
+    ARG_KINDS,
     CTA_BITS_BASE,
     DTYPES,
-    KINDS,
     LANE_BITS,
     MAX_REGISTERS,
     REDUCE_ATTRIBUTES,
@@ -67,9 +68,13 @@ class Operand:
 
 @dataclass(frozen=True)
 class ReduceInfo:
-    """A verified ``tile.reduce``, with everything the lowering asks about."""
+    """A verified ``tile.reduce``, with everything the lowering asks about.
 
-    kind: str
+    ``kind`` is a named kind, ``argmax``/``argmin``, or None for a combiner (``combiner``:
+    its function's symbol name). ``dst`` and ``src`` are the first dst and src;
+    ``dsts``/``srcs`` all of them (docs/spec.md, "Combiner reductions")."""
+
+    kind: str | None
     exec_scope: str
     axes: tuple[int, ...]  # reduced src dims, ascending, non-negative
     accum: bool
@@ -82,6 +87,14 @@ class ReduceInfo:
     dst_dim: tuple[int | None, ...]
     reduced_thread_bits: tuple[int, ...]  # L, ascending
     src_replica_bits: tuple[int, ...]
+    dsts: tuple[Operand, ...] = ()
+    srcs: tuple[Operand, ...] = ()
+    combiner: str | None = None
+
+    @property
+    def named(self) -> bool:
+        """Whether the op combines with a named kind (sum, max, ...): one dst, one src."""
+        return self.combiner is None and self.kind not in ARG_KINDS
 
     @property
     def dtype(self) -> str:
@@ -175,11 +188,12 @@ def _operand(value: ir.Value, role: str, errors: list[str]) -> Operand | None:
     return Operand(tuple(t.shape), dtype, storage)
 
 
-def _unknown_attributes(op, errors: list[str], known: tuple[str, ...] = REDUCE_ATTRIBUTES) -> None:
+def _unknown_attributes(op, errors: list[str], known: tuple[str, ...] = REDUCE_ATTRIBUTES, skip=()) -> None:
     """An attribute the op does not know (``known``) is a typo until proven otherwise:
-    its default would be used silently. Name the closest known one."""
+    its default would be used silently. Name the closest known one. (``skip``: names
+    another error has explained already.)"""
     for name in op.attributes:
-        if name in known:
+        if name in known or name in skip:
             continue
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
         hint = f"; did you mean '{close[0]}'?" if close else ""
@@ -247,6 +261,7 @@ def memo_key(op) -> tuple:
         tuple((name, str(attr)) for name, attr in op.attributes.items()),
         known_block_size(op),
         known_cluster_size(op),
+        combiners.combiner_key(op),
     )
 
 
@@ -393,21 +408,26 @@ def cluster_problems(layouts, cluster: tuple[int, ...] | None) -> list[str]:
 def _analyze_op(op) -> Analysis:
     out = Analysis()
     errors = out.errors
-    if len(op.operands) != 2:
-        errors.append(f"expected 2 operands (dst, src), got {len(op.operands)}")
+    how, explained = combiners.combining(op, errors)
+    names = combiners.roles(op, how, errors) if how is not None else None
+    if names is None:
         return out
-    _unknown_attributes(op, errors)
-    dst = _operand(op.operands[0], "dst", errors)
-    src = _operand(op.operands[1], "src", errors)
-    if dst and src and dst.dtype != src.dtype:
-        errors.append(f"dtype mismatch: src={src.dtype} dst={dst.dtype}")
+    _unknown_attributes(op, errors, skip=explained)
+    if combiners.narrow_index(op, how, names, errors):
+        return out
+    operands = [_operand(v, name, errors) for v, name in zip(op.operands, names)]
+    if None in operands:
+        return out
+    n_dst = 2 if how.arg else len(operands) // 2
+    dsts, srcs = tuple(operands[:n_dst]), tuple(operands[n_dst:])
+    combiners.check_sides(dsts, srcs, names, how, errors)
+    if how.combiner is not None and not errors:
+        combiners.check_function(op, how.combiner, dsts, errors)
+    dst, src = dsts[0], srcs[0]
 
-    kind = _attr(op, "kind", ir.StringAttr, "a string", errors)
+    kind = how.kind
     scope = _attr(op, "exec_scope", ir.StringAttr, "a string", errors)
-    kind = kind.value if kind else None
     scope = scope.value if scope else None
-    if kind not in KINDS:
-        errors.append(f"kind: expected one of {', '.join(KINDS)}, got {kind}")
     if scope not in SCOPES:
         errors.append(f"exec_scope: expected one of {', '.join(SCOPES)}, got {scope}")
     axes_attr = _attr(op, "axes", ir.DenseI64ArrayAttr, "array<i64: ...>", errors)
@@ -455,6 +475,7 @@ def _analyze_op(op) -> Analysis:
     # The reduced bits never overlap the src replica bits (which would count copies of an
     # element twice): a valid layout's replica moves only thread bits its shard leaves free.
     errors.extend(exchange_problems(src_layout, dst_layout, axes, dst_dim, reduced, src_rep, dst_rep))
+    combiners.check_index_width(how, dsts[-1].dtype, math.prod(src_layout.shape[d] for d in axes), errors)
     if errors:
         return out
 
@@ -471,6 +492,9 @@ def _analyze_op(op) -> Analysis:
         dst_dim=dst_dim,
         reduced_thread_bits=reduced,
         src_replica_bits=src_rep,
+        dsts=dsts,
+        srcs=srcs,
+        combiner=how.combiner,
     )
     return out
 

@@ -16,9 +16,10 @@ from . import lowering  # noqa: F401  (registers the variants that ``dispatch`` 
 from .analysis import analyze
 from .analysis_copy import analyze_copy
 from .dispatch import variant_names
+from .vocab import REDUCE_OPS
 
-# Each tile op and its rules.
-CHECKS = {"tile.reduce": analyze, "tile.copy": analyze_copy}
+# Each tile op and its rules (tile.reduce2 ... are tile.reduce with more operand pairs).
+CHECKS = {**{name: analyze for name in REDUCE_OPS}, "tile.copy": analyze_copy}
 
 
 def problems(op) -> list[str]:
@@ -33,7 +34,7 @@ def problems(op) -> list[str]:
 
 def unknown_variant(op_name: str, name: str | None) -> list[str]:
     """``dispatch = "name"`` that no variant of ``op_name`` has, on any target."""
-    known = variant_names(op_name)
+    known = variant_names("tile.reduce" if op_name in REDUCE_OPS else op_name)
     if name is None or name in known or not known:
         return []
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)

@@ -43,7 +43,7 @@ from .options import Options
 from .pipeline.stages import Run, binary_objects, nvvm_stages, run_stages, save_repro, tile_stages
 from .signature import MLIR_TO_NUMPY, ArgSpec, KernelSignature
 from .source import load, new_context
-from .vocab import DEFAULT_CHIP, NVVM_DEFAULT_CHIP, Chip, Target
+from .vocab import DEFAULT_CHIP, NVVM_DEFAULT_CHIP, REDUCE_OPS, Chip, Target
 
 # The name of the text in diagnostics, where it has no file name.
 SOURCE = "<source>"
@@ -93,7 +93,7 @@ def _block_needs(kernel: str, fn) -> tuple[int | None, int]:
         exact = math.prod(ir.DenseI32ArrayAttr(fn.attributes["known_block_size"]))
     # An operand in workgroup memory spreads nothing over threads: no layout.
     ops = [(info.exec_scope, info.src_layout if info.src.storage == "local" else None)
-           for info in (analyze(op).info for op in find_ops(fn, "tile.reduce")) if info is not None]
+           for info in (analyze(op).info for op in find_ops(fn, REDUCE_OPS)) if info is not None]
     ops += [(info.exec_scope, info.layout)
             for info in (analyze_copy(op).info for op in find_ops(fn, "tile.copy")) if info is not None]
     for scope, layout in ops:
@@ -117,7 +117,7 @@ def _cluster_needs(kernel: str, fn) -> tuple[tuple[int, int, int] | None, bool]:
     if "known_cluster_size" in fn.attributes:
         fixed = tuple(ir.DenseI32ArrayAttr(fn.attributes["known_cluster_size"]))
         fixed = (fixed + (1, 1, 1))[:3]
-    ctas = {info.cluster_ctas for info in (analyze(op).info for op in find_ops(fn, "tile.reduce"))
+    ctas = {info.cluster_ctas for info in (analyze(op).info for op in find_ops(fn, REDUCE_OPS))
             if info is not None and info.exec_scope == "cluster" and info.src.storage == "local"}
     if len(ctas) > 1:
         raise CompileError("signature", f"kernel {kernel}: its cluster-scope tile ops span clusters of "

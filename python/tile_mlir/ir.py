@@ -94,13 +94,14 @@ def memref_shape(t) -> tuple[int | None, ...]:
     return tuple(None if t.is_dynamic_dim(i) else d for i, d in enumerate(t.shape))
 
 
-def find_ops(root, name: str) -> list:
-    """Every op called ``name`` under ``root`` (an ir.Operation, itself included), in
-    program order."""
+def find_ops(root, name) -> list:
+    """Every op called ``name`` (or any of the names ``name`` lists) under ``root`` (an
+    ir.Operation, itself included), in program order."""
     found = []
+    names = (name,) if isinstance(name, str) else tuple(name)
 
     def visit(op):
-        if op.name == name:
+        if op.name in names:
             found.append(op)
         return ir.WalkResult.ADVANCE
 

@@ -26,14 +26,20 @@ import re
 from dataclasses import dataclass, replace
 
 from .ir import ir
-from .vocab import INT64_MAX, REDUCE_ATTRIBUTES
+from .vocab import INT64_MAX, REDUCE_ATTRIBUTES, REDUCE_OPS, reduce_operand_roles
 
 # The note the verifier adds to its errors: the op, printed in generic form.
 CURRENT_OP_NOTE = "see current operation: "
 
 # Attributes an op takes that IRDL cannot declare (it has no optional attributes), so
 # that a misspelling of a required one is not taken for one of them.
-OPTIONAL_ATTRIBUTES = {"tile.reduce": REDUCE_ATTRIBUTES}
+OPTIONAL_ATTRIBUTES = {name: REDUCE_ATTRIBUTES for name in REDUCE_OPS}
+
+
+def _roles(op: str, count: int, names: list[str]) -> list[str]:
+    """What each of ``count`` operands of ``op`` is, in words: the IRDL names, but for a
+    tile.reduce (whose IRDL names cannot say that a third operand is an argmax's src)."""
+    return list(reduce_operand_roles(count)) if op in REDUCE_OPS else names
 
 Constraints = tuple[tuple[str, str | None], ...]  # (name, base such as "!builtin.memref")
 
@@ -151,7 +157,7 @@ _NOT_SATISFIED = re.compile(r"'(.*)' does not satisfy the constraint")
 _UNKNOWN_OP = re.compile(r"unregistered operation '([\w.$-]+)' found in dialect \('([\w$]+)'\)")
 _OP_NAME = re.compile(r'"([\w$]+\.[\w.$-]+)"\s*\(')
 _MISSING = re.compile(r"'([\w.$-]+)' op attribute \"([\w$]+)\" is expected but not provided")
-_COUNT = re.compile(r"op expects exactly (\d+) (operands|results), but got (\d+)")
+_COUNT = re.compile(r"op expects (exactly|at least|at most) (\d+) (operands|results), but got (\d+)")
 _REGIONS = re.compile(r"'([\w.$-]+)' op unexpected number of regions: expected (\d+) but got (\d+)")
 _BASE_TYPE = re.compile(r"expected base type '[\w.$-]+' but got '[\w.$-]+'")
 _BASE_ATTRIBUTE = re.compile(r"expected base attribute '([\w.$-]+)' but got '([\w.$-]+)'")
@@ -201,7 +207,7 @@ def rephrase(diag, files: dict[str, list[str]], dialects: dict[str, DialectNames
     elif m := _MISSING.fullmatch(text):
         message = _missing_message(m.group(1), m.group(2), diag, dialects)
     elif m := _COUNT.fullmatch(text):
-        message = _count_message(int(m.group(1)), m.group(2), int(m.group(3)), diag, dialects)
+        message = _count_message(m.group(1), int(m.group(2)), m.group(3), int(m.group(4)), diag, dialects)
     elif m := _REGIONS.fullmatch(text):
         want = "no regions" if m.group(2) == "0" else f"{m.group(2)} region(s)"
         message = f"'{m.group(1)}' op takes {want}, got {m.group(3)}"
@@ -304,17 +310,26 @@ def _attribute_names(op_text: str) -> list[str]:
     return [name.strip('"') for name in re.findall(r'(?:\{|, )([A-Za-z_][\w$.]*|"[^"]*") = ', last)]
 
 
-def _count_message(want: int, what: str, got: int, diag, dialects: dict[str, DialectNames]) -> str | None:
+def _count_message(bound: str, want: int, what: str, got: int, diag, dialects: dict[str, DialectNames]) -> str | None:
     found = _op_of(diag, dialects)
     if found is None:
         return None
     op, _, dialect = found
+    if op == "tile.reduce" and what == "operands":  # 2 operands, or 3 for argmax/argmin
+        hint = ""
+        if got > 3:
+            hint = (f"; 3 with kind argmax or argmin (value dst, index dst, src); {got // 2} operand pairs "
+                    f"with a combiner are tile.reduce{got // 2}" if got % 2 == 0 else
+                    "; 3 with kind argmax or argmin (value dst, index dst, src)")
+        return f"'{op}' op takes 2 operands (dst, src), got {got}{hint}"
+    if bound != "exactly":
+        return f"'{op}' op takes {bound} {want} {what}, got {got}"
     if what == "results":
         if want == 0:
             return (f"'{op}' op has no results, got {got}: write it without '%name =' in front, "
                     "and with '-> ()' as its result type")
         return f"'{op}' op has {want} result(s), got {got}"
-    names = [name for name, _ in dialect.operands_of(op) or ()]
+    names = _roles(op, want, [name for name, _ in dialect.operands_of(op) or ()])
     listing = f" ({', '.join(names)})" if len(names) == want else ""
     return f"'{op}' op takes {want} operand{'' if want == 1 else 's'}{listing}, got {got}"
 
@@ -326,9 +341,10 @@ def _operand_message(diag, dialects: dict[str, DialectNames]) -> str | None:
         return None
     op, text, dialect = found
     specs, types = dialect.operands_of(op), _operand_types(text)
-    if specs is None or types is None or len(specs) != len(types):
+    if specs is None or types is None or len(specs) < len(types):
         return None
-    wrong = [f"{name} must be {_describe(base)}, got {t}" for (name, base), t in zip(specs, types)
+    names = _roles(op, len(types), [name for name, _ in specs])
+    wrong = [f"{name} must be {_describe(base)}, got {t}" for name, (_, base), t in zip(names, specs, types)
              if base is not None and _type_base(t) != base.lstrip("!")]
     return f"'{op}' op {'; '.join(wrong)}" if wrong else None
 

@@ -25,32 +25,43 @@ it::
             ^
 
 ``dst`` and ``src`` are each a value, or a list of values (operands in that order).
+Several operands (docs/spec.md, "Combiner reductions") combine with ``kind="argmax"``
+(``dst = [value, index]``) or with a ``combine`` callable, which builds the combiner
+function from the k left and k right values with upstream builders and returns the k
+combined values::
+
+    ops.reduce([dm, ds], [sm, ss], combine=online_softmax, exec_scope="warp", ...)
+    ops.reduce([dv, di], sv, kind="argmax", exec_scope="warp", ...)
 """
 
 from __future__ import annotations
 
 import linecache
+import re
 from contextlib import nullcontext
-from typing import Sequence, Union
+from typing import Callable, Sequence, Union
 
-from mlir.dialects import arith
+from mlir.dialects import arith, func
 
 from .checks import problems
 from .diagnostics import Diag, Place, file_location, format_diag, to_diag
 from .errors import BuildError
 from .ir import PRIVATE, ir, layout_attr
 from .layout import TileLayout
+from .vocab import MAX_OPERAND_PAIRS, reduce_op_name
 
 __all__ = ["copy", "reduce"]
 
 Values = Union[ir.Value, Sequence[ir.Value]]
+Combine = Callable[[list, list], object]
 
 
 def reduce(
     dst: Values,
     src: Values,
     *,
-    kind: str,
+    kind: str | None = None,
+    combine: Combine | str | None = None,
     exec_scope: str,
     axes: Sequence[int] | None = None,
     accum: bool | None = None,
@@ -60,11 +71,27 @@ def reduce(
     loc: ir.Location | None = None,
     ip: ir.InsertionPoint | None = None,
 ) -> ir.Operation:
-    """Create and check ``"tile.reduce"(dst, src)``; attributes left None take their
-    defaults (docs/spec.md, "Attributes")."""
-    attributes = {"kind": kind, "exec_scope": exec_scope, "axes": axes, "accum": accum,
+    """Create and check ``"tile.reduce"(dsts..., srcs...)`` (``tile.reduce<k>`` for k
+    operand pairs and a combiner); attributes left None take their defaults
+    (docs/spec.md, "Attributes").
+
+    Give ``kind`` (a named kind, or ``"argmax"``/``"argmin"`` with ``dst = [value,
+    index]``) or ``combine``: a callable ``combine(left, right)`` that receives the k left
+    and the k right values (the block arguments of the combiner function it builds, a
+    private ``func.func`` named after it in the op's ``gpu.module``) and returns the k
+    combined values (a list, or one value) built with upstream builders; or the name of
+    a ``func.func`` already in the module."""
+    dsts, srcs = _values(dst), _values(src)
+    if len(srcs) > MAX_OPERAND_PAIRS:
+        raise BuildError(f"tile.reduce combines at most {MAX_OPERAND_PAIRS} operand pairs, got {len(srcs)}")
+    combiner = None
+    if combine is not None:
+        name = combine if isinstance(combine, str) else _combiner(combine, dsts, loc, ip)
+        combiner = ir.FlatSymbolRefAttr.get(name)
+    attributes = {"kind": kind, "combiner": combiner, "exec_scope": exec_scope, "axes": axes, "accum": accum,
                   "src_layout": src_layout, "dst_layout": dst_layout, "dispatch": dispatch}
-    return _create("tile.reduce", [*_values(dst), *_values(src)], attributes, None, loc, ip)
+    op_name = reduce_op_name(len(srcs)) if combine is not None else "tile.reduce"
+    return _create(op_name, [*dsts, *srcs], attributes, None, loc, ip)
 
 
 def copy(
@@ -172,6 +199,60 @@ def _python_column(diag: Diag) -> Diag:
 
 def _values(v) -> list:
     return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def _combiner(combine: Combine, dsts: list, loc, ip) -> str:
+    """Build ``combine`` into a private ``func.func`` in the symbol table around the
+    insertion point, just before the op that holds it; return its name (the callable's,
+    when it is an identifier, else ``tile_combiner``; made unique with ``_<n>``). What the
+    callable returns must be one value per dst, of its element type (a ``BuildError`` at
+    the user's line says what is wrong, and no function is left behind)."""
+    ip = ip or ir.InsertionPoint.current
+    top, table = ip.block.owner, None
+    while top is not None and top.parent is not None:
+        try:
+            table = ir.SymbolTable(top.parent.operation)
+            break
+        except (TypeError, ValueError):
+            top = top.parent.operation
+    if table is None:
+        raise BuildError("combine=...: the insertion point is not inside a module (the combiner is a func.func there)")
+    types = [ir.MemRefType(v.type).element_type for v in dsts]
+    base = getattr(combine, "__name__", "")
+    base = base if re.fullmatch(r"[A-Za-z_][\w$.]*", base) else "tile_combiner"
+    name, n = base, 0
+    while name in table:
+        n += 1
+        name = f"{base}_{n}"
+    with loc or ir.Location.current:
+        fn = func.FuncOp(name, (types * 2, types), visibility="private", ip=ir.InsertionPoint(top))
+        block = fn.add_entry_block()
+        with ir.InsertionPoint(block):
+            args = list(block.arguments)
+            result = combine(args[: len(types)], args[len(types):])
+            values = list(result) if isinstance(result, (list, tuple)) else [result]
+            problem = _result_problem(values, types)
+            if problem is None:
+                func.ReturnOp(values)
+        if problem is not None:
+            diag = _diag(fn.operation, f"combine={base}: {problem}")  # at the ops.reduce call
+            fn.operation.erase()
+            raise BuildError(located([diag]))
+    return name
+
+
+def _result_problem(values: list, types: list) -> str | None:
+    """Why ``values`` (what a combine callable returned) are not k values of ``types``."""
+    if len(values) != len(types):
+        return (f"returned {len(values)} value(s), but the op reduces {len(types)} operand(s): return one "
+                f"combined value per operand ({', '.join(map(str, types))})")
+    for j, (v, t) in enumerate(zip(values, types)):
+        if not isinstance(v, ir.Value):
+            return f"value {j} is a {type(v).__name__}, not an MLIR value: build it with upstream builders"
+        if v.type != t:
+            return f"value {j} is {v.type}, but operand {j} is {t}"
+    return None
+
 
 
 def _is_register(value: ir.Value) -> bool:

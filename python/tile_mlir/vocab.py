@@ -15,7 +15,25 @@ from .errors import OptionError
 
 # --- tile.reduce ---------------------------------------------------------------------
 
+# The named kinds: one operand, combined with one fixed operation.
 KINDS = ("sum", "max", "min", "maximum", "minimum")
+# argmax/argmin: one src, two dsts (the value and its index, which the lowering generates).
+ARG_KINDS = ("argmax", "argmin")
+REDUCE_KINDS = KINDS + ARG_KINDS
+# A reduction of k operand pairs (k dsts, then k srcs) with a combiner is the op
+# tile.reduce for k = 1 and tile.reduce<k> for k = 2 .. MAX_OPERAND_PAIRS: one op per k,
+# since IRDL gives every operand of a variadic group one type (dialect/tile.irdl.mlir).
+MAX_OPERAND_PAIRS = 8
+REDUCE_OPS = ("tile.reduce",) + tuple(f"tile.reduce{k}" for k in range(2, MAX_OPERAND_PAIRS + 1))
+
+
+def reduce_op_name(pairs: int) -> str:
+    """The op that reduces ``pairs`` operand pairs: ``tile.reduce``, ``tile.reduce2`` ..."""
+    return "tile.reduce" if pairs == 1 else f"tile.reduce{pairs}"
+
+
+# The element types an argmax/argmin index may have (i64 where the reduced count needs it).
+INDEX_DTYPES = ("i32", "i64")
 SCOPES = ("thread", "warp", "warpgroup", "cta", "cluster")
 FLOAT_DTYPES = ("f32", "f16", "bf16", "f64")
 INT_DTYPES = ("i32", "i64")
@@ -24,7 +42,19 @@ DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i32": 4, "i64": 8}
 
 # Every attribute tile.reduce knows (the dialect declares the required ones; the
 # optional ones cannot be declared in IRDL, so tile-verify checks them).
-REDUCE_ATTRIBUTES = ("kind", "exec_scope", "axes", "accum", "src_layout", "dst_layout", "dispatch")
+REDUCE_ATTRIBUTES = ("kind", "combiner", "exec_scope", "axes", "accum", "src_layout", "dst_layout", "dispatch")
+
+
+def reduce_operand_roles(count: int, kind: str | None = None) -> tuple[str, ...]:
+    """What each of a ``tile.reduce``'s ``count`` operands is: ``dst, src`` for two;
+    ``dst 0 (value), dst 1 (index), src`` for an argmax/argmin; k dsts then k srcs
+    (``dst 0 .. dst k-1, src 0 .. src k-1``) for a combiner."""
+    if count == 2:
+        return ("dst", "src")
+    if kind in ARG_KINDS or (kind is None and count == 3):
+        return ("dst 0 (value)", "dst 1 (index)", "src")[:count] + tuple(f"operand {i}" for i in range(3, count))
+    half = count // 2
+    return tuple(f"dst {i}" for i in range(half)) + tuple(f"src {i}" for i in range(count - half))
 
 # --- tile.copy -----------------------------------------------------------------------
 

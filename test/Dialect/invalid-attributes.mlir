@@ -50,7 +50,7 @@ func.func @typo_dispatch(%d: memref<1xf32, #gpu.address_space<private>>, %s: mem
 
 // An attribute far from every known name lists them all.
 func.func @unknown_far(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{unknown attribute 'frobnicate' (tile.reduce takes: kind, exec_scope, axes, accum, src_layout, dst_layout, dispatch)}}
+  // expected-error @+1 {{unknown attribute 'frobnicate' (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch)}}
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", frobnicate = 1} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }

@@ -3,9 +3,9 @@
 // One broken rule per case; each error sits at the op's location and names
 // the rule (docs/spec.md, checked by tile-verify right after parsing).
 
-// IRDL: kind must be one of sum/max/min/maximum/minimum.
+// kind must be a named kind, argmax or argmin (tile-verify: IRDL declares no kind).
 func.func @kind_value(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum"; got "avg"}}
+  // expected-error @+1 {{'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin"; got "avg"}}
   "tile.reduce"(%d, %s) {kind = "avg", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }
@@ -21,7 +21,7 @@ func.func @scope_value(%d: memref<1xf32, #gpu.address_space<private>>, %s: memre
 
 // -----
 
-// IRDL: kind is required.
+// A kind (or a combiner) is required.
 func.func @kind_missing(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   // expected-error @+1 {{kind}}
   "tile.reduce"(%d, %s) {exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()

@@ -137,3 +137,25 @@ gpu.module @own {
     gpu.return
   }
 }
+
+// argmax: two dsts (the value, its index), one src.
+// CHECK-LABEL: func.func @argmax
+// CHECK: "tile.reduce"(%{{.*}}, %{{.*}}, %{{.*}}) {exec_scope = "thread", kind = "argmax"}
+func.func @argmax(%dv: !r1, %di: memref<1xi32, #gpu.address_space<private>>, %src: !r4) {
+  "tile.reduce"(%dv, %di, %src) {kind = "argmax", exec_scope = "thread"} : (!r1, memref<1xi32, #gpu.address_space<private>>, !r4) -> ()
+  return
+}
+
+// A combiner function over two operand pairs: tile.reduce2, combiner = @f.
+// CHECK-LABEL: gpu.module @combiner
+// CHECK: func.func private @first
+// CHECK: "tile.reduce2"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {combiner = @first, exec_scope = "thread"}
+gpu.module @combiner {
+  func.func private @first(%l0: f32, %l1: i32, %r0: f32, %r1: i32) -> (f32, i32) {
+    return %l0, %l1 : f32, i32
+  }
+  func.func @pair(%dv: !r1, %di: memref<1xi32, #gpu.address_space<private>>, %sv: !r4, %si: memref<4xi32, #gpu.address_space<private>>) {
+    "tile.reduce2"(%dv, %di, %sv, %si) {combiner = @first, exec_scope = "thread"} : (!r1, memref<1xi32, #gpu.address_space<private>>, !r4, memref<4xi32, #gpu.address_space<private>>) -> ()
+    return
+  }
+}

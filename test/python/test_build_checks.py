@@ -56,7 +56,7 @@ def test_an_unknown_kind_says_which_kinds_there_are_at_the_users_line():
     col = inspect.getsource(test_an_unknown_kind_says_which_kinds_there_are_at_the_users_line).splitlines()[3].index(
         "ops.reduce") + 1
     assert first[0] == (f"{__file__}:{line}:{col}: error: 'tile.reduce' op kind must be one of "
-                        '"sum", "max", "min", "maximum", "minimum"; got "prod"')
+                        '"sum", "max", "min", "maximum", "minimum", "argmax", "argmin"; got "prod"')
     assert first[1].lstrip().startswith("error = build_error(lambda k, s, d: ops.reduce(")
     assert first[2] == " " * (col - 1) + "^"
     assert messages(error) == messages(tile_opt_errors(
@@ -133,5 +133,6 @@ def test_every_error_is_a_tile_error():
 def test_reduce_takes_lists_of_operands():
     """dst and src may be lists (operands in order): the dialect counts them."""
     error = build_error(lambda k, s, d: ops.reduce([d, d], [s, s], kind="sum", exec_scope="thread"))
-    assert messages(error) == ["'tile.reduce' op takes 2 operands (dst, src), got 4"]
+    assert messages(error) == ["'tile.reduce' op takes 2 operands (dst, src), got 4; 3 with kind argmax or "
+                               "argmin (value dst, index dst, src); 2 operand pairs with a combiner are tile.reduce2"]
     assert ir  # the bindings stay importable alongside

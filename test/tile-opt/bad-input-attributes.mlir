@@ -7,7 +7,7 @@
 // must be and what it got. Each exits 1 with a located error and no traceback.
 
 // A misspelled kind (required).
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum"); 'ind' looks like a misspelling of it{{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin") or 'combiner' (= @a func.func that combines); 'ind' looks like a misspelling of 'kind'{{$}}
 func.func @ind(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {ind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -16,7 +16,7 @@ func.func @ind(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32,
 // -----
 
 // A misspelled kind, capitalised.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum"); 'Kind' looks like a misspelling of it{{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin") or 'combiner' (= @a func.func that combines); 'Kind' looks like a misspelling of 'kind'{{$}}
 func.func @Kind(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {Kind = "max", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -43,7 +43,7 @@ func.func @scope(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf3
 // -----
 
 // A misspelled axes.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'axess'; did you mean 'axes'? (tile.reduce takes: kind, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'axess'; did you mean 'axes'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
 func.func @axess(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", axess = array<i64: 0>} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -52,7 +52,7 @@ func.func @axess(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf3
 // -----
 
 // A misspelled accum.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'accumulate'; did you mean 'accum'? (tile.reduce takes: kind, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'accumulate'; did you mean 'accum'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
 func.func @accumulate(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", accumulate = true} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -61,7 +61,7 @@ func.func @accumulate(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 // -----
 
 // A misspelled src_layout.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'srclayout'; did you mean 'src_layout'? (tile.reduce takes: kind, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'srclayout'; did you mean 'src_layout'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
 func.func @srclayout(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", srclayout = #tile.layout<"S[4]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -70,7 +70,7 @@ func.func @srclayout(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<
 // -----
 
 // A misspelled dst_layout, quoted.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'dst-layout'; did you mean 'dst_layout'? (tile.reduce takes: kind, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'dst-layout'; did you mean 'dst_layout'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
 func.func @dst_dash_layout(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", "dst-layout" = #tile.layout<"S[1]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -79,7 +79,7 @@ func.func @dst_dash_layout(%d: memref<1xf32, #gpu.address_space<private>>, %s: m
 // -----
 
 // A misspelled dispatch.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'dispatcher'; did you mean 'dispatch'? (tile.reduce takes: kind, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'dispatcher'; did you mean 'dispatch'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
 func.func @dispatcher(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", dispatcher = "local"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -88,8 +88,8 @@ func.func @dispatcher(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 // -----
 
 // Two misspellings: each is named.
-// CHECK: bad-input-attributes.mlir:[[@LINE+3]]:3: error: 'tile.reduce' op unknown attribute 'acum'; did you mean 'accum'? (tile.reduce takes: kind, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'axis'; did you mean 'axes'? (tile.reduce takes: kind, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+3]]:3: error: 'tile.reduce' op unknown attribute 'acum'; did you mean 'accum'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'axis'; did you mean 'axes'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
 func.func @two_typos(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", acum = true, axis = array<i64: 0>} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -152,7 +152,7 @@ func.func @layout_array(%d: memref<1xf32, #gpu.address_space<private>>, %s: memr
 // -----
 
 // kind = 1.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum"; got 1 : i64{{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin"; got 1 : i64{{$}}
 func.func @kind_integer(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = 1, exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -161,7 +161,7 @@ func.func @kind_integer(%d: memref<1xf32, #gpu.address_space<private>>, %s: memr
 // -----
 
 // kind in capitals.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum"; got "SUM"{{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin"; got "SUM"{{$}}
 func.func @kind_capitals(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "SUM", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -170,7 +170,7 @@ func.func @kind_capitals(%d: memref<1xf32, #gpu.address_space<private>>, %s: mem
 // -----
 
 // kind = prod, which no kind is.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum"; got "prod"{{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin"; got "prod"{{$}}
 func.func @kind_prod(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "prod", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return

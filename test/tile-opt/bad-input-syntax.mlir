@@ -127,7 +127,7 @@ func.func @backtick(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4
 // -----
 
 // The op's name, capitalised.
-// CHECK: bad-input-syntax.mlir:[[@LINE+2]]:3: error: unknown operation 'tile.Reduce' (did you mean 'tile.reduce'?); the tile dialect's operations are: tile.reduce, tile.copy{{$}}
+// CHECK: bad-input-syntax.mlir:[[@LINE+2]]:3: error: unknown operation 'tile.Reduce' (did you mean 'tile.reduce'?); the tile dialect's operations are: tile.reduce, tile.reduce2, tile.reduce3, tile.reduce4, tile.reduce5, tile.reduce6, tile.reduce7, tile.reduce8, tile.copy{{$}}
 func.func @capitalised(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.Reduce"(%d, %s) {kind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -136,7 +136,7 @@ func.func @capitalised(%d: memref<1xf32, #gpu.address_space<private>>, %s: memre
 // -----
 
 // The op's name, misspelled.
-// CHECK: bad-input-syntax.mlir:[[@LINE+2]]:3: error: unknown operation 'tile.reduc' (did you mean 'tile.reduce'?); the tile dialect's operations are: tile.reduce, tile.copy{{$}}
+// CHECK: bad-input-syntax.mlir:[[@LINE+2]]:3: error: unknown operation 'tile.reduc' (did you mean 'tile.reduce'?); the tile dialect's operations are: tile.reduce, tile.reduce2, tile.reduce3, tile.reduce4, tile.reduce5, tile.reduce6, tile.reduce7, tile.reduce8, tile.copy{{$}}
 func.func @reduc(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduc"(%d, %s) {kind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return

@@ -38,7 +38,7 @@ func.func @one_operand(%d: memref<1xf32, #gpu.address_space<private>>) {
 
 // -----
 
-// CHECK:      bad-input.mlir:[[@LINE+3]]:3: error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum"; got 3 : i64
+// CHECK:      bad-input.mlir:[[@LINE+3]]:3: error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin"; got 3 : i64
 // CHECK-NEXT: "tile.reduce"(%d, %s) {kind = 3
 func.func @bad_attribute(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = 3, exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()

@@ -10,12 +10,12 @@
 
 // EXTRA: <stdin>:1:1: error: 'extra.op' op mode must be one of "a", "b"; got "c"
 
-// CHECK:      irdl-messages.mlir:[[@LINE+4]]:3: error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum"; got "prod"
+// CHECK:      irdl-messages.mlir:[[@LINE+4]]:3: error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin"; got "prod"
 // CHECK-NEXT: "tile.reduce"(%d, %s) {kind = "prod"
 // CHECK-NEXT: {{^  \^$}}
 func.func @kind(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "prod", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
-  // expected-error@-1 {{'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum"; got "prod"}}
+  // expected-error@-1 {{'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin"; got "prod"}}
   return
 }
 
@@ -31,7 +31,7 @@ func.func @scope(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf3
 // -----
 
 // A value that another attribute could take is still named for the right one.
-// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum"; got "warp"
+// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin"; got "warp"
 func.func @kind_is_a_scope(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "warp", exec_scope = "warp"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   // expected-error@-1 {{kind must be one of}}
@@ -50,10 +50,10 @@ func.func @scope_bool(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 
 // -----
 
-// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum"){{$}}
+// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin") or 'combiner' (= @a func.func that combines){{$}}
 func.func @no_kind(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
-  // expected-error@-1 {{missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum")}}
+  // expected-error@-1 {{missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin") or 'combiner' (= @a func.func that combines)}}
   return
 }
 
@@ -61,10 +61,10 @@ func.func @no_kind(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4x
 
 // A misspelled required attribute: IRDL reports only the missing one, so the message
 // names the attribute written instead.
-// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum"); 'ind' looks like a misspelling of it
+// CHECK: irdl-messages.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin") or 'combiner' (= @a func.func that combines); 'ind' looks like a misspelling of 'kind'
 func.func @ind(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {ind = "sum", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
-  // expected-error@-1 {{missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum"); 'ind' looks like a misspelling of it}}
+  // expected-error@-1 {{missing attribute 'kind' (one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin") or 'combiner' (= @a func.func that combines); 'ind' looks like a misspelling of 'kind'}}
   return
 }
 

@@ -19,12 +19,12 @@ func.func @first(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf3
 
 // -----
 
-// ERR:      split-input-file.mlir:[[@LINE+4]]:3: error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum"; got "avg"
+// ERR:      split-input-file.mlir:[[@LINE+4]]:3: error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin"; got "avg"
 // ERR-NEXT: "tile.reduce"(%d, %s) {kind = "avg"
 // ERR-NEXT: ^
 func.func @second(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "avg", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
-  // expected-error@-1 {{kind must be one of "sum", "max", "min", "maximum", "minimum"; got "avg"}}
+  // expected-error@-1 {{kind must be one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin"; got "avg"}}
   return
 }
 

@@ -4,7 +4,7 @@
 // file, and the chunks are checked independently.
 
 // The wrong text: the real error is unexpected, and the expectation is not produced.
-// CHECK:      verify-diagnostics-failures.mlir:[[@LINE+7]]:3: error: unexpected error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum"; got "avg"
+// CHECK:      verify-diagnostics-failures.mlir:[[@LINE+7]]:3: error: unexpected error: 'tile.reduce' op kind must be one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin"; got "avg"
 // CHECK-NEXT: "tile.reduce"(%d, %s) {kind = "avg"
 // CHECK-NEXT: ^
 // CHECK:      verify-diagnostics-failures.mlir:[[@LINE+3]]:6: error: expected error "kind must be sum" was not produced

@@ -6,7 +6,7 @@
 
 // On the same line.
 func.func @same_line(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  "tile.reduce"(%d, %s) {kind = "avg", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> () // expected-error {{kind must be one of "sum", "max", "min", "maximum", "minimum"; got "avg"}}
+  "tile.reduce"(%d, %s) {kind = "avg", exec_scope = "thread"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> () // expected-error {{kind must be one of "sum", "max", "min", "maximum", "minimum", "argmax", "argmin"; got "avg"}}
   return
 }
 

@@ -18,7 +18,8 @@ bits) and the kept bits. Per dst slot ``s``:
 3. with ``Lc``, the exchange between CTAs:
 
    a. the writers (no ``Ll``, ``Lw`` or in-CTA ``R`` bit set: one per kept element and
-      CTA) store the CTA's partial into its own *cluster scratch*, at ``[k][s]``;
+      CTA) store the CTA's partial into its own *cluster scratch*, at ``[k][s]`` (all the
+      op's operands: ``combiner.Words``);
    b. a cluster barrier (``nvvm.cluster.arrive`` + ``nvvm.cluster.wait``: PTX
       ``barrier.cluster.arrive`` with release and ``barrier.cluster.wait`` with acquire
       semantics), so that every CTA's partials are written and visible;
@@ -50,6 +51,7 @@ from mlir.dialects import arith, llvm, memref, nvvm
 from ..ir import ir
 from ..vocab import CTA_BITS_BASE, WARP_SIZE
 from . import emit
+from .combiner import Words
 from .cross_warp import (
     exchange_warps,
     kept_replica_problems,
@@ -78,7 +80,7 @@ def cluster_applies(op, ctx):
     return not problems, "; ".join(problems)
 
 
-def _emit(plan: Plan, dst, src, site: Site, block) -> None:
+def _emit(plan: Plan, dsts, srcs, site: Site, block) -> None:
     info = plan.info
     threads = WARP_SIZE * (info.src_layout.reach("warpid") + 1)  # the block's (tile-verify checks it)
     replica = tuple(b for b in info.src_replica_bits if b < CTA_BITS_BASE)  # the in-CTA ones
@@ -88,41 +90,44 @@ def _emit(plan: Plan, dst, src, site: Site, block) -> None:
     # may run again alternates two phases of warp scratch, as cross_warp does.
     phases = 2 if site.repeats and not info.reduced_cta_bits else 1
 
-    def across(values: list[ir.Value]) -> list[ir.Value]:
-        values = lane_butterfly(info.kind, values, info.reduced_lane_bits)
+    def across(partials: list[list[ir.Value]]) -> list[list[ir.Value]]:
+        partials = lane_butterfly(plan.combiner, partials, info.reduced_lane_bits)
         if info.reduced_warp_bits:
             with name("tile.reduce.exchange"):
-                values = exchange_warps(plan, values, site, lambda: (linear_thread_id(block), 0), 1, threads,
-                                        replica, phases, "cluster reduce, the warps of each CTA")
+                partials = exchange_warps(plan, partials, site, lambda: (linear_thread_id(block), 0), 1, threads,
+                                          replica, phases, "cluster reduce, the warps of each CTA")
         if info.reduced_cta_bits:
             with name("tile.reduce.cluster"):
-                values = _exchange_ctas(plan, values, site, block, threads, replica)
-        return values
+                partials = _exchange_ctas(plan, partials, site, block, threads, replica)
+        return partials
 
-    emit_across_lanes(plan, dst, src, across)
+    emit_across_lanes(plan, dsts, srcs, across)
 
 
-def _exchange_ctas(plan: Plan, values, site: Site, block, threads: int, replica) -> list[ir.Value]:
-    """Step 3 of the module docstring: the CTA partials ``values`` (one per dst slot, in
-    every thread) exchanged through distributed shared memory; returns the folded values."""
+def _exchange_ctas(plan: Plan, partials, site: Site, block, threads: int, replica) -> list[list[ir.Value]]:
+    """Step 3 of the module docstring: the CTA partials (one per dst slot, in every
+    thread; all the op's operands, as ``combiner.Words``) exchanged through distributed
+    shared memory; returns the folded partials."""
     info = plan.info
     in_cta = (*info.reduced_lane_bits, *info.reduced_warp_bits, *replica)
     k_bits = [b for b in range((threads - 1).bit_length()) if b not in in_cta]
-    K, S, elem = 1 << len(k_bits), plan.S, values[0].type
-    scratch = site.scratch(elem, K * S, f"cluster reduce, the CTA partials: {K} x {S} slot(s) of {elem}")
+    words = Words(plan.combiner.types)
+    K, S, n, elem = 1 << len(k_bits), plan.S, words.size, words.elem
+    scratch = site.scratch(elem, K * S * n, f"cluster reduce, the CTA partials: {K} x {S} slot(s) of {words.describe()}")
     t = linear_thread_id(block)
     row = compress(t, k_bits)
-    row = row * S if isinstance(row, int) else (row if S == 1 else arith.muli(row, emit.index(S)))
-    store_partials(values, scratch, row, writer_of(t, in_cta))
+    row = row * S * n if isinstance(row, int) else (row if S * n == 1 else arith.muli(row, emit.index(S * n)))
+    store_partials([w for p in partials for w in words.pack(p)], scratch, row, writer_of(t, in_cta))
     cluster_barrier()  # every CTA's partials are written, and visible to the cluster
     ranks = _ranks([b - CTA_BITS_BASE for b in info.reduced_cta_bits], info.cluster_ctas)
     base = memref.extract_aligned_pointer_as_index(scratch)
     nbytes = emit.bit_width(elem) // 8
     out = []
     for s in range(S):
-        local = _shared_pointer(base, emit.add_slots(row, s), nbytes)
-        partials = [llvm.load(elem, nvvm.mapa(_pointer(SHARED_CLUSTER), local, rank)) for rank in ranks]
-        out.append(fold_values(info.kind, partials, plan.fold))
+        local = [_shared_pointer(base, emit.add_slots(row, s * n + j), nbytes) for j in range(n)]
+        read = [words.unpack([llvm.load(elem, nvvm.mapa(_pointer(SHARED_CLUSTER), p, rank)) for p in local])
+                for rank in ranks]
+        out.append(fold_values(plan.combiner, read, plan.fold))
     cluster_barrier()  # no CTA goes on while another may still read its scratch
     return out
 

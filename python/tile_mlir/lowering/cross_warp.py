@@ -13,15 +13,17 @@ scope's thread count, rounded up to a power of two). The algorithm, per dst slot
 2. the lane butterfly over ``Ll``, highest bit first (``registers.lane_butterfly``);
 3. the *writers*, the threads with no ``Ll`` or ``R`` bit set (one per warp and kept
    element), store the warp's partial at ``scratch[phase][instance][k][w][s]``, with
-   ``w = compress(t, Lw)`` and ``k = compress(t, K)``;
+   ``w = compress(t, Lw)`` and ``k = compress(t, K)``: all the op's operands at once
+   (``combiner.Words``: the values, or their bits as 32-bit words when their types
+   differ), so one scratch and one barrier serve every operand;
 4. the barrier of the scope: ``gpu.barrier`` for a cta, a named barrier over the
    warpgroup's own 128 threads for a warpgroup;
 5. every thread reads the ``2^|Lw|`` partials of its ``k`` and folds them in ascending
-   ``w`` (``fold=tree``: pairwise, level by level), so every replica holder computes the
-   same bits;
+   ``w``, the accumulator left (``fold=tree``: pairwise, level by level, the lower ``w``
+   left), so every replica holder computes the same bits, for any combiner;
 6. ``accum`` once, and the store (``registers.finish``).
 
-The scratch is the op's own (``threads.Site.scratch``): ``2^|K| * 2^|Lw| * S`` elements
+The scratch is the op's own (``threads.Site.scratch``): ``2^|K| * 2^|Lw| * S`` partials
 per instance of the scope (8 warpgroup instances, or as many as ``known_block_size``
 allows), a kept element's partials side by side (so one slot's partials load as one
 vector when S is 1), doubled for an op that may run more than once. Then a phase counter alternates
@@ -42,6 +44,7 @@ from ..ir import ir
 from ..vocab import MAX_BLOCK_THREADS, WARP_SIZE, WARPGROUP_SIZE
 from . import emit
 from .local import match_storage_scope, reduce_info, validate_op
+from .combiner import Words
 from .registers import Plan, emit_across_lanes, fold_values, lane_butterfly, lower_with, name
 from .threads import Site, barrier, compress, scope_thread
 
@@ -85,7 +88,7 @@ def register_exchange(variant: str, applies, emit):
     def lower(op, ctx, rewriter):
         site = Site.of(op)
         block = known_block_size(op)
-        lower_with(op, ctx, rewriter, lambda plan, dst, src: emit(plan, dst, src, site, block))
+        lower_with(op, ctx, rewriter, lambda plan, dsts, srcs: emit(plan, dsts, srcs, site, block))
 
     when = [
         predicate("storage_scope", match_storage_scope, expected_scope=["local"]),
@@ -103,24 +106,24 @@ def _instances(scope: str, block: tuple[int, ...] | None) -> int:
     return max(1, -(-threads // WARPGROUP_SIZE))
 
 
-def _emit(plan: Plan, dst, src, site: Site, block) -> None:
+def _emit(plan: Plan, dsts, srcs, site: Site, block) -> None:
     info = plan.info
     threads = WARPGROUP_SIZE if info.exec_scope == "warpgroup" else WARP_SIZE * (info.src_layout.reach("warpid") + 1)
     phases = 2 if site.repeats else 1
 
-    def across(values: list[ir.Value]) -> list[ir.Value]:
-        values = lane_butterfly(info.kind, values, info.reduced_lane_bits)
+    def across(partials: list[list[ir.Value]]) -> list[list[ir.Value]]:
+        partials = lane_butterfly(plan.combiner, partials, info.reduced_lane_bits)
         with name("tile.reduce.exchange"):
-            return exchange_warps(plan, values, site, lambda: scope_thread(info.exec_scope, block),
+            return exchange_warps(plan, partials, site, lambda: scope_thread(info.exec_scope, block),
                                   _instances(info.exec_scope, block), threads, info.src_replica_bits, phases,
                                   f"cross_warp {info.exec_scope} reduce")
 
-    emit_across_lanes(plan, dst, src, across)
+    emit_across_lanes(plan, dsts, srcs, across)
 
 
-def exchange_warps(plan: Plan, values, site: Site, thread, instances: int, threads: int, replica_bits,
-                   phases: int, title: str) -> list[ir.Value]:
-    """Steps 3-5 of the module docstring, for the values (one per dst slot) that the lane
+def exchange_warps(plan: Plan, partials, site: Site, thread, instances: int, threads: int, replica_bits,
+                   phases: int, title: str) -> list[list[ir.Value]]:
+    """Steps 3-5 of the module docstring, for the partials (one per dst slot) that the lane
     butterfly left in every thread: the writers store their warp's partials into the op's
     scratch, the scope's barrier, and every thread folds the partials of its ``k`` in
     ascending warp order. ``thread()`` builds (t, instance): the thread's index in its
@@ -131,21 +134,24 @@ def exchange_warps(plan: Plan, values, site: Site, thread, instances: int, threa
     lane_bits, warp_bits = info.reduced_lane_bits, info.reduced_warp_bits
     nbits = (threads - 1).bit_length()
     k_bits = [b for b in range(nbits) if b not in (*lane_bits, *warp_bits, *replica_bits)]
-    W, K, S = 1 << len(warp_bits), 1 << len(k_bits), plan.S
-    per_instance = W * K * S
-    elem = values[0].type
-    what = f"{title}: {phases} phase(s) x {instances} instance(s) x {K} x {W} warp partial(s) x {S} slot(s) of {elem}"
-    scratch = site.scratch(elem, phases * instances * per_instance, what)
+    words = Words(plan.combiner.types)
+    W, K, S, n = 1 << len(warp_bits), 1 << len(k_bits), plan.S, words.size
+    per_instance = W * K * S * n
+    what = (f"{title}: {phases} phase(s) x {instances} instance(s) x {K} x {W} warp partial(s) x {S} slot(s) "
+            f"of {words.describe()}")
+    scratch = site.scratch(words.elem, phases * instances * per_instance, what)
     t, instance = thread()
     base = emit.add_slots(_times(instance, per_instance), _times(site.phase(), instances * per_instance) if phases > 1 else 0)
-    row = emit.add_slots(base, _times(compress(t, k_bits), W * S))  # [k][w][s]
-    mine = emit.add_slots(row, _times(compress(t, warp_bits), S))
-    store_partials(values, scratch, mine, writer_of(t, (*lane_bits, *replica_bits)))
+    row = emit.add_slots(base, _times(compress(t, k_bits), W * S * n))  # [k][w][s][words]
+    mine = emit.add_slots(row, _times(compress(t, warp_bits), S * n))
+    packed = [w for p in partials for w in words.pack(p)]
+    store_partials(packed, scratch, mine, writer_of(t, (*lane_bits, *replica_bits)))
     barrier("cta" if info.exec_scope == "cluster" else info.exec_scope, instance)
     out = []
     for s in range(S):
-        partials = [memref.load(scratch, [at_slot(row, w * S + s)]) for w in range(W)]
-        out.append(fold_values(info.kind, partials, plan.fold))
+        read = [words.unpack([memref.load(scratch, [at_slot(row, (w * S + s) * n + j)]) for j in range(n)])
+                for w in range(W)]
+        out.append(fold_values(plan.combiner, read, plan.fold))
     return out
 
 

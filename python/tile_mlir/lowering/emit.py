@@ -201,7 +201,7 @@ def _shuffle_xor(v: ir.Value, move) -> ir.Value:
     if bits == 32:
         return move(v)
     ib = ir.IntegerType.get_signless(bits)
-    raw = _as_int(v)
+    raw = as_int(v)
     if bits == 16:
         moved = arith.trunci(ib, move(arith.extui(i32t, raw)))
     else:  # 64
@@ -209,25 +209,29 @@ def _shuffle_xor(v: ir.Value, move) -> ir.Value:
         hi = arith.trunci(i32t, arith.shrui(raw, constant(ib, 32)))
         lo, hi = move(lo), move(hi)
         moved = arith.ori(arith.extui(ib, lo), arith.shli(arith.extui(ib, hi), constant(ib, 32)))
-    return _from_int(moved, t)
+    return from_int(moved, t)
 
 
 def shuffle_xor_all(values: list[ir.Value], offset: int, member_mask: ir.Value | None = None) -> list[ir.Value]:
-    """``shuffle_xor`` of each of ``values`` (all of one type), in order.
+    """``shuffle_xor`` of each of ``values``, returned in their order.
 
-    16-bit values move in pairs, two per 32-bit shuffle: value 2k in the low
-    half, 2k+1 in the high half, bit-exactly (bitcast to i16, ``extui``,
-    ``shli``, ``ori``; back with ``trunci``, ``shrui``, bitcast). An odd last
-    value shuffles alone, widened. Other types shuffle one by one.
+    16-bit values move in pairs, two per 32-bit shuffle: the 2k-th 16-bit value in the
+    low half, the (2k+1)-th in the high half, bit-exactly (bitcast to i16, ``extui``,
+    ``shli``, ``ori``; back with ``trunci``, ``shrui``, bitcast). An odd last one
+    shuffles alone, widened. Other types shuffle one by one.
     """
     move = _mover(offset, member_mask)
-    if len(values) < 2 or bit_width(values[0].type) != 16:
+    narrow = [i for i, v in enumerate(values) if bit_width(v.type) == 16]
+    if len(narrow) < 2:
         return [_shuffle_xor(v, move) for v in values]
-    out = []
-    for a, b in zip(values[0::2], values[1::2]):
-        out.extend(_shuffle_pair(a, b, move))
-    if len(values) % 2:
-        out.append(_shuffle_xor(values[-1], move))
+    out: list = [None] * len(values)
+    for a, b in zip(narrow[0::2], narrow[1::2]):
+        out[a], out[b] = _shuffle_pair(values[a], values[b], move)
+    if len(narrow) % 2:
+        out[narrow[-1]] = _shuffle_xor(values[narrow[-1]], move)
+    for i, v in enumerate(values):
+        if out[i] is None:
+            out[i] = _shuffle_xor(v, move)
     return out
 
 
@@ -235,22 +239,22 @@ def _shuffle_pair(a: ir.Value, b: ir.Value, move) -> tuple[ir.Value, ir.Value]:
     """Two 16-bit values through one 32-bit shuffle."""
     i16, i32t = ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
     sixteen = constant(i32t, 16)
-    low = arith.extui(i32t, _as_int(a))
-    high = arith.shli(arith.extui(i32t, _as_int(b)), sixteen)
+    low = arith.extui(i32t, as_int(a))
+    high = arith.shli(arith.extui(i32t, as_int(b)), sixteen)
     moved = move(arith.ori(low, high))
     a_moved = arith.trunci(i16, moved)
     b_moved = arith.trunci(i16, arith.shrui(moved, sixteen))
-    return _from_int(a_moved, a.type), _from_int(b_moved, b.type)
+    return from_int(a_moved, a.type), from_int(b_moved, b.type)
 
 
-def _as_int(v: ir.Value) -> ir.Value:
+def as_int(v: ir.Value) -> ir.Value:
     """The bits of ``v`` as a signless integer of its width (floats are bitcast)."""
     if not is_float(v.type):
         return v
     return arith.bitcast(ir.IntegerType.get_signless(bit_width(v.type)), v)
 
 
-def _from_int(x: ir.Value, t: ir.Type) -> ir.Value:
+def from_int(x: ir.Value, t: ir.Type) -> ir.Value:
     """Integer bits ``x`` back as a value of type ``t`` (the inverse of ``_as_int``)."""
     return arith.bitcast(t, x) if is_float(t) else x
 

@@ -17,6 +17,11 @@ variants. The algorithm (docs/lowering-local.md has the generated IR):
    with width 32 and the full mask, the slots' shuffles interleaved (16-bit
    slots move in pairs, two per 32-bit shuffle); then ``accum`` once; then the store.
 
+An argmax/argmin or a combiner function carries k values per dst slot (a *partial*,
+``combiner.py``): the same steps, the partials' shuffles interleaved, and in each
+butterfly step the lane whose bit b is clear on the left (a select on the lane bit,
+skipped by a commutative combine).
+
 The predicates ``storage_scope`` and ``local_valid``, and ``chip_problem``, are
 reused by the higher-priority register variants (``local_redux``, ``sm100_packed``).
 """
@@ -26,6 +31,7 @@ from __future__ import annotations
 from ..analysis import ReduceInfo, analyze
 from ..dispatch import predicate, register_dispatch
 from ..ir import ir
+from ..vocab import reduce_operand_roles
 from .registers import emit_across_lanes, emit_thread_wise, lane_butterfly, lower_with
 
 # --- predicates ------------------------------------------------------------------------
@@ -39,7 +45,7 @@ def match_storage_scope(op, ctx, expected_scope=("local",)):
     if info is not None and info.dst.storage in expected_scope and info.src.storage in expected_scope:
         return True, ""  # the analysis has read the memory spaces already
     wrong = []
-    for role, value in (("dst", op.operands[0]), ("src", op.operands[1])):
+    for role, value in zip(reduce_operand_roles(len(op.operands)), op.operands):
         space = ir.MemRefType(value.type).memory_space
         text = str(space) if space is not None else "no memory space"
         scope = next((k for k, v in _SPACE_NAMES.items() if v == text), "global")
@@ -62,6 +68,16 @@ def chip_problem(ctx, min_sm: int) -> str | None:
     if ctx.sm < min_sm:
         return f"sm_{ctx.sm} < sm_{min_sm}"
     return None
+
+
+def named_only(info, what: str) -> list[str]:
+    """Why a variant that exists for the named kinds only (``what``: its hardware
+    shortcut) cannot lower ``info``: a combiner function or argmax/argmin."""
+    if info.combiner is not None:
+        return [f"combiner @{info.combiner}: {what} has no form for a combiner function (named kinds only)"]
+    if not info.named:
+        return [f"kind {info.kind}: {what} has no form for an index-carrying kind (named kinds only)"]
+    return []
 
 
 def verdict(problems: list[str], ctx, min_sm: int) -> tuple[bool, str]:
@@ -124,6 +140,6 @@ def lower_local(op, ctx, rewriter):
         lower_with(op, ctx, rewriter, emit_thread_wise)
 
 
-def _emit_butterfly(plan, dst, src) -> None:
-    kind, bits = plan.info.kind, plan.info.reduced_lane_bits
-    emit_across_lanes(plan, dst, src, lambda values: lane_butterfly(kind, values, bits))
+def _emit_butterfly(plan, dsts, srcs) -> None:
+    bits = plan.info.reduced_lane_bits
+    emit_across_lanes(plan, dsts, srcs, lambda partials: lane_butterfly(plan.combiner, partials, bits))

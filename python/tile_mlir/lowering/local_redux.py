@@ -31,7 +31,7 @@ from mlir.dialects import nvvm
 
 from ..ir import ir
 from . import emit
-from .local import reduce_info, register_sibling, verdict
+from .local import named_only, reduce_info, register_sibling, verdict
 from .registers import emit_across_lanes, lower_with, name
 
 FULL_WARP = (0, 1, 2, 3, 4)
@@ -62,8 +62,8 @@ def redux_applies(op, ctx):
     info = reduce_info(op, ctx)
     if info is None:
         return False, "the op is not valid (see local_valid)"
-    problems = []
-    dtype = _dtype_problem(info.dtype, info.kind)
+    problems = named_only(info, "redux.sync")
+    dtype = None if problems else _dtype_problem(info.dtype, info.kind)
     if dtype:
         problems.append(dtype)
     if info.exec_scope != "warp":
@@ -79,12 +79,12 @@ def lower_local_redux(op, ctx, rewriter):
     lower_with(op, ctx, rewriter, _emit_redux)
 
 
-def _emit_redux(plan, dst, src) -> None:
+def _emit_redux(plan, dsts, srcs) -> None:
     kind = REDUX_KIND[plan.info.kind]
 
-    def redux(values: list[ir.Value]) -> list[ir.Value]:
+    def redux(partials: list[list[ir.Value]]) -> list[list[ir.Value]]:
         with name("tile.reduce.redux"):
             full_mask = emit.i32(-1)
-            return [nvvm.redux_sync(v.type, v, kind, full_mask) for v in values]
+            return [[nvvm.redux_sync(v.type, v, kind, full_mask)] for (v,) in partials]
 
-    emit_across_lanes(plan, dst, src, redux)
+    emit_across_lanes(plan, dsts, srcs, redux)

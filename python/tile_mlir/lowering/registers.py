@@ -6,6 +6,10 @@ thread (``local``'s loop or tree, ``sm100_packed``'s packed pairs) and across
 lanes (``local``'s butterfly, ``local_redux``'s ``redux.sync``). Everything else
 lives here, once:
 
+A *partial* is the list of the k values an op carries per element (one for a named
+kind; ``combiner.py``); every fold here works on partials, with the op's ``Combiner``
+(``plan.combiner``), and a left operand that covers the lower reduced coordinates.
+
 * ``Plan``: the register iteration space. The *spatial* iters (``m`` iters of
   the kept dims) enumerate the dst slots a thread owns, as a linear index ``s``
   in ``[0, S)``; the *reduced* iters (``m`` iters of the reduced dims) enumerate
@@ -26,22 +30,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mlir.dialects import scf
+from mlir.dialects import arith, gpu, scf
 
-from ..analysis import ReduceInfo
+from ..analysis import ReduceInfo, known_block_size, thread_bits
 from ..ir import ir
 from ..vocab import DEFAULT_FOLD
+from . import combiner as combiners
 from . import emit
+from .threads import scope_thread_index
 
 
 class Plan:
     """The register iteration space of one op: spatial iters, reduced iters, shapes."""
 
-    def __init__(self, info: ReduceInfo, fold: str = DEFAULT_FOLD):
+    def __init__(self, info: ReduceInfo, fold: str = DEFAULT_FOLD, block=None, combiner=None):
         src_l, dst_l = info.src_layout, info.dst_layout
         spatial = info.spatial_dims
         self.info = info
         self.fold = fold
+        self.block = block  # the function's known_block_size, or None
+        self.combiner = combiner
         self.src_spatial = [(it.extent, it.stride) for d in spatial for it in src_l.local_iters(d)]
         self.dst_spatial = [
             (it.extent, it.stride) for d in spatial for it in dst_l.local_iters(info.dst_dim[d])
@@ -56,6 +64,7 @@ class Plan:
         self.R = _product(e for e, _ in self.reduced)
         self.src_shape = info.src.shape
         self.dst_shape = info.dst.shape
+        self.index_iters, self.thread_index_iters = _index_weights(info)
 
     def combines(self) -> bool:
         """Whether any combine produces a dst element (else it is a copy of one element)."""
@@ -75,6 +84,54 @@ class Plan:
         """The src register ``r`` (a Python int or an index value) of the dst slot at ``base``."""
         return emit.load(src, self.src_shape, self.src_slot(base, r))
 
+    def element(self, srcs, base, r) -> list[ir.Value]:
+        """The partial of src register ``r`` of the dst slot at ``base``."""
+        return self.combiner.element(self, srcs, base, r)
+
+    def combine(self, left: list[ir.Value], right: list[ir.Value]) -> list[ir.Value]:
+        return self.combiner.combine(left, right)
+
+    def reduced_index(self, r):
+        """The row-major position among the reduced coordinates of register ``r``'s
+        element, less the part the thread's index adds (``thread_index_base``)."""
+        return emit.slot_of(r, self.index_iters)
+
+    def thread_index_base(self):
+        """The part of the row-major position among the reduced coordinates that the
+        thread's index adds (0 when the reduced dims name no thread axis): each reduced
+        thread iter's digit, read from its bits of the scope's thread index, times its
+        weight."""
+        if not self.thread_index_iters:
+            return 0
+        t = scope_thread_index(self.info.exec_scope, self.block)
+        total = None
+        for low, extent, weight in self.thread_index_iters:
+            digit = arith.andi(arith.shrui(t, emit.index(low)) if low else t, emit.index(extent - 1))
+            if weight != 1:
+                digit = arith.muli(digit, emit.index(weight))
+            total = digit if total is None else arith.addi(total, digit)
+        return total
+
+
+def _index_weights(info: ReduceInfo):
+    """How register r and the thread's index make the row-major position of an element
+    among the reduced coordinates: ((extent, weight) of each reduced register iter, in
+    ``Plan.reduced``'s order), and (low thread bit, extent, weight) of each reduced
+    thread iter. An iter's weight is the product of the extents inside it: the later
+    iters of its dim, and the later reduced dims."""
+    shape = info.src_layout.shape
+    registers, threads = [], []
+    for n, d in enumerate(info.axes):
+        inner = _product(shape[e] for e in info.axes[n + 1:])
+        iters = info.src_layout.shard[d]
+        for j, it in enumerate(iters):
+            weight = inner * _product(later.extent for later in iters[j + 1:])
+            if it.axis == "m":
+                registers.append((it.extent, weight))
+            elif it.extent > 1:
+                threads.append((thread_bits((it,))[0], it.extent, weight))
+    return registers, threads
+
 
 def _product(xs) -> int:
     p = 1
@@ -88,126 +145,148 @@ def name(text: str) -> ir.Location:
     return ir.Location.name(text, childLoc=ir.Location.current)
 
 
-def fold_registers(plan: Plan, src, slots) -> list[ir.Value]:
-    """Fold the thread's own reduced registers for each spatial index in ``slots``.
+def fold_registers(plan: Plan, srcs, slots) -> list[list[ir.Value]]:
+    """Fold the thread's own reduced registers for each spatial index in ``slots``: one
+    partial per slot.
 
-    linear: one ``scf.for`` over r in [1, R) carries one accumulator per slot,
-    so the slots' folds interleave; each starts from its element r = 0, and
-    folds r = 1, 2, ... in turn (row-major order of the reduced coordinates).
+    linear: one ``scf.for`` over r in [1, R) carries every slot's partial, so the slots'
+    folds interleave; each starts from its element r = 0, and folds r = 1, 2, ... in turn
+    (row-major order of the reduced coordinates), the accumulator left.
 
     tree: unrolled; level by level, element 2k is combined with element 2k+1
-    (an odd last element moves up unchanged), until one value is left.
+    (an odd last element moves up unchanged), until one partial is left.
     """
     bases = [plan.src_base(s) for s in slots]
     if plan.fold == "tree":
-        return [_tree_fold(plan, src, base) for base in bases]
-    firsts = [plan.load(src, base, 0) for base in bases]
+        return [_tree_fold(plan, srcs, base) for base in bases]
+    firsts = [plan.element(srcs, base, 0) for base in bases]
     if plan.R == 1:
         return firsts
+    k = plan.combiner.k
     with name("tile.reduce.fold"):
-        loop = emit.unrolled_for(1, plan.R, firsts)
+        loop = emit.unrolled_for(1, plan.R, [v for first in firsts for v in first])
         with ir.InsertionPoint(loop.body):
             r = loop.induction_variable
-            new = [
-                emit.combine(plan.info.kind, acc, plan.load(src, base, r))
-                for base, acc in zip(bases, loop.inner_iter_args)
-            ]
-            scf.yield_(new)
-    return list(loop.results)
+            accs = _chunks(list(loop.inner_iter_args), k)
+            new = [plan.combine(acc, plan.element(srcs, base, r)) for base, acc in zip(bases, accs)]
+            scf.yield_([v for partial in new for v in partial])
+    return _chunks(list(loop.results), k)
 
 
-def _tree_fold(plan: Plan, src, base) -> ir.Value:
-    level = [plan.load(src, base, r) for r in range(plan.R)]
+def _chunks(values: list, k: int) -> list[list]:
+    return [values[i:i + k] for i in range(0, len(values), k)]
+
+
+def _tree_fold(plan: Plan, srcs, base) -> list[ir.Value]:
+    level = [plan.element(srcs, base, r) for r in range(plan.R)]
     with name("tile.reduce.tree"):
-        return fold_values(plan.info.kind, level, "tree")
+        return fold_values(plan.combiner, level, "tree")
 
 
-def fold_values(kind: str, values: list[ir.Value], fold: str) -> ir.Value:
-    """``values`` combined in their order: ``linear`` is op(op(op(x0, x1), x2), ...);
-    ``tree`` is pairwise, level by level (element 2k with 2k+1, an odd last element
-    moving up unchanged)."""
+def fold_values(combiner, partials: list[list[ir.Value]], fold: str) -> list[ir.Value]:
+    """``partials`` combined in their order with ``combiner``: ``linear`` is
+    op(op(op(x0, x1), x2), ...); ``tree`` is pairwise, level by level (element 2k with
+    2k+1, an odd last element moving up unchanged)."""
     if fold != "tree":
-        acc = values[0]
-        for v in values[1:]:
-            acc = emit.combine(kind, acc, v)
+        acc = partials[0]
+        for v in partials[1:]:
+            acc = combiner.combine(acc, v)
         return acc
-    while len(values) > 1:
-        pairs = [emit.combine(kind, a, b) for a, b in zip(values[0::2], values[1::2])]
-        values = pairs + values[len(pairs) * 2 :]
-    return values[0]
+    while len(partials) > 1:
+        pairs = [combiner.combine(a, b) for a, b in zip(partials[0::2], partials[1::2])]
+        partials = pairs + partials[len(pairs) * 2 :]
+    return partials[0]
 
 
-def finish(plan: Plan, dst, s, v) -> None:
-    """Apply accum (once), make a NaN canonical where the hardware may not have, and
-    store the result of spatial index ``s`` into every slot of its dst register replica.
+def finish(plan: Plan, dsts, s, partial) -> None:
+    """Apply accum (once, the old value left), let the combiner make a NaN canonical
+    where its kind promises it (``Combiner.result``), and store the result of spatial
+    index ``s`` into every slot of its dst register replica, in each dst.
 
     f32/f16/bf16 arithmetic on NVIDIA GPUs returns the canonical NaN; f64 arithmetic
     keeps an operand's payload, and an element that no combine touched (one element,
-    no lanes, no accum) is a plain copy: those are made canonical here, once.
+    no lanes, no accum) is a plain copy: a named kind makes those canonical here, once.
     """
     slot = plan.dst_slot(s)
     if plan.info.accum:  # the old value is read from the lowest slot of the replica
-        v = emit.combine(plan.info.kind, emit.load(dst, plan.dst_shape, slot), v)
-    if emit.is_float(v.type) and (str(v.type) == "f64" or not plan.combines()):
-        v = emit.canonical_nan(v)
-    for copy in plan.dst_copies:
-        emit.store(v, dst, plan.dst_shape, emit.add_slots(slot, copy))
+        partial = plan.combine([emit.load(dst, plan.dst_shape, slot) for dst in dsts], partial)
+    for dst, v in zip(dsts, plan.combiner.result(plan, partial)):
+        for copy in plan.dst_copies:
+            emit.store(v, dst, plan.dst_shape, emit.add_slots(slot, copy))
 
 
-# fold_one(plan, src, s) -> the folded value of spatial index s (a Python int or an index value)
-FoldOne = Callable[[Plan, ir.Value, object], ir.Value]
+# fold_one(plan, srcs, s) -> the folded partial of spatial index s (a Python int or an index value)
+FoldOne = Callable[[Plan, list, object], list]
 
 
-def fold_one_registers(plan: Plan, src, s) -> ir.Value:
+def fold_one_registers(plan: Plan, srcs, s) -> list[ir.Value]:
     """``fold_registers`` for one spatial index: the default ``FoldOne``."""
-    (v,) = fold_registers(plan, src, [s])
-    return v
+    (partial,) = fold_registers(plan, srcs, [s])
+    return partial
 
 
-def emit_thread_wise(plan: Plan, dst, src, fold_one: FoldOne = fold_one_registers) -> None:
+def emit_thread_wise(plan: Plan, dsts, srcs, fold_one: FoldOne = fold_one_registers) -> None:
     """TIRx's thread-wise shape: a spatial loop (omitted when S == 1) whose body
     folds one dst slot's registers with ``fold_one``, then applies accum and stores."""
     if plan.S == 1:
-        finish(plan, dst, 0, fold_one(plan, src, 0))
+        finish(plan, dsts, 0, fold_one(plan, srcs, 0))
         return
     with name("tile.reduce.spatial"):
         loop = emit.unrolled_for(0, plan.S)
         with ir.InsertionPoint(loop.body):
             s = loop.induction_variable
-            finish(plan, dst, s, fold_one(plan, src, s))
+            finish(plan, dsts, s, fold_one(plan, srcs, s))
             scf.yield_([])
 
 
-def lane_butterfly(kind: str, values: list[ir.Value], bits, member_mask: ir.Value | None = None) -> list[ir.Value]:
-    """Combine each value across the lanes that differ in ``bits``: for each bit b,
-    highest first, ``v = op(v, shuffle xor v, 1 << b)``, the values' shuffles
-    interleaved. Every lane of a group ends with identical bits: lanes i and
-    i ^ (1 << b) compute op(v_i, v_j) and op(v_j, v_i), and every combine here is
-    commutative on PTX (NaN results are canonical; an f64 NaN is made canonical by
-    ``finish``, in every lane alike). The shuffles name every lane of the warp, or
-    only those of ``member_mask`` (an i32 value; ``emit.shuffle_xor``)."""
+def lane_butterfly(combiner, partials: list[list[ir.Value]], bits,
+                   member_mask: ir.Value | None = None) -> list[list[ir.Value]]:
+    """Combine each partial across the lanes that differ in ``bits``: for each bit b,
+    highest first, the partial of the lane whose bit b is clear on the left and its
+    partner's on the right (``v = op(v, shuffle xor v, 1 << b)`` in the lower lane,
+    ``op(shuffle xor v, v)`` in the upper one), the partials' shuffles interleaved. So
+    both lanes of a pair compute the same combine of the same values, and every lane of
+    a group ends with identical bits, for any combiner. A commutative combiner (every
+    named kind: NaN results are canonical, an f64 NaN is made canonical by ``finish`` in
+    every lane alike; argmax/argmin) needs no select. The shuffles name every lane of
+    the warp, or only those of ``member_mask`` (an i32 value; ``emit.shuffle_xor``)."""
+    k, lane = combiner.k, None
     for b in sorted(bits, reverse=True):
         with name(f"tile.reduce.butterfly.{1 << b}"):
-            others = emit.shuffle_xor_all(values, 1 << b, member_mask)
-            values = [emit.combine(kind, v, o) for v, o in zip(values, others)]
-    return values
+            others = _chunks(emit.shuffle_xor_all([v for p in partials for v in p], 1 << b, member_mask), k)
+            if combiner.commutative:
+                partials = [combiner.combine(own, other) for own, other in zip(partials, others)]
+                continue
+            if lane is None:
+                lane = gpu.lane_id()
+            low = arith.cmpi(arith.CmpIPredicate.eq, arith.andi(lane, emit.index(1 << b)), emit.index(0))
+            out = []
+            for own, other in zip(partials, others):
+                left = [arith.select(low, a, o) for a, o in zip(own, other)]
+                right = [arith.select(low, o, a) for a, o in zip(own, other)]
+                out.append(combiner.combine(left, right))
+            partials = out
+    return partials
 
 
-def emit_across_lanes(plan: Plan, dst, src, across: Callable[[list[ir.Value]], list[ir.Value]]) -> None:
-    """Fold every dst slot's own registers (interleaved), combine each slot across
-    the reduced lanes with ``across`` (values in, values out, in slot order), then
-    apply accum once per slot and store."""
+def emit_across_lanes(plan: Plan, dsts, srcs, across: Callable[[list], list]) -> None:
+    """Fold every dst slot's own registers (interleaved), combine each slot's partial
+    across the reduced lanes with ``across`` (partials in, partials out, in slot order),
+    then apply accum once per slot and store."""
     slots = list(range(plan.S))
-    values = across(fold_registers(plan, src, slots))
-    for s, v in zip(slots, values):
-        finish(plan, dst, s, v)
+    partials = across(fold_registers(plan, srcs, slots))
+    for s, partial in zip(slots, partials):
+        finish(plan, dsts, s, partial)
 
 
-def lower_with(op, ctx, rewriter, build: Callable[[Plan, ir.Value, ir.Value], None]) -> None:
-    """Build ``build(plan, dst, src)`` in place of ``op`` (at its location, with shared
+def lower_with(op, ctx, rewriter, build: Callable[[Plan, list, list], None]) -> None:
+    """Build ``build(plan, dsts, srcs)`` in place of ``op`` (at its location, with shared
     constants), then erase ``op``."""
-    plan = Plan(ctx.analysis.info, ctx.options.fold)
-    dst, src = op.operands
+    info = ctx.analysis.info
+    plan = Plan(info, ctx.options.fold, known_block_size(op), combiners.of(op, info))
+    operands = list(op.operands)
+    dsts, srcs = operands[: len(info.dsts)], operands[len(info.dsts):]
     with rewriter.ip, op.location, emit.constant_cache():
-        build(plan, dst, src)
+        plan.combiner.prepare(plan)
+        build(plan, dsts, srcs)
     rewriter.erase_op(op)

@@ -22,6 +22,8 @@ For each:
 1. lane j folds the src elements ``r = j, j + G, j + 2G, ... < R`` of e (row-major
    order of the reduced coordinates), in increasing r: ``acc = x_j; acc = op(acc,
    x_(j+G)); ...`` (``fold=tree``: pairwise, level by level, over the same elements);
+   a combiner function instead folds a contiguous run per lane (``_lane_fold``), so that
+   the lower lane of each butterfly step holds the lower coordinates;
 2. a butterfly over the group, highest bit first: ``v = op(v, shfl.sync.bfly(v, 1 << b,
    mask))``, whose member ``mask`` names exactly the group's G lanes
    (``((1 << G) - 1) << (t % 32 & (32 - G))``; the full mask only when G = 32);
@@ -97,7 +99,7 @@ SHARED_PREDICATES = (
 @register_dispatch("tile.reduce", "cuda", variant="shared", priority=10, when=SHARED_PREDICATES, copyable=False)
 def lower_shared(op, ctx, rewriter):
     block = known_block_size(op)
-    lower_with(op, ctx, rewriter, lambda plan, dst, src: _emit(plan, dst, src, block))
+    lower_with(op, ctx, rewriter, lambda plan, dsts, srcs: _emit(plan, dsts, srcs, block))
 
 
 def scope_threads(scope: str, block: tuple[int, ...] | None) -> int:
@@ -119,7 +121,7 @@ def _coalesced(iters: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def _emit(plan: Plan, dst, src, block) -> None:
+def _emit(plan: Plan, dsts, srcs, block) -> None:
     info = plan.info
     plan.src_spatial, plan.dst_spatial = _coalesced(plan.src_spatial), _coalesced(plan.dst_spatial)
     plan.reduced = _coalesced(plan.reduced)
@@ -134,12 +136,12 @@ def _emit(plan: Plan, dst, src, block) -> None:
         mask = None if G == 1 else _group_mask(t, G)
 
     def reduce_element(e) -> None:
-        v = _lane_fold(plan, src, e, j, G)
+        partial = _lane_fold(plan, srcs, e, j, G)
         if G > 1:
-            (v,) = lane_butterfly(info.kind, [v], range(G.bit_length() - 1), member_mask=mask)
+            (partial,) = lane_butterfly(plan.combiner, [partial], range(G.bit_length() - 1), member_mask=mask)
         with name("tile.reduce.write"):
             _when(None if G == 1 else arith.cmpi(arith.CmpIPredicate.eq, j, emit.index(0)),
-                  lambda: finish(plan, dst, e, v))
+                  lambda: finish(plan, dsts, e, partial))
 
     def element(e) -> None:
         """Reduce dst element ``e`` (an int or an index), when it exists (e < E)."""
@@ -183,48 +185,56 @@ def _when(condition, body) -> None:
         scf.yield_([])
 
 
-def _lane_fold(plan: Plan, src, e, j, G: int) -> ir.Value:
-    """Lane j's fold of dst element e: its src elements r = j, j + G, ... < R, in order.
+def _lane_fold(plan: Plan, srcs, e, j, G: int) -> list[ir.Value]:
+    """Lane j's fold of dst element e: its src elements r = j, j + G, ... < R, in order,
+    the accumulator left (a partial: one value per operand).
 
     Every lane has ``q = R // G`` of them; lanes ``j < R % G`` one more. ``linear``: a
     loop over the q, then the extra one under ``scf.if``. ``tree``: the pairwise tree of
     q (or q + 1) loads.
+
+    A combiner that is not commutative (a combiner function) takes *contiguous* elements
+    instead: lane j the q (or q + 1) from ``r = j q + min(j, R % G)`` on. Then every
+    element of a butterfly step's lower lane precedes its partner's, so the upper lane
+    holds the highest coordinate (with the strided elements, lane R % G - 1 would).
     """
-    kind, R = plan.info.kind, plan.R
+    comb, R = plan.combiner, plan.R
     q, extra = divmod(R, G)
     base = plan.src_base(e)
+    contiguous = not comb.commutative and G > 1
+    if contiguous:
+        start = arith.muli(j, emit.index(q)) if q != 1 else j
+        start = arith.addi(start, arith.minui(j, emit.index(extra))) if extra else start
 
-    def x(i):
-        """The lane's i-th element, r = j + i * G (i an int or an index)."""
+    def x(i) -> list[ir.Value]:
+        """The lane's i-th element, r = j + i * G (contiguous: start + i; i an int or an index)."""
+        if contiguous:
+            return plan.element(srcs, base, emit.add_slots(start, i))
         step = i * G if isinstance(i, int) else (i if G == 1 else arith.muli(i, emit.index(G)))
-        return plan.load(src, base, emit.add_slots(j, step))
+        return plan.element(srcs, base, emit.add_slots(j, step))
 
-    def with_extra(fold_q, fold_more) -> ir.Value:
+    def with_extra(fold_q, fold_more) -> list[ir.Value]:
         if not extra:
             return fold_q()
         more = arith.cmpi(arith.CmpIPredicate.ult, j, emit.index(extra))
-        branch = scf.IfOp(more, [_elem_type(src)], has_else=True)
+        branch = scf.IfOp(more, comb.types, has_else=True)
         with ir.InsertionPoint(branch.then_block):
-            scf.yield_([fold_more()])
+            scf.yield_(fold_more())
         with ir.InsertionPoint(branch.else_block):
-            scf.yield_([fold_q()])
-        return branch.results[0]
+            scf.yield_(fold_q())
+        return list(branch.results)
 
     if plan.fold == "tree":
         with name("tile.reduce.tree"):
             return with_extra(
-                lambda: fold_values(kind, [x(i) for i in range(q)], "tree"),
-                lambda: fold_values(kind, [x(i) for i in range(q + 1)], "tree"),
+                lambda: fold_values(comb, [x(i) for i in range(q)], "tree"),
+                lambda: fold_values(comb, [x(i) for i in range(q + 1)], "tree"),
             )
     with name("tile.reduce.fold"):
         acc = x(0)
         if q > 1:
-            loop = scf.ForOp(emit.index(1), emit.index(q), emit.index(1), [acc])
+            loop = scf.ForOp(emit.index(1), emit.index(q), emit.index(1), acc)
             with ir.InsertionPoint(loop.body):
-                scf.yield_([emit.combine(kind, loop.inner_iter_args[0], x(loop.induction_variable))])
-            acc = loop.results[0]
-        return with_extra(lambda: acc, lambda: emit.combine(kind, acc, x(q)))
-
-
-def _elem_type(memref: ir.Value) -> ir.Type:
-    return ir.MemRefType(memref.type).element_type
+                scf.yield_(comb.combine(list(loop.inner_iter_args), x(loop.induction_variable)))
+            acc = list(loop.results)
+        return with_extra(lambda: acc, lambda: comb.combine(acc, x(q)))

@@ -41,7 +41,7 @@ from mlir.dialects import arith, scf, vector
 from ..ir import ir
 from ..vocab import DEFAULT_FOLD
 from . import emit
-from .local import reduce_info, register_sibling, verdict
+from .local import named_only, reduce_info, register_sibling, verdict
 from .registers import Plan, emit_thread_wise, fold_one_registers, lower_with, name
 
 MIN_SM = 100
@@ -53,7 +53,7 @@ def sm100_applies(op, ctx):
     info = reduce_info(op, ctx)
     if info is None:
         return False, "the op is not valid (see local_valid)"
-    problems = []
+    problems = named_only(info, "the sm_100 fast path")
     if info.exec_scope != "thread":
         problems.append(f"exec_scope {info.exec_scope}: the fast path is thread scope only")
     if info.dtype != "f32":
@@ -71,11 +71,12 @@ def sm100_applies(op, ctx):
 @register_sibling("sm100_packed", 20, sm100_applies)
 def lower_sm100_packed(op, ctx, rewriter):
     fold_one = _packed_sum if ctx.analysis.info.kind == "sum" else fold_one_registers
-    lower_with(op, ctx, rewriter, lambda plan, dst, src: emit_thread_wise(plan, dst, src, fold_one))
+    lower_with(op, ctx, rewriter, lambda plan, dsts, srcs: emit_thread_wise(plan, dsts, srcs, fold_one))
 
 
-def _packed_sum(plan: Plan, src, s) -> ir.Value:
+def _packed_sum(plan: Plan, srcs, s) -> list[ir.Value]:
     """The sum of one dst slot's R registers: even/odd partial sums in a vector<2xf32>."""
+    (src,) = srcs
     base = plan.src_base(s)
     f32 = ir.F32Type.get()
     pair_type = ir.VectorType.get([2], f32)
@@ -93,4 +94,4 @@ def _packed_sum(plan: Plan, src, s) -> ir.Value:
         odd = vector.extract(loop.results[0], [], [1])
         if plan.R % 2:
             even = arith.addf(even, plan.load(src, base, plan.R - 1))
-        return arith.addf(even, odd)
+        return [arith.addf(even, odd)]

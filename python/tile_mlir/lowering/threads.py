@@ -8,6 +8,8 @@ Everything builds at the current insertion point and location, as ``emit`` does.
   linear thread id and 0.
   The linear thread id is ``x + y * Dx + z * Dx * Dy``; where the function's
   ``known_block_size`` says the block is one-dimensional, it is ``x``.
+* ``scope_thread_index(scope, block)``: the thread's index in its instance of the scope,
+  as the layouts' thread bits number it (at cluster scope, with its CTA's rank).
 * ``compress(t, bits)``: the listed bits of ``t``, packed from bit 0 up, in order.
 * ``barrier(scope, instance)``: ``gpu.barrier`` for a cta; for a warpgroup a named
   barrier over its own 128 threads (PTX ``bar.sync id, 128``, id
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from mlir.dialects import arith, gpu, memref, nvvm
 
 from ..ir import ir
-from ..vocab import FIRST_NAMED_BARRIER, WARP_SIZE, WARPGROUP_SIZE, address_space
+from ..vocab import CTA_BITS_BASE, FIRST_NAMED_BARRIER, WARP_SIZE, WARPGROUP_SIZE, address_space
 from . import emit
 
 # Ops whose regions run at most once each time the op runs: anything else (scf.for,
@@ -57,6 +59,17 @@ def scope_thread(scope: str, block: tuple[int, ...] | None) -> tuple[ir.Value, i
     size = {"warp": WARP_SIZE, "warpgroup": WARPGROUP_SIZE}[scope]
     shift = size.bit_length() - 1
     return arith.andi(linear, emit.index(size - 1)), arith.shrui(linear, emit.index(shift))
+
+
+def scope_thread_index(scope: str, block: tuple[int, ...] | None) -> ir.Value:
+    """The thread's index t inside its instance of ``scope``, whose bits the layouts'
+    thread iters move: its lane, its index in the warpgroup, its linear id, or at
+    cluster scope its linear id + 1024 * its CTA's rank in the cluster."""
+    if scope != "cluster":
+        return scope_thread(scope, block)[0]
+    rank = nvvm.read_ptx_sreg_cluster_ctarank(ir.IntegerType.get_signless(32))
+    cta = arith.muli(arith.index_cast(ir.IndexType.get(), rank), emit.index(1 << CTA_BITS_BASE))
+    return arith.addi(linear_thread_id(block), cta)
 
 
 def compress(t: ir.Value, bits) -> ir.Value | int:

@@ -152,8 +152,9 @@ class Targets:
         raise Unlowerable
 
 
-def lower_each(root, pass_, op_name: str, pass_name: str, lower: Callable) -> None:
-    """Lower every ``op_name`` under ``root`` with ``lower(op, rewriter)``, which erases
+def lower_each(root, pass_, op_names: str | tuple[str, ...], pass_name: str, lower: Callable) -> None:
+    """Lower every op named ``op_names`` (one name or several) under ``root`` with
+    ``lower(op, rewriter)``, which erases
     or replaces the op, or raises. A ``DispatchError`` is the op's error; any other
     exception is a bug, reported at the op as an internal error, never a traceback.
     The ops that fail stay, and the pass fails."""
@@ -175,7 +176,8 @@ def lower_each(root, pass_, op_name: str, pass_name: str, lower: Callable) -> No
         return True  # no match: the op stays, and the pass fails below
 
     patterns = rewrite.RewritePatternSet()
-    patterns.add(op_name, pattern)
+    for name in (op_names,) if isinstance(op_names, str) else op_names:
+        patterns.add(name, pattern)
     rewrite.walk_and_apply_patterns(root, patterns.freeze())
     if failures:
         pass_.signal_pass_failure()

@@ -15,6 +15,12 @@ operands, and every location set to the op's own (``name("tile.reduce.fold")`` u
 and so on). A module of many identical reduces so costs one lowering and a copy per op.
 A variant that makes something per op (``cross_warp``'s scratch memory) registers as
 not copyable, and each of its ops is lowered in place.
+
+The same holds for every operand count (``tile.reduce2`` ... have 2k arguments). A
+combiner function is part of what an op lowers to: its text is part of the key
+(``analysis.memo_key``), and the template's module holds a copy of it. Once every op
+that names a combiner is lowered, the combiner is erased, unless something else still
+refers to it.
 """
 
 from __future__ import annotations
@@ -25,10 +31,11 @@ from mlir.dialects import func
 
 from .. import lowering  # noqa: F401  (registers the variants)
 from ..analysis import analyze, memo_key
+from ..analysis_combiner import combiner_function, symbol_table_of
 from ..dispatch import DispatchContext, applicable, dispatch
 from ..ir import ir
 from ..options import chip_option, fold_option
-from ..vocab import Chip, Fold
+from ..vocab import REDUCE_OPS, Chip, Fold
 from .common import Targets, TilePass, lower_each
 
 
@@ -43,8 +50,13 @@ class TileLowerReduction(TilePass):
     def run(self, root, pass_) -> None:
         targets = Targets(self.chip)
         templates: dict = {}
+        combiners: dict = {}  # (symbol table op, name) -> the combiner functions the ops name
 
         def lower(op, rewriter):
+            combiner = _combiner_of(op)
+            if combiner is not None:
+                table, _ = symbol_table_of(op)
+                combiners[(table, ir.FlatSymbolRefAttr(op.attributes["combiner"]).value)] = combiner
             target = targets.of(op)
             key = (memo_key(op), target)
             if key not in templates:
@@ -61,7 +73,8 @@ class TileLowerReduction(TilePass):
             template.instantiate(op)
             rewriter.erase_op(op)
 
-        lower_each(root, pass_, "tile.reduce", self.argument, lower)
+        lower_each(root, pass_, REDUCE_OPS, self.argument, lower)
+        _erase_unused(combiners)
 
 
 class _Detached:
@@ -94,6 +107,9 @@ class _Template:
         unknown = ir.Location.unknown(op.context)
         module = ir.Module.create(unknown)
         with ir.InsertionPoint(module.body), unknown:
+            combiner = _combiner_of(op)
+            if combiner is not None:
+                combiner.clone(ip=ir.InsertionPoint(module.body))
             fn = func.FuncOp("tile_reduce_template", ([v.type for v in op.operands], []))
             block = fn.add_entry_block()
             with ir.InsertionPoint(block):
@@ -129,6 +145,50 @@ class _Template:
                 for inner, inner_names in zip(_nested(new), nested):
                     inner.location = at(inner_names)
         clone.erase()
+
+
+def _combiner_of(op: ir.Operation):
+    """The combiner function ``op`` names, or None."""
+    attr = op.attributes["combiner"] if "combiner" in op.attributes else None
+    if not isinstance(attr, ir.FlatSymbolRefAttr):
+        return None
+    return combiner_function(op, attr.value)
+
+
+def _erase_unused(combiners: dict) -> None:
+    """Erase each combiner function (``combiners``: (table op, name) -> function) that no
+    op of its symbol table refers to any more."""
+    for (table, name), fn in combiners.items():
+        used = []
+
+        def visit(op, name=name, used=used):
+            if op is not fn and any(_names(attr, name) for attr in _attributes(op)):
+                used.append(op)
+                return ir.WalkResult.INTERRUPT
+            return ir.WalkResult.ADVANCE
+
+        table.walk(visit)
+        if not used:
+            fn.erase()
+
+
+def _attributes(op):
+    op = op.operation
+    return [op.attributes[i].attr for i in range(len(op.attributes))]
+
+
+def _names(attr, name: str) -> bool:
+    """Whether ``attr`` (a symbol reference, or an array or dictionary of attributes)
+    refers to the symbol ``name``."""
+    if isinstance(attr, ir.FlatSymbolRefAttr):
+        return attr.value == name
+    if isinstance(attr, ir.SymbolRefAttr):
+        return name in list(attr.value)
+    if isinstance(attr, ir.ArrayAttr):
+        return any(_names(a, name) for a in attr)
+    if isinstance(attr, ir.DictAttr):
+        return any(_names(attr[i].attr, name) for i in range(len(attr)))
+    return False
 
 
 def _nested(op: ir.Operation) -> list[ir.Operation]:

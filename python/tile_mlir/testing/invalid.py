@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from ..layout import Iter, TileLayout
-from ..vocab import AXIS_LIMITS, CTA_BITS_BASE, KINDS, LANE_BITS, REDUCE_ATTRIBUTES, SCOPES
+from ..vocab import AXIS_LIMITS, CTA_BITS_BASE, LANE_BITS, REDUCE_ATTRIBUTES, REDUCE_KINDS, SCOPES
 from .cases import ReduceCase, private_type
 from .differential import iter_bits, random_case
 
@@ -81,10 +81,11 @@ class _Op:
 # --- the rules: each breaks one, or returns None when it does not apply -------------------
 
 
-# The attributes the dialect (IRDL) requires, with their values. IRDL reports a
-# misspelled one as missing, and the diagnostic names the misspelling
-# (tile_mlir.irdl_messages); a misspelled optional one is tile-verify's unknown attribute.
-REQUIRED = {"kind": KINDS, "exec_scope": SCOPES}
+# The attributes an op must have, with their values. A misspelled one is reported as
+# missing, and the diagnostic names the misspelling: IRDL's exec_scope (in the words of
+# tile_mlir.irdl_messages), tile-verify's kind (which a combiner may replace); a
+# misspelled optional one is tile-verify's unknown attribute.
+REQUIRED = {"kind": REDUCE_KINDS, "exec_scope": SCOPES}
 
 
 def _misspelled(op: _Op, rng: random.Random):
@@ -97,6 +98,9 @@ def _misspelled(op: _Op, rng: random.Random):
     op.attrs[typo] = value
     if name in REQUIRED:
         values = ", ".join(f'"{v}"' for v in REQUIRED[name])
+        if name == "kind":
+            return (f"missing attribute 'kind' (one of {values}) or 'combiner' (= @a func.func that combines); "
+                    f"'{typo}' looks like a misspelling of 'kind'")
         return f"missing attribute '{name}' (one of {values}); '{typo}' looks like a misspelling of it"
     return f"unknown attribute '{typo}'"
 

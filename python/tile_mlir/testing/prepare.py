@@ -36,14 +36,15 @@ from ..kernels.training import text_backward
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
 from . import copies, dynamic_shared, loops
+from .combiner_matrix import COMBINER_CASES
 from .fused import BACKWARD_CASES, GPU_CASES
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
 # Every tile.reduce and tile.copy kernel a GPU suite compiles (the conformance matrix,
-# the tile.copy cases and the ops in loops), and the dynamic shared memory kernels; the
-# shared cases are added below.
-CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES, *dynamic_shared.CASES)
+# the combiner cases, the tile.copy cases and the ops in loops), and the dynamic shared
+# memory kernels; the shared cases are added below.
+CASES = (*REDUCE_CASES, *COMBINER_CASES, *copies.CASES, *loops.CASES, *dynamic_shared.CASES)
 
 # The examples (the demonstration among them), so they launch from the cache too; and
 # the fused kernels (``tile_mlir.kernels``), built for each case of FUSED. Building one
