@@ -59,9 +59,9 @@ def no_text(monkeypatch):
     folds = []
     real = registers.Plan.__init__
 
-    def plan(self, info, fold=registers.DEFAULT_FOLD):
+    def plan(self, info, fold=registers.DEFAULT_FOLD, *rest, **named):
         folds.append(fold)
-        real(self, info, fold)
+        real(self, info, fold, *rest, **named)
 
     monkeypatch.setattr(registers.Plan, "__init__", plan)
     return folds
