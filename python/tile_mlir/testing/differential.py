@@ -62,14 +62,17 @@ import math
 import os
 import random
 import sys
-from dataclasses import asdict
+import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from ..layout import Iter, TileLayout
 from ..vocab import CTA_BITS_BASE, DTYPES, KINDS, LANE_BITS
+from . import reference
 from .cases import ReduceCase
+from .harness import Kernel, Run, expected, inputs, judge, module_text, rejected_reason
 
 SCOPES = ("thread", "warp", "warp", "warpgroup", "cta", "cluster")  # drawn uniformly: warp twice as often
 WARPS = (1, 2, 2, 4, 4, 8, 8, 16, 32)  # a cta's warps (the interpreter's time grows with them)
@@ -164,9 +167,13 @@ def random_case(rng: random.Random, name: str = "diff") -> ReduceCase:
             return case
 
 
-def _draw(rng: random.Random, name: str) -> ReduceCase | None:
-    """A random configuration, or None when its scratch would not fit (module docstring)."""
-    scope = rng.choice(SCOPES)
+def _draw(rng: random.Random, name: str, scope: str | None = None, geometry: tuple[int, int] | None = None,
+          wild: bool = False, limit: int = SCRATCH_LIMIT) -> ReduceCase | None:
+    """A random configuration, or None when its scratch would not fit (module docstring).
+    ``scope`` and ``geometry`` (the warps of a block and the CTAs of a cluster, as their
+    thread bits: (lane + warp bits, CTA bits)) fix what is drawn otherwise; with ``wild``,
+    kept dims also get thread iters of any extent and stride (``_wild_iters``)."""
+    scope = scope or rng.choice(SCOPES)
     kind, dtype, accum = rng.choice(KINDS), rng.choice(DTYPES), rng.random() < 0.5
     rank = rng.randint(1, 3)
     axes_set = sorted(rng.sample(range(rank), rng.randint(1, rank)))
@@ -187,11 +194,14 @@ def _draw(rng: random.Random, name: str) -> ReduceCase | None:
     nbits = {"thread": 0, "warp": LANE_BITS, "warpgroup": LANE_BITS + 2}.get(scope)
     bits = None
     if scope == "cta":
-        nbits = LANE_BITS + rng.choice(WARPS).bit_length() - 1
+        nbits = geometry[0] if geometry else LANE_BITS + rng.choice(WARPS).bit_length() - 1
     elif scope == "cluster":
-        ctas, warps = rng.choice(CLUSTERS)
-        nbits = LANE_BITS + warps.bit_length() - 1
-        bits = [*range(nbits), *range(CTA_BITS_BASE, CTA_BITS_BASE + ctas.bit_length() - 1)]
+        if geometry:
+            nbits, cta_bits = geometry
+        else:
+            ctas, warps = rng.choice(CLUSTERS)
+            nbits, cta_bits = LANE_BITS + warps.bit_length() - 1, ctas.bit_length() - 1
+        bits = [*range(nbits), *range(CTA_BITS_BASE, CTA_BITS_BASE + cta_bits)]
     kept = [d for d in range(rank) if d not in axes_set]
     owner: dict[int, list[int]] = {}
     free = []
@@ -210,6 +220,9 @@ def _draw(rng: random.Random, name: str) -> ReduceCase | None:
         uneven = _uneven_lane_iter([b for b in free if b < LANE_BITS], rng)  # rows on 3, 5, 6 or 7 lanes
         if uneven:
             dims[rng.choice(kept)].append(uneven[0])
+    if wild and scope != "thread" and kept:
+        for it in _wild_iters(scope, nbits, rng):
+            dims[rng.choice(kept)].append(it)
     budget = FEWER_REGISTERS.get(nbits, SRC_REGISTERS)
     for d in range(rank):
         for _ in range(rng.randint(0 if dims[d] else 1, 2)):
@@ -239,9 +252,37 @@ def _draw(rng: random.Random, name: str) -> ReduceCase | None:
         str(src), str(dst), cluster_fixed=scope == "cluster" and rng.random() < 0.5,
     )
     slots = math.prod(it.extent for d in kept for it in dims[d] if it.axis == "m")
-    if scratch_bytes(case, reduced_bits, replica_bits, slots) > SCRATCH_LIMIT:
+    if scratch_bytes(case, reduced_bits, replica_bits, slots) > limit:
         return None
+    if wild and reference.problems(as_op(case)):
+        return None  # a wild iter broke a rule of the spec (two coordinates on one place, mostly)
     return case
+
+
+# Thread axes of the wild iters, per scope (laneid most often).
+_WILD_AXES = {"warp": ("laneid",), "warpgroup": ("laneid", "laneid", "tid_in_wg", "wid_in_wg"),
+              "cta": ("laneid", "laneid", "warpid"), "cluster": ("laneid", "laneid", "warpid")}
+
+
+def _wild_iters(scope: str, nbits: int, rng: random.Random) -> list[Iter]:
+    """One to three thread iters of any extent (2-7) and stride, for kept dims. Their sums,
+    with each other and with the replica's offsets, may reach a bit that a reduced dim or
+    the replica moves: the draw is kept when the spec's rules hold (the caller checks), and
+    the reference then says whether the exchange is defined for it."""
+    bounds = {"laneid": 32, "tid_in_wg": 128, "wid_in_wg": 4, "warpid": 1 << max(nbits - LANE_BITS, 0)}
+    out = []
+    for _ in range(rng.choice((1, 1, 2, 2, 3))):
+        axis = rng.choice([a for a in _WILD_AXES[scope] if bounds[a] > 2])
+        extent = rng.randint(2, 7)
+        out.append(Iter(extent, rng.randint(1, max(1, (bounds[axis] - 1) // (extent - 1))), axis))
+    return out
+
+
+def as_op(case: ReduceCase, fold: str = "linear") -> reference.ReduceOp:
+    """A drawn configuration as the reference's plain data."""
+    return reference.ReduceOp(
+        case.exec_scope, case.axes, (case.dtype,), case.src_shape, case.dst_shape, case.kind,
+        case.src_layout, case.dst_layout, case.accum, fold)
 
 
 def scratch_bytes(case: ReduceCase, reduced_bits, replica_bits, slots: int) -> int:
@@ -258,80 +299,188 @@ def scratch_bytes(case: ReduceCase, reduced_bits, replica_bits, slots: int) -> i
     return instances * partials * slots * _BYTES[case.dtype]
 
 
-def sample(count: int, seed: int) -> list[ReduceCase]:
-    """The fixed seeded sample: case i is drawn from ``random.Random(f"{seed}:{i}")``."""
-    return [random_case(random.Random(f"{seed}:{i}"), f"diff_{seed}_{i}") for i in range(count)]
+# --- kernels for the reference: several ops, loops, workgroup operands ------------------------
+
+KERNEL_SCOPES = ("thread", "warp", "warpgroup", "cta", "cta", "cluster", "cluster")
+ONE_CTA_CLUSTERS = ((1, 2), (1, 4))  # cluster scope, one CTA: warps reduced, no CTA bit
+SHARED_SHARE, LOOP_SHARE, WILD_SHARE, TREE_SHARE = 0.12, 0.3, 0.3, 0.25
+SPECIAL_RATES = (0.0, 0.0, 0.1, 0.3)  # the share of NaN, infinities and zeros in float inputs
 
 
-# --- the two commands -----------------------------------------------------------------------
+def _fixed() -> list[Kernel]:
+    """The configurations found wrong by an outside fuzz campaign: kept thread iters whose
+    sum (with each other, or with a replica) reaches a reduced bit, at warp and cta scope;
+    and cluster-scope ops in a loop that reduce warp bits but no CTA bit."""
+    def op(scope, axes, src, dst, shape=(16,), dtype="i32", accum=False):
+        return reference.ReduceOp(scope, axes, (dtype,), shape, shape, "sum", src, dst, accum)
+
+    return [
+        Kernel("ref_fixed_0", "warp", (op("warp", (2,), "S[((3), (2), 2) : ((3@laneid), (4@laneid), 8@laneid)]",
+                                         "S[((3), (2)) : ((3@laneid), (4@laneid))] + R[2 : 8@laneid]"),), 32),
+        Kernel("ref_fixed_1", "warp", (op("warp", (1,), "S[((3), 2) : ((3@laneid), 8@laneid)] + R[2 : 4@laneid]",
+                                         "S[(3) : (3@laneid)] + R[(2, 2) : (4@laneid, 8@laneid)]"),), 32),
+        Kernel("ref_fixed_2", "cta", (op("cta", (2,), "S[((3), (2), 2, 32) : ((3@warpid), (4@warpid), 8@warpid, 1@laneid)]",
+                                        "S[((3), (2), 32) : ((3@warpid), (4@warpid), 1@laneid)] + R[2 : 8@warpid]"),), 608),
+        Kernel("ref_fixed_3", "cluster", (op("cluster", (1,), "S[(2, (2, 32)) : (1@cta_in_cluster, (1@warpid, 1@laneid))]",
+                                            "S[2 : 1@cta_in_cluster] + R[(2, 32) : (1@warpid, 1@laneid)]",
+                                            (1,), "f32", True),), 64, 2, 2, repeat=3),
+        Kernel("ref_fixed_4", "cluster", (op("cluster", (1,), "S[(4, (2, 32)) : (1, (1@warpid, 1@laneid))]",
+                                            "S[4 : 1] + R[(2, 32) : (1@warpid, 1@laneid)]", (4,), "f32", True),),
+               64, repeat=3),
+    ]
 
 
-def prepare(count: int, seed: int, root: Path) -> int:
-    """Draw, interpret, compile and save the sample (needs MLIR)."""
-    from .. import api, cache
-
-    root.mkdir(parents=True, exist_ok=True)
-    os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
-    cases = sample(count, seed)
-    arrays = {}
-    rng = np.random.default_rng(seed)
-    for i, case in enumerate(cases):
-        text = case.kernel_text()
-        x, old = case.random_inputs(rng)
-        a = case.pack(x)
-        b = case.output_buffer(old if case.accum else None)
-        api.compile(text, backend="interpreter")[case.name].launch(case.grid(), case.block(), a, b)
-        problems = case.check(x, old if case.accum else None, b)
-        if problems:
-            raise SystemExit(f"{case.name}: the interpreter disagrees with numpy: {problems[:3]}")
-        api.compile(text, backend="cuda")  # into DIR/cache; no CUDA call
-        arrays[f"a{i}"], arrays[f"b0_{i}"] = a, case.output_buffer(old if case.accum else None)
-        arrays[f"b{i}"] = b
-    cache.prune_stale()
-    np.savez_compressed(root / "data.npz", **arrays)
-    (root / "cases.json").write_text(json.dumps([asdict(c) for c in cases]))
-    print(f"prepared {count} differential cases (seed {seed}) in {root}")
-    return 0
+def random_kernel(rng: random.Random, name: str) -> Kernel:
+    """A random kernel: one to three ops of one scope and launch, maybe in a loop."""
+    while True:
+        kernel = _shared_kernel(rng, name) if rng.random() < SHARED_SHARE else _register_kernel(rng, name)
+        if kernel is not None:
+            return kernel
 
 
-def compare(root: Path) -> int:
-    """Launch the sample on the GPU; compare with the interpreter's outputs bit for bit."""
-    os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
-    from .. import api
+def _register_kernel(rng: random.Random, name: str) -> Kernel | None:
+    scope = rng.choice(KERNEL_SCOPES)
+    repeat = 3 if rng.random() < LOOP_SHARE else 1
+    fold = "tree" if rng.random() < TREE_SHARE else "linear"
+    wild = rng.random() < WILD_SHARE
+    geometry = None
+    if scope == "cta":
+        geometry = (LANE_BITS + rng.choice(WARPS).bit_length() - 1, 0)
+    elif scope == "cluster":
+        ctas, warps = rng.choice(CLUSTERS + ONE_CTA_CLUSTERS)
+        geometry = (LANE_BITS + warps.bit_length() - 1, ctas.bit_length() - 1)
+    want = rng.choice((1, 1, 1, 2, 3))
+    ops, reach, fixed_cluster = [], None, False
+    for _ in range(4 * want):
+        case = _draw(rng, name, scope, geometry, wild, SCRATCH_LIMIT // (want * (1 + (repeat > 1))))
+        if case is None:
+            continue
+        if repeat > 1 and rng.random() < 0.8:
+            case = replace(case, accum=True)
+        op = as_op(case, fold)
+        here = (op.src.reach("warpid"), op.src.reach("cta_in_cluster"))
+        rejected = reference.exchange_problem(op) or reference.unsupported(op)
+        if ops and (here != reach or rejected):
+            continue
+        ops.append(op)
+        reach, fixed_cluster = here, fixed_cluster or case.cluster_fixed
+        if rejected or len(ops) == want:
+            break  # an op the compiler must reject stands alone
+    if not ops:
+        return None
+    warps, ctas = reach
+    block, grid, cluster = {"thread": (rng.choice((1, 2, 32)), 1, 1), "warp": (32 * rng.choice((1, 1, 2)), 1, 1),
+                            "warpgroup": (128 * rng.choice((1, 1, 2)), 1, 1),
+                            "cta": (32 * warps, rng.choice((1, 1, 1, 2)), 1),
+                            "cluster": (32 * warps, ctas * rng.choice((1,) * 9 + (2,)), ctas)}[scope]
+    return Kernel(name, scope, tuple(ops), block, grid, cluster, repeat, fold,
+                  known_block=scope == "cta" and rng.random() < 0.5, cluster_fixed=fixed_cluster,
+                  special=rng.choice(SPECIAL_RATES))
 
-    cases = [ReduceCase(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
-             for d in json.loads((root / "cases.json").read_text())]
-    data = np.load(root / "data.npz")
-    mismatches = 0
-    for i, case in enumerate(cases):
-        b = data[f"b0_{i}"].copy()
-        api.compile(case.kernel_text(), backend="cuda")[case.name].launch(case.grid(), case.block(), data[f"a{i}"], b)
-        got, want = case.owned(b), case.owned(data[f"b{i}"])
-        if got.tobytes() != want.tobytes():
-            mismatches += 1
-            raw = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[b.itemsize]
-            got, want = got.view(raw), want.view(raw)
-            at = np.flatnonzero(got != want)
-            print(f"MISMATCH {case.name}: {len(at)} owned place(s) differ, the first ({at[0]}): "
-                  f"GPU {int(got[at[0]]):#x}, interpreter {int(want[at[0]]):#x}; {case}")
-    print(f"differential: {len(cases)} cases, {mismatches} bitwise mismatches")
-    return 1 if mismatches else 0
+
+def _shared_kernel(rng: random.Random, name: str) -> Kernel:
+    """Workgroup operands: one or two ops on row-major tiles of up to 2048 elements; at
+    thread, warp and warpgroup scope sometimes one instance in a bigger block."""
+    scope = rng.choice(("thread", "warp", "warpgroup", "cta"))
+    repeat = 3 if rng.random() < LOOP_SHARE else 1
+    fold = "tree" if rng.random() < TREE_SHARE else "linear"
+    if scope == "cta":
+        block = threads = rng.choice((32, 48, 64, 96, 128, 256))
+    else:
+        threads = {"thread": 1, "warp": 32, "warpgroup": 128}[scope]
+        block = threads * (rng.choice((2, 4, 32) if scope == "thread" else (2, 4)) if rng.random() < 0.3 else 1)
+        block = min(block, 512)
+    ops = []
+    for _ in range(rng.choice((1, 1, 2))):
+        rank = rng.randint(1, 3)
+        shape = [rng.randint(1, 40) for _ in range(rank)]
+        while math.prod(shape) > 2048:
+            shape[rng.randrange(rank)] //= 2
+        shape = tuple(max(e, 1) for e in shape)
+        reduced = sorted(rng.sample(range(rank), rng.randint(1, rank)))
+        axes = tuple(a - rank if rng.random() < 0.5 else a for a in reduced)
+        dst = tuple(1 if d in reduced else e for d, e in enumerate(shape) if d not in reduced or rng.random() < 0.3)
+        accum = rng.random() < (0.8 if repeat > 1 else 0.5)
+        ops.append(reference.ReduceOp(scope, axes, (rng.choice(DTYPES),), shape, dst or (1,), rng.choice(KINDS),
+                                      accum=accum, fold=fold, storage="shared", threads=threads))
+    instance = rng.randrange(block // threads) if block != threads else None
+    return Kernel(name, scope, tuple(ops), block, 1, 1, repeat, fold, known_block=True, instance=instance,
+                  special=rng.choice(SPECIAL_RATES))
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tile_mlir.testing.differential")
-    sub = ap.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("prepare", help="draw, interpret and compile a seeded sample (needs MLIR)")
-    p.add_argument("--count", type=int, default=300)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--dir", type=Path, default=Path(".tile-cache/differential"))
-    c = sub.add_parser("compare", help="run the sample on the GPU and compare bit for bit")
-    c.add_argument("--dir", type=Path, default=Path(".tile-cache/differential"))
-    args = ap.parse_args(argv)
-    if args.command == "prepare":
-        return prepare(args.count, args.seed, args.dir.resolve())
-    return compare(args.dir.resolve())
+def sample(count: int, seed: int) -> list[Kernel]:
+    """The fixed kernels, then kernel i drawn from ``random.Random(f"{seed}:{i}")``, until
+    they hold ``count`` ops."""
+    kernels = _fixed()
+    i = 0
+    while sum(len(k.ops) for k in kernels) < count:
+        kernels.append(random_kernel(random.Random(f"{seed}:{i}"), f"ref_{seed}_{i}"))
+        i += 1
+    return kernels
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+# --- running kernels in the interpreter (needs MLIR) ------------------------------------------
+
+BATCH = 16  # kernels per module: one parse, one lowering, one interpreter build for all
+
+
+def batches(kernels: list[Kernel], size: int = BATCH) -> list[list[Kernel]]:
+    """Kernels grouped into modules: by fold option; a kernel the compiler must reject
+    (``harness.rejected_reason``) alone, so that its rejection takes no other down."""
+    alone = [[k] for k in kernels if rejected_reason(k)]
+    out = []
+    for fold in ("linear", "tree"):
+        rest = [k for k in kernels if k.fold == fold and not rejected_reason(k)]
+        out += [rest[i:i + size] for i in range(0, len(rest), size)]
+    return alone + out
+
+
+def kernel_inputs(kernel: Kernel) -> Run:
+    """The kernel's fresh random inputs, seeded by its name."""
+    return inputs(kernel, np.random.default_rng(zlib.crc32(kernel.name.encode())))
+
+
+def interpret(batch: list[Kernel]) -> list[tuple[str, object]]:
+    """Compile the batch as one module (``tile-lower-reduction`` with the batch's fold) and run
+    each kernel in the interpreter: per kernel ``("ran", Run)``, ``("rejected", message)``
+    or ``("interpreter", message)``. A module that fails to compile is retried kernel by
+    kernel, so that each rejection is the kernel's own."""
+    from ..compiler import lower_tile_ops
+    from ..errors import CompileError, TileError
+    from ..interpreter import interpreted_kernels
+    from ..options import Options
+
+    try:
+        lowered, signatures = lower_tile_ops(module_text(batch), Options(fold=batch[0].fold))
+    except CompileError as e:
+        if len(batch) == 1:
+            return [("rejected", str(e))]
+        return [out for k in batch for out in interpret([k])]
+    built = interpreted_kernels(lowered, signatures)
+    outcomes = []
+    for kernel in batch:
+        run = kernel_inputs(kernel)
+        try:
+            built[kernel.name].launch(kernel.grid, kernel.block, *run.buffers)
+        except TileError as e:
+            outcomes.append(("interpreter", f"{type(e).__name__}: {e}"))
+            continue
+        outcomes.append(("ran", run))
+    return outcomes
+
+
+def verdict(kernel: Kernel, outcome: tuple[str, object]) -> list[str]:
+    """What is wrong with one kernel's outcome against the reference (empty: nothing)."""
+    status, detail = outcome
+    must_reject = rejected_reason(kernel)
+    if must_reject:
+        if status == "rejected":
+            return []
+        wrong = judge(kernel, detail, expected(kernel, detail, reference.meaning)) if status == "ran" else [detail]
+        return [f"accepted, but the reference cannot compute it ({must_reject}); against the op's meaning "
+                f"in row-major order: {'; '.join(wrong) or 'every dst place right'}"]
+    if status == "rejected":
+        return [f"rejected a configuration the reference computes: {detail}"]
+    if status == "interpreter":
+        return [f"the interpreter failed: {detail}"]
+    return judge(kernel, detail)
