@@ -62,7 +62,6 @@ import math
 import os
 import random
 import sys
-import zlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -72,7 +71,6 @@ from ..layout import Iter, TileLayout
 from ..vocab import CTA_BITS_BASE, DTYPES, KINDS, LANE_BITS
 from . import reference
 from .cases import ReduceCase
-from .harness import Kernel, Run, expected, inputs, judge, module_text, rejected_reason
 
 SCOPES = ("thread", "warp", "warp", "warpgroup", "cta", "cluster")  # drawn uniformly: warp twice as often
 WARPS = (1, 2, 2, 4, 4, 8, 8, 16, 32)  # a cta's warps (the interpreter's time grows with them)
@@ -175,8 +173,8 @@ def _draw(rng: random.Random, name: str, scope: str | None = None, geometry: tup
     kept dims also get thread iters of any extent and stride (``_wild_iters``)."""
     scope = scope or rng.choice(SCOPES)
     kind, dtype, accum = rng.choice(KINDS), rng.choice(DTYPES), rng.random() < 0.5
-    rank = rng.randint(1, 3)
-    axes_set = sorted(rng.sample(range(rank), rng.randint(1, rank)))
+    rank = rng.randint(2 if wild else 1, 3)
+    axes_set = sorted(rng.sample(range(rank), rng.randint(1, rank - wild)))  # wild: some dim kept
     axes = [a - rank if rng.random() < 0.5 else a for a in axes_set]
     if rng.random() < 0.2:
         axes.append(rng.choice(axes))  # duplicates collapse
@@ -205,9 +203,18 @@ def _draw(rng: random.Random, name: str, scope: str | None = None, geometry: tup
     kept = [d for d in range(rank) if d not in axes_set]
     owner: dict[int, list[int]] = {}
     free = []
+    # With ``wild``, the lowest lane bits (and at cta or cluster scope sometimes the lowest
+    # warp bits) are left to the wild iters.
+    reserved = set(range(rng.randint(2, 4))) if wild else set()
+    if wild and scope in ("cta", "cluster") and nbits > LANE_BITS + 1 and rng.random() < 0.4:
+        reserved |= set(range(LANE_BITS, LANE_BITS + rng.randint(1, nbits - LANE_BITS - 1)))
+    above = {max(r for r in reserved if r < LANE_BITS) + 1} | {max(reserved) + 1} if reserved else set()
     for b in bits if bits is not None else range(nbits):
         # Every CTA bit is used, so that the layouts span the whole cluster: a power of two.
         choice = rng.choice([*range(rank), *range(rank), "replica", *(["unused"] if b < CTA_BITS_BASE else [])])
+        choice = "unused" if b in reserved else choice
+        if b in above and rng.random() < 0.6:  # a bit just above the wild iters' room
+            choice = rng.choice([*axes_set, "replica"])
         if choice == "replica":
             replica_bits.append(b)
         elif choice == "unused":
@@ -221,8 +228,11 @@ def _draw(rng: random.Random, name: str, scope: str | None = None, geometry: tup
         if uneven:
             dims[rng.choice(kept)].append(uneven[0])
     if wild and scope != "thread" and kept:
-        for it in _wild_iters(scope, nbits, rng):
-            dims[rng.choice(kept)].append(it)
+        iters, more_replica = _wild_iters(scope, reserved, rng)
+        order = rng.sample(kept, len(kept))
+        for k, it in enumerate(iters):  # on different kept dims where there are
+            dims[order[k % len(order)]].append(it)
+        replica_bits += more_replica
     budget = FEWER_REGISTERS.get(nbits, SRC_REGISTERS)
     for d in range(rank):
         for _ in range(rng.randint(0 if dims[d] else 1, 2)):
@@ -259,23 +269,43 @@ def _draw(rng: random.Random, name: str, scope: str | None = None, geometry: tup
     return case
 
 
-# Thread axes of the wild iters, per scope (laneid most often).
-_WILD_AXES = {"warp": ("laneid",), "warpgroup": ("laneid", "laneid", "tid_in_wg", "wid_in_wg"),
-              "cta": ("laneid", "laneid", "warpid"), "cluster": ("laneid", "laneid", "warpid")}
+def _wild_iters(scope: str, reserved: set[int], rng: random.Random) -> tuple[list[Iter], list[int]]:
+    """Thread iters of any extent (2-7) and stride for kept dims, on the ``reserved`` low
+    lane (or warp) bits, which nothing else uses, and maybe a replica bit among them. Their
+    sums, with each other and with the replica's offsets, may stay below the reserved bits,
+    or reach a bit that a reduced dim or the replica moves: the draw is kept when the spec's
+    rules hold (the caller checks), and the reference then says whether the exchange is
+    defined for it. Three ways: a chain of iters, each stride past what the ones before
+    reach (so they never collide among themselves); two iters that each stay inside the
+    reserved bits alone (meant for two kept dims: only their sum may leave them); one
+    such iter and a replica bit inside the reserved bits. Returns the iters and the
+    replica bits."""
+    lanes = max(b for b in reserved if b < LANE_BITS) + 1
+    warp_bits = sorted(b for b in reserved if b >= LANE_BITS)
+    lane_axis = {"warpgroup": ("laneid", "tid_in_wg")}.get(scope, ("laneid",))
+    if warp_bits and rng.random() < 0.4:
+        axes, room, region = ("wid_in_wg" if scope == "warpgroup" else "warpid",), 1 << len(warp_bits), warp_bits
+    else:
+        axes, room, region = lane_axis, 1 << lanes, list(range(lanes))
 
+    def inside() -> Iter:  # one iter reaching from half the room to all of it
+        extent = rng.choice((2, 3, 3, 5, 6, 7))
+        top = max(1, (room - 1) // (extent - 1))
+        return Iter(extent, rng.randint(max(1, top // 2), top), rng.choice(axes))
 
-def _wild_iters(scope: str, nbits: int, rng: random.Random) -> list[Iter]:
-    """One to three thread iters of any extent (2-7) and stride, for kept dims. Their sums,
-    with each other and with the replica's offsets, may reach a bit that a reduced dim or
-    the replica moves: the draw is kept when the spec's rules hold (the caller checks), and
-    the reference then says whether the exchange is defined for it."""
-    bounds = {"laneid": 32, "tid_in_wg": 128, "wid_in_wg": 4, "warpid": 1 << max(nbits - LANE_BITS, 0)}
-    out = []
-    for _ in range(rng.choice((1, 1, 2, 2, 3))):
-        axis = rng.choice([a for a in _WILD_AXES[scope] if bounds[a] > 2])
-        extent = rng.randint(2, 7)
-        out.append(Iter(extent, rng.randint(1, max(1, (bounds[axis] - 1) // (extent - 1))), axis))
-    return out
+    mode = rng.choice(("chain", "split", "split", "replica"))
+    if mode == "split":
+        return [inside(), inside()], []
+    if mode == "replica":
+        return [inside()], [rng.choice(region)]
+    out, reach = [], 0
+    for _ in range(rng.choice((1, 2, 2, 3))):
+        extent, stride = rng.choice((2, 3, 3, 5, 6, 7)), reach + 1 + rng.choice((0, 0, 1, 2))
+        if reach + (extent - 1) * stride >= 3 * room:
+            break
+        reach += (extent - 1) * stride
+        out.append(Iter(extent, stride, rng.choice(axes)))
+    return out, []
 
 
 def as_op(case: ReduceCase, fold: str = "linear") -> reference.ReduceOp:
@@ -299,188 +329,140 @@ def scratch_bytes(case: ReduceCase, reduced_bits, replica_bits, slots: int) -> i
     return instances * partials * slots * _BYTES[case.dtype]
 
 
-# --- kernels for the reference: several ops, loops, workgroup operands ------------------------
-
-KERNEL_SCOPES = ("thread", "warp", "warpgroup", "cta", "cta", "cluster", "cluster")
-ONE_CTA_CLUSTERS = ((1, 2), (1, 4))  # cluster scope, one CTA: warps reduced, no CTA bit
-SHARED_SHARE, LOOP_SHARE, WILD_SHARE, TREE_SHARE = 0.12, 0.3, 0.3, 0.25
-SPECIAL_RATES = (0.0, 0.0, 0.1, 0.3)  # the share of NaN, infinities and zeros in float inputs
+# --- the GPU comparison: two commands ------------------------------------------------------
 
 
-def _fixed() -> list[Kernel]:
-    """The configurations found wrong by an outside fuzz campaign: kept thread iters whose
-    sum (with each other, or with a replica) reaches a reduced bit, at warp and cta scope;
-    and cluster-scope ops in a loop that reduce warp bits but no CTA bit."""
-    def op(scope, axes, src, dst, shape=(16,), dtype="i32", accum=False):
-        return reference.ReduceOp(scope, axes, (dtype,), shape, shape, "sum", src, dst, accum)
-
-    return [
-        Kernel("ref_fixed_0", "warp", (op("warp", (2,), "S[((3), (2), 2) : ((3@laneid), (4@laneid), 8@laneid)]",
-                                         "S[((3), (2)) : ((3@laneid), (4@laneid))] + R[2 : 8@laneid]"),), 32),
-        Kernel("ref_fixed_1", "warp", (op("warp", (1,), "S[((3), 2) : ((3@laneid), 8@laneid)] + R[2 : 4@laneid]",
-                                         "S[(3) : (3@laneid)] + R[(2, 2) : (4@laneid, 8@laneid)]"),), 32),
-        Kernel("ref_fixed_2", "cta", (op("cta", (2,), "S[((3), (2), 2, 32) : ((3@warpid), (4@warpid), 8@warpid, 1@laneid)]",
-                                        "S[((3), (2), 32) : ((3@warpid), (4@warpid), 1@laneid)] + R[2 : 8@warpid]"),), 608),
-        Kernel("ref_fixed_3", "cluster", (op("cluster", (1,), "S[(2, (2, 32)) : (1@cta_in_cluster, (1@warpid, 1@laneid))]",
-                                            "S[2 : 1@cta_in_cluster] + R[(2, 32) : (1@warpid, 1@laneid)]",
-                                            (1,), "f32", True),), 64, 2, 2, repeat=3),
-        Kernel("ref_fixed_4", "cluster", (op("cluster", (1,), "S[(4, (2, 32)) : (1, (1@warpid, 1@laneid))]",
-                                            "S[4 : 1] + R[(2, 32) : (1@warpid, 1@laneid)]", (4,), "f32", True),),
-               64, repeat=3),
-    ]
-
-
-def random_kernel(rng: random.Random, name: str) -> Kernel:
-    """A random kernel: one to three ops of one scope and launch, maybe in a loop."""
-    while True:
-        kernel = _shared_kernel(rng, name) if rng.random() < SHARED_SHARE else _register_kernel(rng, name)
-        if kernel is not None:
-            return kernel
-
-
-def _register_kernel(rng: random.Random, name: str) -> Kernel | None:
-    scope = rng.choice(KERNEL_SCOPES)
-    repeat = 3 if rng.random() < LOOP_SHARE else 1
-    fold = "tree" if rng.random() < TREE_SHARE else "linear"
-    wild = rng.random() < WILD_SHARE
-    geometry = None
-    if scope == "cta":
-        geometry = (LANE_BITS + rng.choice(WARPS).bit_length() - 1, 0)
-    elif scope == "cluster":
-        ctas, warps = rng.choice(CLUSTERS + ONE_CTA_CLUSTERS)
-        geometry = (LANE_BITS + warps.bit_length() - 1, ctas.bit_length() - 1)
-    want = rng.choice((1, 1, 1, 2, 3))
-    ops, reach, fixed_cluster = [], None, False
-    for _ in range(4 * want):
-        case = _draw(rng, name, scope, geometry, wild, SCRATCH_LIMIT // (want * (1 + (repeat > 1))))
-        if case is None:
-            continue
-        if repeat > 1 and rng.random() < 0.8:
-            case = replace(case, accum=True)
-        op = as_op(case, fold)
-        here = (op.src.reach("warpid"), op.src.reach("cta_in_cluster"))
-        rejected = reference.exchange_problem(op) or reference.unsupported(op)
-        if ops and (here != reach or rejected):
-            continue
-        ops.append(op)
-        reach, fixed_cluster = here, fixed_cluster or case.cluster_fixed
-        if rejected or len(ops) == want:
-            break  # an op the compiler must reject stands alone
-    if not ops:
-        return None
-    warps, ctas = reach
-    block, grid, cluster = {"thread": (rng.choice((1, 2, 32)), 1, 1), "warp": (32 * rng.choice((1, 1, 2)), 1, 1),
-                            "warpgroup": (128 * rng.choice((1, 1, 2)), 1, 1),
-                            "cta": (32 * warps, rng.choice((1, 1, 1, 2)), 1),
-                            "cluster": (32 * warps, ctas * rng.choice((1,) * 9 + (2,)), ctas)}[scope]
-    return Kernel(name, scope, tuple(ops), block, grid, cluster, repeat, fold,
-                  known_block=scope == "cta" and rng.random() < 0.5, cluster_fixed=fixed_cluster,
-                  special=rng.choice(SPECIAL_RATES))
-
-
-def _shared_kernel(rng: random.Random, name: str) -> Kernel:
-    """Workgroup operands: one or two ops on row-major tiles of up to 2048 elements; at
-    thread, warp and warpgroup scope sometimes one instance in a bigger block."""
-    scope = rng.choice(("thread", "warp", "warpgroup", "cta"))
-    repeat = 3 if rng.random() < LOOP_SHARE else 1
-    fold = "tree" if rng.random() < TREE_SHARE else "linear"
-    if scope == "cta":
-        block = threads = rng.choice((32, 48, 64, 96, 128, 256))
-    else:
-        threads = {"thread": 1, "warp": 32, "warpgroup": 128}[scope]
-        block = threads * (rng.choice((2, 4, 32) if scope == "thread" else (2, 4)) if rng.random() < 0.3 else 1)
-        block = min(block, 512)
-    ops = []
-    for _ in range(rng.choice((1, 1, 2))):
-        rank = rng.randint(1, 3)
-        shape = [rng.randint(1, 40) for _ in range(rank)]
-        while math.prod(shape) > 2048:
-            shape[rng.randrange(rank)] //= 2
-        shape = tuple(max(e, 1) for e in shape)
-        reduced = sorted(rng.sample(range(rank), rng.randint(1, rank)))
-        axes = tuple(a - rank if rng.random() < 0.5 else a for a in reduced)
-        dst = tuple(1 if d in reduced else e for d, e in enumerate(shape) if d not in reduced or rng.random() < 0.3)
-        accum = rng.random() < (0.8 if repeat > 1 else 0.5)
-        ops.append(reference.ReduceOp(scope, axes, (rng.choice(DTYPES),), shape, dst or (1,), rng.choice(KINDS),
-                                      accum=accum, fold=fold, storage="shared", threads=threads))
-    instance = rng.randrange(block // threads) if block != threads else None
-    return Kernel(name, scope, tuple(ops), block, 1, 1, repeat, fold, known_block=True, instance=instance,
-                  special=rng.choice(SPECIAL_RATES))
-
-
-def sample(count: int, seed: int) -> list[Kernel]:
-    """The fixed kernels, then kernel i drawn from ``random.Random(f"{seed}:{i}")``, until
-    they hold ``count`` ops."""
-    kernels = _fixed()
-    i = 0
-    while sum(len(k.ops) for k in kernels) < count:
-        kernels.append(random_kernel(random.Random(f"{seed}:{i}"), f"ref_{seed}_{i}"))
-        i += 1
-    return kernels
-
-
-# --- running kernels in the interpreter (needs MLIR) ------------------------------------------
-
-BATCH = 16  # kernels per module: one parse, one lowering, one interpreter build for all
-
-
-def batches(kernels: list[Kernel], size: int = BATCH) -> list[list[Kernel]]:
-    """Kernels grouped into modules: by fold option; a kernel the compiler must reject
-    (``harness.rejected_reason``) alone, so that its rejection takes no other down."""
-    alone = [[k] for k in kernels if rejected_reason(k)]
-    out = []
-    for fold in ("linear", "tree"):
-        rest = [k for k in kernels if k.fold == fold and not rejected_reason(k)]
-        out += [rest[i:i + size] for i in range(0, len(rest), size)]
-    return alone + out
-
-
-def kernel_inputs(kernel: Kernel) -> Run:
-    """The kernel's fresh random inputs, seeded by its name."""
-    return inputs(kernel, np.random.default_rng(zlib.crc32(kernel.name.encode())))
-
-
-def interpret(batch: list[Kernel]) -> list[tuple[str, object]]:
-    """Compile the batch as one module (``tile-lower-reduction`` with the batch's fold) and run
-    each kernel in the interpreter: per kernel ``("ran", Run)``, ``("rejected", message)``
-    or ``("interpreter", message)``. A module that fails to compile is retried kernel by
-    kernel, so that each rejection is the kernel's own."""
-    from ..compiler import lower_tile_ops
-    from ..errors import CompileError, TileError
-    from ..interpreter import interpreted_kernels
+def prepare(count: int, seed: int, root: Path) -> int:
+    """Draw the sample, run it in the interpreter, compile it into ``root/cache``, and save
+    the modules, the kernels, their inputs and the interpreter's outputs (needs MLIR)."""
+    from .. import api, cache
+    from ..errors import CompileError
     from ..options import Options
+    from .random_kernels import batches, interpret, kernel_inputs, sample, verdict
 
-    try:
-        lowered, signatures = lower_tile_ops(module_text(batch), Options(fold=batch[0].fold))
-    except CompileError as e:
-        if len(batch) == 1:
-            return [("rejected", str(e))]
-        return [out for k in batch for out in interpret([k])]
-    built = interpreted_kernels(lowered, signatures)
-    outcomes = []
-    for kernel in batch:
-        run = kernel_inputs(kernel)
-        try:
-            built[kernel.name].launch(kernel.grid, kernel.block, *run.buffers)
-        except TileError as e:
-            outcomes.append(("interpreter", f"{type(e).__name__}: {e}"))
+    root.mkdir(parents=True, exist_ok=True)
+    os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
+    modules, arrays, notes = [], {}, []
+    kernels = sample(count, seed)
+    for batch in batches(kernels):
+        ran = []
+        for kernel, outcome in zip(batch, interpret(batch)):
+            problems = verdict(kernel, outcome)
+            notes += [f"{kernel.name}: {p}" for p in problems]
+            if outcome[0] == "ran":
+                ran.append((kernel, outcome[1]))
+        if not ran:
             continue
-        outcomes.append(("ran", run))
-    return outcomes
+        text = module_text([k for k, _ in ran])
+        try:
+            api.compile(text, Options(fold=ran[0][0].fold), backend="cuda")  # into the cache; no CUDA call
+        except CompileError as e:
+            notes.append(f"{', '.join(k.name for k, _ in ran)}: the GPU compile failed: {e}")
+            continue
+        for kernel, run in ran:
+            fresh = kernel_inputs(kernel)
+            for o in range(len(kernel.ops)):
+                arrays[f"{kernel.name}.A{o}"], arrays[f"{kernel.name}.B{o}"] = fresh.buffers[2 * o: 2 * o + 2]
+                arrays[f"{kernel.name}.I{o}"] = run.buffers[2 * o + 1]  # the interpreter's output
+                for i, (xs, old) in enumerate(zip(fresh.x[o], fresh.old[o])):
+                    arrays[f"{kernel.name}.old{o}.{i}"] = old
+                    for it, x in enumerate(xs):
+                        arrays[f"{kernel.name}.x{o}.{i}.{it}"] = x
+        modules.append({"text": text, "fold": ran[0][0].fold, "kernels": [k.to_json() for k, _ in ran]})
+    cache.prune_stale()
+    np.savez_compressed(root / "reference.npz", **arrays)
+    (root / "reference.json").write_text(json.dumps({"seed": seed, "count": count, "modules": modules}))
+    for note in notes:
+        print(f"NOTE {note[:2000]}")
+    n_ops = sum(len(k["ops"]) for m in modules for k in m["kernels"])
+    print(f"prepared {sum(len(m['kernels']) for m in modules)} kernels ({n_ops} ops) in {len(modules)} modules "
+          f"(seed {seed}) in {root}; {len(notes)} kernel(s) failed here already")
+    return 0
 
 
-def verdict(kernel: Kernel, outcome: tuple[str, object]) -> list[str]:
-    """What is wrong with one kernel's outcome against the reference (empty: nothing)."""
-    status, detail = outcome
-    must_reject = rejected_reason(kernel)
-    if must_reject:
-        if status == "rejected":
-            return []
-        wrong = judge(kernel, detail, expected(kernel, detail, reference.meaning)) if status == "ran" else [detail]
-        return [f"accepted, but the reference cannot compute it ({must_reject}); against the op's meaning "
-                f"in row-major order: {'; '.join(wrong) or 'every dst place right'}"]
-    if status == "rejected":
-        return [f"rejected a configuration the reference computes: {detail}"]
-    if status == "interpreter":
-        return [f"the interpreter failed: {detail}"]
-    return judge(kernel, detail)
+def compare(root: Path) -> int:
+    """Launch the saved kernels on the GPU; judge every dst place against the reference,
+    and against the interpreter, bit for bit (numpy and cuda-python only)."""
+    os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
+    from collections import Counter
+
+    from .. import api
+    from ..options import Options
+    from .harness import Kernel, Run, owned_bits, rejected_reason
+    from .random_kernels import verdict
+
+    meta = json.loads((root / "reference.json").read_text())
+    data = np.load(root / "reference.npz")
+    cases, wrong, by, interp, evidence = 0, 0, Counter(), 0, []
+    for module in meta["modules"]:
+        built = api.compile(module["text"], Options(fold=module["fold"]), backend="cuda")
+        for d in module["kernels"]:
+            kernel = Kernel.from_json(d)
+            n = len(kernel.ops)
+            run = Run([[[data[f"{kernel.name}.x{o}.{i}.{it}"] for it in range(kernel.repeat)]
+                        for i in range(kernel.instances)] for o in range(n)],
+                      [[data[f"{kernel.name}.old{o}.{i}"] for i in range(kernel.instances)] for o in range(n)],
+                      [data[f"{kernel.name}.{p}{o}"].copy() for o in range(n) for p in "AB"])
+            built[kernel.name].launch(kernel.grid, kernel.block, *run.buffers)
+            problems = verdict(kernel, ("ran", run))
+            same = all(owned_bits(kernel, o, run.buffers[2 * o + 1]).tobytes()
+                       == owned_bits(kernel, o, data[f"{kernel.name}.I{o}"]).tobytes() for o in range(n))
+            interp += not same
+            if rejected_reason(kernel):
+                evidence.append(f"{kernel.name}: {problems[0] if problems else 'right'}")
+                continue
+            cases += n
+            tag = "shared" if kernel.shared else kernel.scope
+            by[tag] += n
+            by["in loops"] += n * (kernel.repeat > 1)
+            if problems:
+                wrong += 1
+                print(f"MISMATCH {kernel.name}: {'; '.join(problems)[:1500]}\n{kernel.text()}")
+            if not same:
+                print(f"INTERPRETER {kernel.name}: the GPU and the interpreter differ")
+    for line in evidence:
+        print(f"NOT COMPUTABLE, ACCEPTED {line[:1500]}")
+    parts = ", ".join(f"{by[k]} {k}" for k in ("thread", "warp", "warpgroup", "cta", "cluster", "shared", "in loops"))
+    print(f"reference: {cases} cases, {wrong} mismatches ({parts}); the interpreter differs in {interp} kernel(s); "
+          f"{len(evidence)} kernel(s) the reference cannot compute were run")
+    return 1 if wrong or interp else 0
+
+
+def show(name: str, count: int, seed: int) -> int:
+    """Print one kernel of the sample, its module, and its verdict in the interpreter."""
+    from .random_kernels import interpret, sample, verdict
+
+    kernel = next((k for k in sample(count, seed) if k.name == name), None)
+    if kernel is None:
+        print(f"no kernel {name} in the sample of {count} ops (seed {seed})")
+        return 1
+    print(kernel.text(), end="")
+    print(f"// fold = {kernel.fold}; launch: grid {kernel.grid}, block {kernel.block}")
+    problems = verdict(kernel, interpret([kernel])[0])
+    print("\n".join(problems) or "right: every dst place has the reference's bits")
+    return 1 if problems else 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tile_mlir.testing.differential")
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("prepare", help="draw, interpret and compile a seeded sample (needs MLIR)")
+    p.add_argument("--count", type=int, default=300, help="ops in the sample")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dir", type=Path, default=Path(".tile-cache/differential"))
+    c = sub.add_parser("compare", help="run the sample on the GPU and compare bit for bit")
+    c.add_argument("--dir", type=Path, default=Path(".tile-cache/differential"))
+    s = sub.add_parser("show", help="one kernel of the sample, its text and its verdict (needs MLIR)")
+    s.add_argument("name")
+    s.add_argument("--count", type=int, default=2000)
+    s.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    if args.command == "prepare":
+        return prepare(args.count, args.seed, args.dir.resolve())
+    if args.command == "show":
+        return show(args.name, args.count, args.seed)
+    return compare(args.dir.resolve())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -369,11 +369,12 @@ def expected(kernel: Kernel, run: Run, model=ref.reduce) -> list[list[np.ndarray
     return out
 
 
-def rejected_reason(kernel: Kernel) -> str | None:
-    """Why the compiler must reject the kernel, or None: an op the reference cannot
-    compute (``exchange_problem``) or that docs/spec.md lists as not supported."""
+def rejected_reason(kernel: Kernel, documented: bool = False) -> str | None:
+    """Why the compiler must reject the kernel, or None: an op the reference cannot compute
+    (``exchange_problem``). With ``documented``, also why it may: an op docs/spec.md lists
+    as not supported (``reference.unsupported``), which the reference computes all the same."""
     for i, op in enumerate(kernel.ops):
-        why = ref.exchange_problem(op) or ref.unsupported(op)
+        why = ref.exchange_problem(op) or (ref.unsupported(op) if documented else None)
         if why:
             return f"op {i}: {why}"
     return None
@@ -405,3 +406,13 @@ def judge(kernel: Kernel, run: Run, want=None, limit: int = 6) -> list[str]:
         if bad:
             problems.append(f"op {o}: {len(bad)} of {total} dst places wrong: " + "; ".join(bad[:limit]))
     return problems
+
+
+def owned_bits(kernel: Kernel, o: int, b: np.ndarray) -> np.ndarray:
+    """The bits of op ``o``'s output buffer at every place its dst layout gives an element."""
+    bits = np.asarray(b).view(_BITS[kernel.ops[o].dtypes[0]])
+    if kernel.shared:
+        return bits.reshape(-1)
+    _, _, thread, slot = kernel.ops[o].dst.places
+    rows = np.concatenate([kernel.row(i, thread) for i in range(kernel.instances)])
+    return bits.reshape(kernel.grid * kernel.block, -1)[rows, np.tile(slot, kernel.instances)]

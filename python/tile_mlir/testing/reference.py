@@ -46,7 +46,7 @@ import numpy as np
 from .reference_layout import CTA_BIT, LANE_BITS, Layout, layout_problems, pow2
 
 __all__ = [
-    "CANONICAL_NAN", "NotComputable", "ReduceOp", "exchange_problem", "from_values", "meaning", "named",
+    "CANONICAL_NAN", "ReduceOp", "exchange_problem", "from_values", "meaning", "named",
     "problems", "reduce", "round_to", "storage_dtype", "to_values", "unsupported",
 ]
 
@@ -57,10 +57,6 @@ CANONICAL_NAN = {"f32": 0x7FFFFFFF, "f16": 0x7FFF, "bf16": 0x7FFF, "f64": 0x7FFF
 _STORAGE = {"f16": np.float16, "bf16": np.uint16, "f32": np.float32, "f64": np.float64,
             "i32": np.int32, "i64": np.int64}
 _BITS = {"f16": np.uint16, "bf16": np.uint16, "f32": np.uint32, "f64": np.uint64, "i32": np.uint32, "i64": np.uint64}
-
-
-class NotComputable(ValueError):
-    """The documented exchange is not defined for this configuration (``exchange_problem``)."""
 
 
 @dataclass(frozen=True)
@@ -243,6 +239,10 @@ def problems(op: ReduceOp) -> list[str]:
         if math.prod(memref) < lay.span or (not (op.src_layout if name == "src" else op.dst_layout)
                                             and lay.shape != tuple(memref)):
             out.append(f"{name} memref {memref} does not hold the layout's span {lay.span}")
+        # "Exec scopes": an instance of a warp has 32 threads, of a warpgroup 128
+        limit = {"warp": 32, "warpgroup": 128}.get(op.scope)
+        if limit and not out and int(lay.places[2].max()) >= limit:
+            out.append(f"{name}_layout reaches thread {int(lay.places[2].max())} of a {op.scope}")
         for it in lay.replica:
             if it.axis != "m" and not (pow2(it.extent) and pow2(it.stride)):
                 out.append(f"{name} replica iter {it} is not a power of two")  # rule 6
@@ -415,13 +415,13 @@ def _exchange(partial: dict[int, tuple], bits: list[int], op: Callable, tree: bo
 def reduce(op: ReduceOp, srcs, olds=None) -> list[np.ndarray]:
     """The logical dsts of ``op`` (one per operand, storage dtype, NaNs canonical) for the
     logical ``srcs`` (and with accum, ``olds``), as docs/spec.md defines them. Raises
-    ``NotComputable`` where ``exchange_problem`` finds the exchange undefined."""
+    ``ValueError`` where ``exchange_problem`` finds the exchange undefined."""
     bad = problems(op)
     if bad:
         raise ValueError(f"not a valid op: {bad}")
     why = exchange_problem(op)
     if why:
-        raise NotComputable(why)
+        raise ValueError(f"not computable: {why}")
     src, dst = op.src, op.dst
     combine, tree = _rounding(op), op.fold == "tree"
     values = [to_values(x, dt) for x, dt in zip(srcs, op.dtypes)]
@@ -463,7 +463,7 @@ def _local(op: ReduceOp, src: Layout, x, combine, tree) -> list[tuple]:
                 memo[s, shape] = _exchange(partial, bits, combine, tree)
             got.add(tuple(map(repr, memo[s, shape])))
         if len(got) != 1:
-            raise NotComputable(f"kept coordinate {s}: the thread copies compute different values {got}")
+            raise ValueError(f"not computable: kept coordinate {s}: the thread copies compute different values {got}")
         results.append(memo[s, shape])
     return results
 

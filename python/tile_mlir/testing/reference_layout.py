@@ -39,10 +39,6 @@ SCOPE_AXES = {
 LANE_BITS, CTA_BIT = 5, 10  # bits 0-4 are lane bits, 5-9 warp bits, 10-13 CTA bits
 
 
-class LayoutTextError(ValueError):
-    """A text the grammar does not accept."""
-
-
 @dataclass(frozen=True)
 class It:
     """One iter: an extent and a stride on one axis."""
@@ -79,19 +75,19 @@ class _Parser:
     def take(self, want: str | None = None) -> str:
         tok = self.peek()
         if tok is None or (want is not None and tok != want):
-            raise LayoutTextError(f"{self.text!r}: expected {want or 'more'}, got {tok or 'the end'}")
+            raise ValueError(f"{self.text!r}: expected {want or 'more'}, got {tok or 'the end'}")
         self.i += 1
         return tok
 
     def leaf(self, strides: bool):
         n = self.take()
         if not n.isdigit():
-            raise LayoutTextError(f"{self.text!r}: expected an integer, got {n}")
+            raise ValueError(f"{self.text!r}: expected an integer, got {n}")
         if strides and self.peek() == "@":
             self.take("@")
             axis = self.take()
             if axis not in AXIS_WEIGHT:
-                raise LayoutTextError(f"{self.text!r}: unknown axis {axis}")
+                raise ValueError(f"{self.text!r}: unknown axis {axis}")
             return int(n), axis
         return (int(n), "m") if strides else int(n)
 
@@ -122,7 +118,7 @@ class _Parser:
 
 def _iters(text, extents, strides) -> list[list[It]]:
     if [len(d) for d in extents] != [len(d) for d in strides]:
-        raise LayoutTextError(f"{text!r}: the strides are not nested like the modes")
+        raise ValueError(f"{text!r}: the strides are not nested like the modes")
     return [[It(e, s, a) for e, (s, a) in zip(de, ds)] for de, ds in zip(extents, strides)]
 
 
@@ -162,7 +158,7 @@ class Layout:
             p.take("]")
             replica = [it for d in nested for it in d]  # nesting carries no meaning there
         if p.peek() is not None:
-            raise LayoutTextError(f"{text!r}: unexpected {p.peek()}")
+            raise ValueError(f"{text!r}: unexpected {p.peek()}")
         return Layout(tuple(map(tuple, dims)), tuple(replica))
 
     @staticmethod
