@@ -32,26 +32,31 @@ A draw whose reduction across warps would need more workgroup scratch than a blo
 has statically (``SCRATCH_LIMIT``; the cross_warp lowering's sizes) is drawn again, so
 that every case also runs on the GPU. A cta case's block is its src layout's warps
 (``ReduceCase.threads``); a cluster case's launch is one cluster (``ReduceCase.grid``
-blocks of ``ReduceCase.block`` threads).
+blocks of ``ReduceCase.block`` threads). ``tile_mlir.testing.invalid`` breaks these
+draws one rule at a time.
 
-The property test ``test/python/test_differential.py`` feeds it hypothesis's
-``randoms()`` (so failures shrink) and checks the interpreter against numpy.
-
-The bitwise comparison with the hardware is two commands (compile here, launch there)::
+``_draw`` also serves ``tile_mlir.testing.random_kernels``, which puts several draws of
+one scope and launch into a kernel: with a fixed ``scope`` and ``geometry``, and with
+``wild`` kept thread iters (``_wild_iters``). Those kernels are judged bit for bit by
+``tile_mlir.testing.reference``, which shares nothing with the lowering; in CI by
+``test/python/test_differential.py``, and on the GPU by two commands (compile here,
+launch there)::
 
     python -m tile_mlir.testing.differential prepare --count 300 --seed 0 --dir DIR   # here, with MLIR
     python -m tile_mlir.testing.differential compare --dir DIR                        # on the GPU
 
-``prepare`` draws the seeded sample, draws inputs, runs every case in the
-interpreter, compiles it into the compile cache under ``DIR/cache`` (dropping the
-entries an older compiler left there), and saves the
-cases, inputs and interpreter outputs in ``DIR``. ``compare`` (numpy and
-cuda-python only) launches each kernel on the GPU with the same inputs and
-compares the outputs with the interpreter's bit for bit, at every place the dst
-layout gives an element (``ReduceCase.owned``): lanes outside the layout hold
-whatever their poisoned, unowned inputs made, and NaN payloads are not part of
-the contract. The last line printed is the summary:
-``differential: N cases, M bitwise mismatches``.
+``prepare`` draws the seeded sample (``random_kernels.sample``: at least ``count`` ops),
+runs it in the interpreter, compiles its modules into the compile cache under
+``DIR/cache`` (dropping the entries an older compiler left there), and saves the modules,
+the kernels, their inputs and the interpreter's outputs in ``DIR`` (``reference.json``,
+``reference.npz``); it prints a NOTE for each kernel that already fails here. ``compare``
+(numpy and cuda-python only, no MLIR, no ml_dtypes) launches every kernel on the GPU with
+the same inputs and judges every dst place against the reference, bit for bit (NaNs
+canonical), and against the interpreter's output. Kernels the reference cannot compute
+but the compiler accepted run too, and are reported apart. The last line printed is the
+summary: ``reference: N cases, M mismatches (per scope ...); the interpreter differs in
+K kernel(s); ...``. ``show NAME`` prints one kernel of the sample, its module and its
+verdict in the interpreter: the reproducer of a failure.
 """
 
 from __future__ import annotations
@@ -62,7 +67,6 @@ import math
 import os
 import random
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -338,6 +342,7 @@ def prepare(count: int, seed: int, root: Path) -> int:
     from .. import api, cache
     from ..errors import CompileError
     from ..options import Options
+    from .harness import module_text
     from .random_kernels import batches, interpret, kernel_inputs, sample, verdict
 
     root.mkdir(parents=True, exist_ok=True)
@@ -349,8 +354,8 @@ def prepare(count: int, seed: int, root: Path) -> int:
         for kernel, outcome in zip(batch, interpret(batch)):
             problems = verdict(kernel, outcome)
             notes += [f"{kernel.name}: {p}" for p in problems]
-            if outcome[0] == "ran":
-                ran.append((kernel, outcome[1]))
+            if outcome[0] in ("ran", "interpreter"):  # a race in the interpreter: the GPU shows what it does
+                ran.append((kernel, outcome[1] if outcome[0] == "ran" else None))
         if not ran:
             continue
         text = module_text([k for k, _ in ran])
@@ -363,7 +368,8 @@ def prepare(count: int, seed: int, root: Path) -> int:
             fresh = kernel_inputs(kernel)
             for o in range(len(kernel.ops)):
                 arrays[f"{kernel.name}.A{o}"], arrays[f"{kernel.name}.B{o}"] = fresh.buffers[2 * o: 2 * o + 2]
-                arrays[f"{kernel.name}.I{o}"] = run.buffers[2 * o + 1]  # the interpreter's output
+                if run is not None:
+                    arrays[f"{kernel.name}.I{o}"] = run.buffers[2 * o + 1]  # the interpreter's output
                 for i, (xs, old) in enumerate(zip(fresh.x[o], fresh.old[o])):
                     arrays[f"{kernel.name}.old{o}.{i}"] = old
                     for it, x in enumerate(xs):
@@ -387,6 +393,7 @@ def compare(root: Path) -> int:
     from collections import Counter
 
     from .. import api
+    from ..errors import TileError
     from ..options import Options
     from .harness import Kernel, Run, owned_bits, rejected_reason
     from .random_kernels import verdict
@@ -403,9 +410,12 @@ def compare(root: Path) -> int:
                         for i in range(kernel.instances)] for o in range(n)],
                       [[data[f"{kernel.name}.old{o}.{i}"] for i in range(kernel.instances)] for o in range(n)],
                       [data[f"{kernel.name}.{p}{o}"].copy() for o in range(n) for p in "AB"])
-            built[kernel.name].launch(kernel.grid, kernel.block, *run.buffers)
-            problems = verdict(kernel, ("ran", run))
-            same = all(owned_bits(kernel, o, run.buffers[2 * o + 1]).tobytes()
+            try:
+                built[kernel.name].launch(kernel.grid, kernel.block, *run.buffers)
+                problems = verdict(kernel, ("ran", run))
+            except TileError as e:
+                problems = [f"the launch failed: {type(e).__name__}: {e}"]
+            same = all(f"{kernel.name}.I{o}" not in data or owned_bits(kernel, o, run.buffers[2 * o + 1]).tobytes()
                        == owned_bits(kernel, o, data[f"{kernel.name}.I{o}"]).tobytes() for o in range(n))
             interp += not same
             if rejected_reason(kernel):
