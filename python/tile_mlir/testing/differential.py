@@ -45,7 +45,8 @@ launch there)::
     python -m tile_mlir.testing.differential prepare --count 300 --seed 0 --dir DIR   # here, with MLIR
     python -m tile_mlir.testing.differential compare --dir DIR                        # on the GPU
 
-``prepare`` draws the seeded sample (``random_kernels.sample``: at least ``count`` ops),
+``prepare`` draws the seeded sample (``random_kernels.sample``: at least ``count`` ops that
+the reference computes and the compiler must accept),
 runs it in the interpreter, compiles its modules into the compile cache under
 ``DIR/cache`` (dropping the entries an older compiler left there), and saves the modules,
 the kernels, their inputs and the interpreter's outputs in ``DIR`` (``reference.json``,
@@ -342,13 +343,17 @@ def prepare(count: int, seed: int, root: Path) -> int:
     from .. import api, cache
     from ..errors import CompileError
     from ..options import Options
-    from .harness import module_text
+    from .harness import module_text, rejected_reason
     from .random_kernels import batches, interpret, kernel_inputs, sample, verdict
 
     root.mkdir(parents=True, exist_ok=True)
     os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
     modules, arrays, notes = [], {}, []
-    kernels = sample(count, seed)
+    n, kernels = count, sample(count, seed)
+    # draw until ``count`` ops that the compiler must accept and the reference computes
+    while sum(len(k.ops) for k in kernels if not rejected_reason(k, documented=True)) < count:
+        n += max(count // 10, 10)
+        kernels = sample(n, seed)
     for batch in batches(kernels):
         ran = []
         for kernel, outcome in zip(batch, interpret(batch)):

@@ -53,7 +53,8 @@ SPECIAL_RATES = (0.0, 0.0, 0.1, 0.3)  # the share of NaN, infinities and zeros i
 def _fixed() -> list[Kernel]:
     """The configurations found wrong by an outside fuzz campaign: kept thread iters whose
     sum (with each other, or with a replica) reaches a reduced bit, at warp and cta scope;
-    and cluster-scope ops in a loop that reduce warp bits but no CTA bit."""
+    and cluster-scope ops in a loop that reduce warp bits but no CTA bit. And max and min
+    over many NaNs, signaling ones among them."""
     def op(scope, axes, src, dst, shape=(16,), dtype="i32", accum=False):
         return reference.ReduceOp(scope, axes, (dtype,), shape, shape, "sum", src, dst, accum)
 
@@ -70,6 +71,10 @@ def _fixed() -> list[Kernel]:
         Kernel("ref_fixed_4", "cluster", (op("cluster", (1,), "S[(4, (2, 32)) : (1, (1@warpid, 1@laneid))]",
                                             "S[4 : 1] + R[(2, 32) : (1@warpid, 1@laneid)]", (4,), "f32", True),),
                64, repeat=3),
+        # max and min over NaNs of every payload, quiet and signaling: a NaN loses to any number
+        Kernel("ref_fixed_5", "thread", tuple(reference.ReduceOp("thread", (0,), (dt,), (16,), (1,), kind)
+                                              for dt, kind in (("f32", "max"), ("bf16", "min"), ("f16", "max"),
+                                                               ("f64", "min"))), 4, special=0.5),
     ]
 
 
