@@ -1,10 +1,11 @@
 """The differential suite: random kernels in the CPU interpreter, judged bit for bit by a
 reference that shares nothing with the lowering (``tile_mlir.testing.reference``).
 
-The sample is ``tile_mlir.testing.random_kernels.sample(COUNT, SEED)``: the fixed kernels,
-then random ones, until they hold COUNT ops (every scope, the register and the ``shared``
-variants, several ops per kernel, loops, wild kept thread iters, register and thread
-replicas, special float values). They run in modules of up to 16 kernels (one parse,
+The sample is ``tile_mlir.testing.random_kernels.sample(COUNT, SEED, COPIES)``: the fixed
+kernels, then random ones, until they hold COUNT ops (every scope, the register and the
+``shared`` variants, several ops per kernel, loops, wild kept thread iters, register and
+thread replicas, special float values), then COPIES ``tile.copy`` kernels
+(``tile_mlir.testing.random_copies``). They run in modules of up to 16 kernels (one parse,
 lowering and interpreter build per module). For each kernel:
 
 * if the reference cannot compute one of its ops (the documented exchange is not defined
@@ -12,7 +13,8 @@ lowering and interpreter build per module). For each kernel:
   reject it;
 * otherwise it must compile, run in the interpreter without an error, and leave the
   reference's bits at every dst place (every replica of every dst coordinate on every
-  thread), NaNs canonical.
+  thread), NaNs canonical; a copy, the reference's bits in every register (a load) or
+  every memory element (a store).
 
 A failure names each kernel; ``python -m tile_mlir.testing.differential show NAME`` prints
 its module and its verdict. ``test_random_case_is_valid`` checks the op-level draws that
@@ -32,8 +34,8 @@ from tile_mlir.testing.differential import iter_bits, random_case
 from tile_mlir.testing.harness import rejected_reason
 from tile_mlir.testing.random_kernels import batches, interpret, sample, verdict
 
-COUNT, SEED = 2000, 0
-KERNELS = sample(COUNT, SEED)
+COUNT, SEED, COPIES = 2000, 0, 300
+KERNELS = sample(COUNT, SEED, COPIES)
 BATCHES = batches(KERNELS)
 RUN = Counter()  # read by conftest's terminal summary
 
@@ -44,8 +46,7 @@ def test_interpreter_matches_reference(batch):
     for kernel, outcome in zip(batch, interpret(batch)):
         RUN["kernels"] += 1
         RUN["ops"] += len(kernel.ops)
-        failures += [f"{kernel.name} ({kernel.scope}{', shared' if kernel.shared else ''}, {kernel.repeat} "
-                     f"iteration(s), fold {kernel.fold}): {p}" for p in verdict(kernel, outcome)]
+        failures += [f"{kernel.name} ({kernel.describe()}): {p}" for p in verdict(kernel, outcome)]
     assert not failures, "\n".join(failures) + (
         "\nrepro: python -m tile_mlir.testing.differential show " + failures[0].split(" ")[0])
 
@@ -64,6 +65,14 @@ def test_sample_covers_what_it_should():
     reference cannot compute, several ops per kernel, several instances per launch."""
     seen = Counter()
     for k in KERNELS:
+        if k.tag == "copy":
+            op = k.op
+            seen["copy", op.scope, op.direction, op.dtype] += 1
+            seen["copy must reject"] += bool(k.must_reject())
+            seen["copy overhangs"] += any(o < 0 or o + e > m for o, e, m in zip(op.origin, op.tile.shape, op.mem_shape))
+            seen["copy replica"] += bool(op.tile.replica)
+            seen["copy padding bits"] += op.padding_bits is not None
+            continue
         seen["kernel", k.scope, "shared" if k.shared else "registers"] += 1
         seen["loop", k.scope, "shared" if k.shared else "registers"] += k.repeat > 1
         seen["several ops"] += len(k.ops) > 1
@@ -79,7 +88,12 @@ def test_sample_covers_what_it_should():
                 seen["uneven >= 2"] += info["uneven"] >= 2
                 seen["uneven + replica"] += info["uneven"] >= 1 and info["thread replica"]
                 seen["register replica"] += info["register replica"]
-    assert sum(len(k.ops) for k in KERNELS) >= COUNT
+    assert sum(len(k.ops) for k in KERNELS if k.tag != "copy") >= COUNT
+    assert all(seen["copy", scope, "load", dt] for scope in ("thread", "warp", "warpgroup", "cta")
+               for dt in ("f32", "f16", "bf16", "f64", "i32", "i64")), seen
+    assert all(seen["copy", scope, "store", dt] for scope in ("warp", "cta") for dt in ("f32", "bf16", "i64")), seen
+    for what, least in (("copy must reject", 3), ("copy overhangs", 50), ("copy replica", 30), ("copy padding bits", 30)):
+        assert seen[what] >= least, (what, seen)
     for scope in ("thread", "warp", "warpgroup", "cta", "cluster"):
         assert seen["loop", scope, "registers"] >= 10, (scope, seen)
         if scope != "cluster":

@@ -337,23 +337,23 @@ def scratch_bytes(case: ReduceCase, reduced_bits, replica_bits, slots: int) -> i
 # --- the GPU comparison: two commands ------------------------------------------------------
 
 
-def prepare(count: int, seed: int, root: Path) -> int:
+def prepare(count: int, seed: int, root: Path, copies: int = 0) -> int:
     """Draw the sample, run it in the interpreter, compile it into ``root/cache``, and save
     the modules, the kernels, their inputs and the interpreter's outputs (needs MLIR)."""
     from .. import api, cache
     from ..errors import CompileError
     from ..options import Options
-    from .harness import module_text, rejected_reason
+    from .harness import module_text
     from .random_kernels import batches, interpret, kernel_inputs, sample, verdict
 
     root.mkdir(parents=True, exist_ok=True)
     os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
     modules, arrays, notes = [], {}, []
-    n, kernels = count, sample(count, seed)
-    # draw until ``count`` ops that the compiler must accept and the reference computes
-    while sum(len(k.ops) for k in kernels if not rejected_reason(k, documented=True)) < count:
+    n, kernels = count, sample(count, seed, copies)
+    # draw until ``count`` reductions that the compiler must accept and the reference computes
+    while sum(len(k.ops) for k in kernels if k.tag != "copy" and not k.must_reject(documented=True)) < count:
         n += max(count // 10, 10)
-        kernels = sample(n, seed)
+        kernels = sample(n, seed, copies)
     for batch in batches(kernels):
         ran = []
         for kernel, outcome in zip(batch, interpret(batch)):
@@ -369,24 +369,17 @@ def prepare(count: int, seed: int, root: Path) -> int:
         except CompileError as e:
             notes.append(f"{', '.join(k.name for k, _ in ran)}: the GPU compile failed: {e}")
             continue
-        for kernel, run in ran:
-            fresh = kernel_inputs(kernel)
-            for o in range(len(kernel.ops)):
-                arrays[f"{kernel.name}.A{o}"], arrays[f"{kernel.name}.B{o}"] = fresh.buffers[2 * o: 2 * o + 2]
-                if run is not None:
-                    arrays[f"{kernel.name}.I{o}"] = run.buffers[2 * o + 1]  # the interpreter's output
-                for i, (xs, old) in enumerate(zip(fresh.x[o], fresh.old[o])):
-                    arrays[f"{kernel.name}.old{o}.{i}"] = old
-                    for it, x in enumerate(xs):
-                        arrays[f"{kernel.name}.x{o}.{i}.{it}"] = x
+        for kernel, out in ran:
+            kernel.save(arrays, kernel_inputs(kernel), out)
         modules.append({"text": text, "fold": ran[0][0].fold, "kernels": [k.to_json() for k, _ in ran]})
     cache.prune_stale()
     np.savez_compressed(root / "reference.npz", **arrays)
     (root / "reference.json").write_text(json.dumps({"seed": seed, "count": count, "modules": modules}))
     for note in notes:
         print(f"NOTE {note[:2000]}")
-    n_ops = sum(len(k["ops"]) for m in modules for k in m["kernels"])
-    print(f"prepared {sum(len(m['kernels']) for m in modules)} kernels ({n_ops} ops) in {len(modules)} modules "
+    saved = [k for m in modules for k in m["kernels"]]
+    print(f"prepared {len(saved)} kernels ({sum(len(k.get('ops', [0])) for k in saved)} ops, "
+          f"{sum(bool(k.get('copy')) for k in saved)} of them copies) in {len(modules)} modules "
           f"(seed {seed}) in {root}; {len(notes)} kernel(s) failed here already")
     return 0
 
@@ -400,8 +393,7 @@ def compare(root: Path) -> int:
     from .. import api
     from ..errors import TileError
     from ..options import Options
-    from .harness import Kernel, Run, owned_bits, rejected_reason
-    from .random_kernels import verdict
+    from .random_kernels import kernel_from_json, verdict
 
     meta = json.loads((root / "reference.json").read_text())
     data = np.load(root / "reference.npz")
@@ -409,45 +401,41 @@ def compare(root: Path) -> int:
     for module in meta["modules"]:
         built = api.compile(module["text"], Options(fold=module["fold"]), backend="cuda")
         for d in module["kernels"]:
-            kernel = Kernel.from_json(d)
-            n = len(kernel.ops)
-            run = Run([[[data[f"{kernel.name}.x{o}.{i}.{it}"] for it in range(kernel.repeat)]
-                        for i in range(kernel.instances)] for o in range(n)],
-                      [[data[f"{kernel.name}.old{o}.{i}"] for i in range(kernel.instances)] for o in range(n)],
-                      [data[f"{kernel.name}.{p}{o}"].copy() for o in range(n) for p in "AB"])
+            kernel = kernel_from_json(d)
+            run = kernel.load(data)
             try:
                 built[kernel.name].launch(kernel.grid, kernel.block, *run.buffers)
                 problems = verdict(kernel, ("ran", run))
             except TileError as e:
                 problems = [f"the launch failed: {type(e).__name__}: {e}"]
-            same = all(f"{kernel.name}.I{o}" not in data or owned_bits(kernel, o, run.buffers[2 * o + 1]).tobytes()
-                       == owned_bits(kernel, o, data[f"{kernel.name}.I{o}"]).tobytes() for o in range(n))
+            same = kernel.same_as_interpreter(run, data)
             interp += not same
-            if rejected_reason(kernel):
-                evidence.append(f"{kernel.name}: {problems[0] if problems else 'right'}")
-                continue
-            cases += n
-            tag = "shared" if kernel.shared else kernel.scope
-            by[tag] += n
-            by["in loops"] += n * (kernel.repeat > 1)
-            if problems:
-                wrong += 1
-                print(f"MISMATCH {kernel.name}: {'; '.join(problems)[:1500]}\n{kernel.text()}")
             if not same:
                 print(f"INTERPRETER {kernel.name}: the GPU and the interpreter differ")
+            if kernel.must_reject():
+                evidence.append(f"{kernel.name}: {problems[0] if problems else 'right'}")
+                continue
+            n = len(kernel.ops)
+            cases += n
+            by[kernel.tag] += n
+            by["in loops"] += n * (getattr(kernel, "repeat", 1) > 1)
+            if problems:
+                wrong += 1
+                print(f"MISMATCH {kernel.name} ({kernel.describe()}): {'; '.join(problems)[:1500]}\n{kernel.text()}")
     for line in evidence:
-        print(f"NOT COMPUTABLE, ACCEPTED {line[:1500]}")
-    parts = ", ".join(f"{by[k]} {k}" for k in ("thread", "warp", "warpgroup", "cta", "cluster", "shared", "in loops"))
+        print(f"MUST BE REJECTED, RAN {line[:1500]}")
+    parts = ", ".join(f"{by[k]} {k}" for k in ("thread", "warp", "warpgroup", "cta", "cluster", "shared", "in loops",
+                                                 "copy"))
     print(f"reference: {cases} cases, {wrong} mismatches ({parts}); the interpreter differs in {interp} kernel(s); "
-          f"{len(evidence)} kernel(s) the reference cannot compute were run")
+          f"{len(evidence)} kernel(s) that must be rejected ran")
     return 1 if wrong or interp else 0
 
 
-def show(name: str, count: int, seed: int) -> int:
+def show(name: str, count: int, seed: int, copies: int) -> int:
     """Print one kernel of the sample, its module, and its verdict in the interpreter."""
     from .random_kernels import interpret, sample, verdict
 
-    kernel = next((k for k in sample(count, seed) if k.name == name), None)
+    kernel = next((k for k in sample(count, seed, copies) if k.name == name), None)
     if kernel is None:
         print(f"no kernel {name} in the sample of {count} ops (seed {seed})")
         return 1
@@ -462,7 +450,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tile_mlir.testing.differential")
     sub = ap.add_subparsers(dest="command", required=True)
     p = sub.add_parser("prepare", help="draw, interpret and compile a seeded sample (needs MLIR)")
-    p.add_argument("--count", type=int, default=300, help="ops in the sample")
+    p.add_argument("--count", type=int, default=300, help="reductions in the sample")
+    p.add_argument("--copies", type=int, default=60, help="tile.copy kernels in the sample")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dir", type=Path, default=Path(".tile-cache/differential"))
     c = sub.add_parser("compare", help="run the sample on the GPU and compare bit for bit")
@@ -470,12 +459,13 @@ def main(argv=None) -> int:
     s = sub.add_parser("show", help="one kernel of the sample, its text and its verdict (needs MLIR)")
     s.add_argument("name")
     s.add_argument("--count", type=int, default=2000)
+    s.add_argument("--copies", type=int, default=300)
     s.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if args.command == "prepare":
-        return prepare(args.count, args.seed, args.dir.resolve())
+        return prepare(args.count, args.seed, args.dir.resolve(), args.copies)
     if args.command == "show":
-        return show(args.name, args.count, args.seed)
+        return show(args.name, args.count, args.seed, args.copies)
     return compare(args.dir.resolve())
 
 

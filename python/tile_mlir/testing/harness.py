@@ -96,6 +96,50 @@ class Kernel:
     def with_fold(self, fold: str) -> Kernel:
         return replace(self, fold=fold, ops=tuple(replace(op, fold=fold) for op in self.ops))
 
+    # -- what the suite asks of every kind of kernel (``random_copies.CopyKernel`` too) ---
+
+    @property
+    def tag(self) -> str:
+        return "shared" if self.shared else self.scope
+
+    def describe(self) -> str:
+        return f"{self.scope}{', shared' if self.shared else ''}, {self.repeat} iteration(s), fold {self.fold}"
+
+    def must_reject(self, documented: bool = False) -> str | None:
+        return rejected_reason(self, documented)
+
+    def inputs(self, rng: np.random.Generator) -> Run:
+        return inputs(self, rng)
+
+    def judge(self, run: Run, evidence: bool = False) -> list[str]:
+        """``judge``; with ``evidence`` (an op the reference cannot compute), against the op's
+        meaning in row-major order (``reference.meaning``)."""
+        return judge(self, run, expected(self, run, ref.meaning) if evidence else None)
+
+    def save(self, arrays: dict, fresh: Run, out: Run | None) -> None:
+        """Put the launch's inputs (``fresh``) and the interpreter's outputs in ``arrays``."""
+        for o in range(len(self.ops)):
+            arrays[f"{self.name}.A{o}"], arrays[f"{self.name}.B{o}"] = fresh.buffers[2 * o: 2 * o + 2]
+            if out is not None:
+                arrays[f"{self.name}.I{o}"] = out.buffers[2 * o + 1]
+            for i, (xs, old) in enumerate(zip(fresh.x[o], fresh.old[o])):
+                arrays[f"{self.name}.old{o}.{i}"] = old
+                for it, x in enumerate(xs):
+                    arrays[f"{self.name}.x{o}.{i}.{it}"] = x
+
+    def load(self, data) -> Run:
+        """The inputs ``save`` saved, ready to launch."""
+        n = range(len(self.ops))
+        return Run([[[data[f"{self.name}.x{o}.{i}.{it}"] for it in range(self.repeat)] for i in range(self.instances)]
+                    for o in n], [[data[f"{self.name}.old{o}.{i}"] for i in range(self.instances)] for o in n],
+                   [data[f"{self.name}.{p}{o}"].copy() for o in n for p in "AB"])
+
+    def same_as_interpreter(self, run: Run, data) -> bool:
+        """Whether the launch left the interpreter's bits at every dst place (True when the
+        interpreter could not run it)."""
+        return all(f"{self.name}.I{o}" not in data or owned_bits(self, o, run.buffers[2 * o + 1]).tobytes()
+                   == owned_bits(self, o, data[f"{self.name}.I{o}"]).tobytes() for o in range(len(self.ops)))
+
     # -- the kernel's text --------------------------------------------------------------
 
     def text(self, chip: str = "sm_90a") -> str:

@@ -39,7 +39,8 @@ import numpy as np
 from ..vocab import DTYPES, KINDS, LANE_BITS
 from . import reference
 from .differential import CLUSTERS, SCRATCH_LIMIT, WARPS, _draw, as_op
-from .harness import Kernel, Run, expected, inputs, judge, module_text, rejected_reason
+from .harness import Kernel, Run, module_text
+from .random_copies import CopyKernel, random_copy_kernel
 
 
 # --- kernels for the reference: several ops, loops, workgroup operands ------------------------
@@ -156,15 +157,20 @@ def _shared_kernel(rng: random.Random, name: str) -> Kernel:
                   special=rng.choice(SPECIAL_RATES))
 
 
-def sample(count: int, seed: int) -> list[Kernel]:
+def sample(count: int, seed: int, copies: int = 0) -> list:
     """The fixed kernels, then kernel i drawn from ``random.Random(f"{seed}:{i}")``, until
-    they hold ``count`` ops."""
+    they hold ``count`` ops; then ``copies`` copy kernels (``random_copies``), copy i drawn
+    from ``random.Random(f"copy:{seed}:{i}")``."""
     kernels = _fixed()
     i = 0
     while sum(len(k.ops) for k in kernels) < count:
         kernels.append(random_kernel(random.Random(f"{seed}:{i}"), f"ref_{seed}_{i}"))
         i += 1
-    return kernels
+    return kernels + [random_copy_kernel(random.Random(f"copy:{seed}:{i}"), f"copy_{seed}_{i}") for i in range(copies)]
+
+
+def kernel_from_json(d: dict):
+    return CopyKernel.from_json(d) if d.get("copy") else Kernel.from_json(d)
 
 
 # --- running kernels in the interpreter (needs MLIR) ------------------------------------------
@@ -172,24 +178,24 @@ def sample(count: int, seed: int) -> list[Kernel]:
 BATCH = 16  # kernels per module: one parse, one lowering, one interpreter build for all
 
 
-def batches(kernels: list[Kernel], size: int = BATCH) -> list[list[Kernel]]:
-    """Kernels grouped into modules: by fold option; a kernel the compiler must reject
-    (``harness.rejected_reason``) alone, so that its rejection takes no other down."""
-    alone = [[k] for k in kernels if rejected_reason(k, documented=True)]
+def batches(kernels: list, size: int = BATCH) -> list[list]:
+    """Kernels grouped into modules: by fold option; a kernel the compiler must or may
+    reject alone, so that its rejection takes no other down."""
+    alone = [[k] for k in kernels if k.must_reject(documented=True)]
     out = []
     for fold in ("linear", "tree"):
-        rest = [k for k in kernels if k.fold == fold and not rejected_reason(k, documented=True)]
+        rest = [k for k in kernels if k.fold == fold and not k.must_reject(documented=True)]
         out += [rest[i:i + size] for i in range(0, len(rest), size)]
     return alone + out
 
 
-def kernel_inputs(kernel: Kernel) -> Run:
+def kernel_inputs(kernel) -> Run:
     """The kernel's fresh random inputs, seeded by its name."""
-    return inputs(kernel, np.random.default_rng(zlib.crc32(kernel.name.encode())))
+    return kernel.inputs(np.random.default_rng(zlib.crc32(kernel.name.encode())))
 
 
-def interpret(batch: list[Kernel]) -> list[tuple[str, object]]:
-    """Compile the batch as one module (``tile-lower-reduction`` with the batch's fold) and run
+def interpret(batch: list) -> list[tuple[str, object]]:
+    """Compile the batch as one module (the tile lowerings, with the batch's fold) and run
     each kernel in the interpreter: per kernel ``("ran", Run)``, ``("rejected", message)``
     or ``("interpreter", message)``. A module that fails to compile is retried kernel by
     kernel, so that each rejection is the kernel's own."""
@@ -217,20 +223,20 @@ def interpret(batch: list[Kernel]) -> list[tuple[str, object]]:
     return outcomes
 
 
-def verdict(kernel: Kernel, outcome: tuple[str, object]) -> list[str]:
+def verdict(kernel, outcome: tuple[str, object]) -> list[str]:
     """What is wrong with one kernel's outcome against the reference (empty: nothing)."""
     status, detail = outcome
-    must_reject = rejected_reason(kernel)
+    must_reject = kernel.must_reject()
     if must_reject:
         if status == "rejected":
             return []
-        wrong = judge(kernel, detail, expected(kernel, detail, reference.meaning)) if status == "ran" else [detail]
-        return [f"accepted, but the reference cannot compute it ({must_reject}); against the op's meaning "
+        wrong = kernel.judge(detail, evidence=True) if status == "ran" else [detail]
+        return [f"accepted, but it must be rejected ({must_reject}); against the op's meaning "
                 f"in row-major order: {'; '.join(wrong) or 'every dst place right'}"]
     if status == "rejected":
-        if rejected_reason(kernel, documented=True):
+        if kernel.must_reject(documented=True):
             return []  # docs/spec.md, "What is not supported"
         return [f"rejected a configuration the reference computes: {detail}"]
     if status == "interpreter":
         return [f"the interpreter failed: {detail}"]
-    return judge(kernel, detail)
+    return kernel.judge(detail)
