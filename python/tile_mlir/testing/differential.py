@@ -42,11 +42,11 @@ one scope and launch into a kernel: with a fixed ``scope`` and ``geometry``, and
 ``test/python/test_differential.py``, and on the GPU by two commands (compile here,
 launch there)::
 
-    python -m tile_mlir.testing.differential prepare --count 300 --seed 0 --dir DIR   # here, with MLIR
-    python -m tile_mlir.testing.differential compare --dir DIR                        # on the GPU
+    python -m tile_mlir.testing.differential prepare --count 300 --copies 60 --seed 0 --dir DIR  # here
+    python -m tile_mlir.testing.differential compare --dir DIR                                   # on the GPU
 
-``prepare`` draws the seeded sample (``random_kernels.sample``: at least ``count`` ops that
-the reference computes and the compiler must accept),
+``prepare`` draws the seeded sample (``random_kernels.sample``: at least ``count`` reductions
+that the reference computes and the compiler must accept, and ``copies`` tile.copy kernels),
 runs it in the interpreter, compiles its modules into the compile cache under
 ``DIR/cache`` (dropping the entries an older compiler left there), and saves the modules,
 the kernels, their inputs and the interpreter's outputs in ``DIR`` (``reference.json``,

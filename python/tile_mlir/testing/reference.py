@@ -27,6 +27,8 @@ What it computes, for one op (``ReduceOp``, plain data) and logical inputs:
   the reduced warp bits, then the CTAs' likewise (linear or tree); then ``accum``, the
   old value left. Every combine rounds to the element type; a NaN result is canonical.
 
+``tile.copy`` is in ``reference_copy``, the element types' numbers in ``reference_numbers``.
+
 The combine is a function over tuples of values, ``combine(left, right) -> tuple``, with
 one value per operand (``ReduceOp.dtypes``), so ``reduce`` takes k srcs and k old dsts:
 the named kinds are the case k = 1 (``named``). Values are Python floats (the exact value
