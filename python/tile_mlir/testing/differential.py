@@ -67,6 +67,7 @@ import json
 import math
 import os
 import random
+import subprocess
 import sys
 from pathlib import Path
 
@@ -340,9 +341,7 @@ def scratch_bytes(case: ReduceCase, reduced_bits, replica_bits, slots: int) -> i
 def prepare(count: int, seed: int, root: Path, copies: int = 0) -> int:
     """Draw the sample, run it in the interpreter, compile it into ``root/cache``, and save
     the modules, the kernels, their inputs and the interpreter's outputs (needs MLIR)."""
-    from .. import api, cache
-    from ..errors import CompileError
-    from ..options import Options
+    from .. import cache
     from .harness import module_text
     from .random_kernels import batches, interpret, kernel_inputs, sample, verdict
 
@@ -363,12 +362,19 @@ def prepare(count: int, seed: int, root: Path, copies: int = 0) -> int:
                 ran.append((kernel, outcome[1] if outcome[0] == "ran" else None))
         if not ran:
             continue
+        fold = ran[0][0].fold
         text = module_text([k for k, _ in ran])
-        try:
-            api.compile(text, Options(fold=ran[0][0].fold), backend="cuda")  # into the cache; no CUDA call
-        except CompileError as e:
-            notes.append(f"{', '.join(k.name for k, _ in ran)}: the GPU compile failed: {e}")
-            continue
+        if _compile_apart(text, fold):  # find the kernels that fail, and compile the others
+            good = []
+            for kernel, out in ran:
+                why = _compile_apart(module_text([kernel]), fold)
+                if why:
+                    notes.append(f"{kernel.name}: the compile to PTX and cubin failed: {why}")
+                else:
+                    good.append((kernel, out))
+            ran, text = good, module_text([k for k, _ in good])
+            if not ran or _compile_apart(text, fold):
+                continue
         for kernel, out in ran:
             kernel.save(arrays, kernel_inputs(kernel), out)
         modules.append({"text": text, "fold": ran[0][0].fold, "kernels": [k.to_json() for k, _ in ran]})
@@ -382,6 +388,20 @@ def prepare(count: int, seed: int, root: Path, copies: int = 0) -> int:
           f"{sum(bool(k.get('copy')) for k in saved)} of them copies) in {len(modules)} modules "
           f"(seed {seed}) in {root}; {len(notes)} kernel(s) failed here already")
     return 0
+
+
+def _compile_apart(text: str, fold: str) -> str | None:
+    """Compile a module for the GPU into the cache (``TILE_MLIR_CACHE_DIR``) in a child
+    process, which an abort inside LLVM cannot take this one down with; why it failed, or None."""
+    code = ("import sys; from tile_mlir import api; from tile_mlir.options import Options; "
+            "api.compile(sys.stdin.read(), Options(fold=sys.argv[1]), backend='cuda')")
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", code, fold], input=text, capture_output=True, text=True, env=env)
+    if done.returncode == 0:
+        return None
+    last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+    return f"exit status {done.returncode}: {last[:600]}"
 
 
 def compare(root: Path) -> int:
