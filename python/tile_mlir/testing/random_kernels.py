@@ -54,8 +54,9 @@ SPECIAL_RATES = (0.0, 0.0, 0.1, 0.3)  # the share of NaN, infinities and zeros i
 def _fixed() -> list[Kernel]:
     """The configurations found wrong by an outside fuzz campaign: kept thread iters whose
     sum (with each other, or with a replica) reaches a reduced bit, at warp and cta scope;
-    and cluster-scope ops in a loop that reduce warp bits but no CTA bit. And max and min
-    over many NaNs, signaling ones among them."""
+    and cluster-scope ops in a loop that reduce warp bits but no CTA bit. And what the
+    reference found: max and min over many NaNs, signaling ones among them; a cluster op
+    that reduces lanes only, with a kept dim on a replica bit."""
     def op(scope, axes, src, dst, shape=(16,), dtype="i32", accum=False):
         return reference.ReduceOp(scope, axes, (dtype,), shape, shape, "sum", src, dst, accum)
 
@@ -76,6 +77,11 @@ def _fixed() -> list[Kernel]:
         Kernel("ref_fixed_5", "thread", tuple(reference.ReduceOp("thread", (0,), (dt,), (16,), (1,), kind)
                                               for dt, kind in (("f32", "max"), ("bf16", "min"), ("f16", "max"),
                                                                ("f64", "min"))), 4, special=0.5),
+        # a cluster op that reduces lanes only, with a kept dim on a replica bit (docs/spec.md
+        # leaves out of "not supported" what does not reduce across warps)
+        Kernel("ref_fixed_6", "cluster", (op("cluster", (1,), "S[((3), 2, 2) : ((3@laneid), 16@laneid, 1@cta_in_cluster)]"
+                                            " + R[2 : 2@laneid]", "S[((3), 2) : ((3@laneid), 1@cta_in_cluster)] + "
+                                            "R[(2, 2) : (2@laneid, 16@laneid)]", (1,), "f32"),), 32, 2, 2),
     ]
 
 
