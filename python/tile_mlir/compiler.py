@@ -12,7 +12,8 @@ Each entry point takes the IR text and an ``Options`` (``tile_mlir.options``):
   the PTX; the chip is ``options.chip``, else ``vocab.DEFAULT_CHIP``;
 * ``ptx_to_cubin`` assembles the PTX with ptxas, where ptxas is on PATH;
 * ``build_artifact`` does both and returns a cache ``Artifact``;
-* ``kernel_signatures`` reads the launch signature of every ``gpu.func ... kernel``.
+* ``kernel_signatures`` reads the launch signature of every ``gpu.func ... kernel``, and
+  ``with_alignments`` adds what the lowered code assumes of each pointer (``alignment``).
 
 A failure is a ``CompileError`` that names its stage (``parse``, a pass, ``ptxas``).
 """
@@ -23,22 +24,23 @@ import math
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mlir.dialects import gpu
 from mlir.passmanager import PassManager
 
-from .analysis import analyze
+from .alignment import argument_alignments
+from .analysis import analyze, block_needs
 from .analysis_copy import analyze_copy
 from .diagnostics import format_diag, format_errors, parse_failure
 from .errors import CompileError
-from .ir import find_ops, ir, make_context
+from .ir import find_ops, ir, make_context, memref_shape, name_source
 from .options import Options
 from .passes import add_pass
 from .pipeline import STAGES, TILE_STAGES, run_stages, save_repro
 from .signature import MLIR_TO_NUMPY, ArgSpec, KernelSignature
-from .vocab import DEFAULT_CHIP, WARP_SIZE, WARPGROUP_SIZE
+from .vocab import DEFAULT_CHIP
 
 # The name of the text in diagnostics, where it has no file name.
 SOURCE = "<source>"
@@ -51,41 +53,50 @@ class Lowered:
     chip: str
 
 
-def kernel_signatures(module: ir.Module) -> tuple[KernelSignature, ...]:
-    """The launch signature of every ``gpu.func ... kernel`` in the module."""
+def kernel_signatures(module: ir.Module, *, dynamic: bool = False) -> tuple[KernelSignature, ...]:
+    """The launch signature of every ``gpu.func ... kernel`` in the module; ``dynamic``:
+    memref arguments may have dynamic dims (the interpreter runs them, the CUDA path's
+    bare pointers cannot carry their extents)."""
     sigs = []
     for op in find_ops(module.operation, "gpu.func"):
         if "gpu.kernel" not in op.attributes:
             continue
         fn_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
         name = ir.StringAttr(op.attributes["sym_name"]).value
-        args = tuple(_arg_spec(name, i, t) for i, t in enumerate(fn_type.inputs))
+        args = tuple(_arg_spec(name, i, t, dynamic) for i, t in enumerate(fn_type.inputs))
         sigs.append(KernelSignature(name, args, *_block_needs(name, op), *_cluster_needs(name, op)))
     return tuple(sigs)
 
 
-# Threads a block must be a whole number of, for a tile op of each exec scope.
-_SCOPE_UNIT = {"thread": 1, "warp": WARP_SIZE, "warpgroup": WARPGROUP_SIZE, "cta": WARP_SIZE, "cluster": WARP_SIZE}
+def with_alignments(signatures, lowered: ir.Module) -> tuple[KernelSignature, ...]:
+    """``signatures`` with each memref argument's alignment (``ArgSpec.align``) read
+    from ``lowered``, the module after the tile lowerings (``alignment``)."""
+    needs = argument_alignments(lowered)
+    return tuple(
+        replace(s, args=tuple(a if need is None else replace(a, align=need)
+                              for a, need in zip(s.args, needs.get(s.name, (None,) * len(s.args)))))
+        for s in signatures
+    )
 
 
 def _block_needs(kernel: str, fn) -> tuple[int | None, int]:
     """(exact threads, threads multiple) that a kernel needs of its block
     (``KernelSignature``): exactly its ``known_block_size``, which the lowering may rely
-    on; whole warps or warpgroups for register tile ops of those scopes; exactly the
-    layout's warps for a cta-scope register tile op. Needs that disagree are an error."""
+    on, and what each tile op needs (``analysis.block_needs``: whole warps or warpgroups
+    at those scopes, exactly the layout's warps for a cta- or cluster-scope register
+    tile that spreads over threads). Needs that disagree are an error."""
     exact, multiple = None, 1
     if "known_block_size" in fn.attributes:
         exact = math.prod(ir.DenseI32ArrayAttr(fn.attributes["known_block_size"]))
-    # Register tiles only: a tile in workgroup memory spreads nothing over threads.
-    ops = [(info, "src_layout") for info in (analyze(op).info for op in find_ops(fn, "tile.reduce"))
-           if info is not None and info.src.storage == "local"]
-    ops += [(analyze_copy(op).info, "layout") for op in find_ops(fn, "tile.copy")]
-    for info, layout in ops:
-        if info is None:
-            continue
-        multiple = math.lcm(multiple, _SCOPE_UNIT[info.exec_scope])
-        if info.exec_scope in ("cta", "cluster"):
-            threads = WARP_SIZE * (getattr(info, layout).reach("warpid") + 1)
+    # An operand in workgroup memory spreads nothing over threads: no layout.
+    ops = [(info.exec_scope, info.src_layout if info.src.storage == "local" else None)
+           for info in (analyze(op).info for op in find_ops(fn, "tile.reduce")) if info is not None]
+    ops += [(info.exec_scope, info.layout)
+            for info in (analyze_copy(op).info for op in find_ops(fn, "tile.copy")) if info is not None]
+    for scope, layout in ops:
+        threads, unit = block_needs(scope, layout)
+        multiple = math.lcm(multiple, unit)
+        if threads is not None:
             if exact not in (None, threads):
                 raise CompileError(
                     "signature", f"kernel {kernel}: its block must have both {exact} and {threads} "
@@ -115,12 +126,16 @@ def _cluster_needs(kernel: str, fn) -> tuple[tuple[int, int, int] | None, bool]:
     return None, False
 
 
-def _arg_spec(kernel: str, i: int, t: ir.Type) -> ArgSpec:
+def _arg_spec(kernel: str, i: int, t: ir.Type, dynamic: bool) -> ArgSpec:
     if isinstance(t, ir.MemRefType):
         elem = str(t.element_type)
-        if elem not in MLIR_TO_NUMPY or not t.has_static_shape:
+        if elem not in MLIR_TO_NUMPY:
             raise CompileError("signature", f"kernel {kernel}: argument {i} has unsupported type {t}", "")
-        return ArgSpec("memref", MLIR_TO_NUMPY[elem], tuple(t.shape))
+        if not t.has_static_shape and not dynamic:
+            raise CompileError("signature", f"kernel {kernel}: argument {i} is {t}: a dynamic dim runs only in "
+                               'the interpreter (backend="interpreter"), the CUDA backend passes a memref as a '
+                               "bare pointer, which needs a static shape", "")
+        return ArgSpec("memref", MLIR_TO_NUMPY[elem], memref_shape(t))
     if str(t) not in MLIR_TO_NUMPY:
         raise CompileError("signature", f"kernel {kernel}: argument {i} has unsupported type {t}", "")
     return ArgSpec("scalar", MLIR_TO_NUMPY[str(t)])
@@ -173,12 +188,15 @@ def lower_tile_ops(text: str, options: Options | None = None, *,
                    source_name: str = SOURCE) -> tuple[str, tuple[KernelSignature, ...]]:
     """Run only the tile lowerings (``tile-lower-copy``, ``tile-lower-reduction``): the
     scf/arith/memref/vector/gpu level the CPU interpreter executes. Returns the lowered text and the kernel signatures.
-    Diagnostics call the text ``source_name``."""
+    Diagnostics call the text ``source_name``, and so do the lowered text's locations,
+    where the interpreter's errors read it."""
     options = Options.from_mapping(options)
     with make_context(), ir.Location.unknown():
         module = parse(text, source_name=source_name)
-        signatures = kernel_signatures(module)
+        name_source(module.operation, source_name)
+        signatures = kernel_signatures(module, dynamic=True)
         run_stages(module, STAGES[:TILE_STAGES], options, source=text, source_name=source_name)
+        signatures = with_alignments(signatures, module)
         # with locations, so that the interpreter names ops where the user wrote them
         # (generic form: some custom parsers, nvvm.barrier's, cannot take a loc alias after them)
         return module.operation.get_asm(enable_debug_info=True, print_generic_op_form=True), signatures
@@ -201,7 +219,10 @@ def lower_to_ptx(text: str, options: Options | None = None, *, source_name: str 
             )
         options = options.replace(chip=chip)
         signatures = kernel_signatures(module)
-        run_stages(module, STAGES, options, source=text, source_name=source_name)
+        run_stages(module, STAGES[:TILE_STAGES], options, source=text, source_name=source_name)
+        signatures = with_alignments(signatures, module)
+        run_stages(module, STAGES[TILE_STAGES:], options, source=text, source_name=source_name,
+                   ran=STAGES[:TILE_STAGES])
         ptx = []
         for op in module.body.operations:
             if op.operation.name == "gpu.binary":

@@ -36,9 +36,11 @@ bits) and the kept bits. Per dst slot ``s``:
 
 No second kernel and no atomics. The scratch is static: the CTA-level exchange holds
 ``K x W x S`` partials, the cluster scratch ``K x S`` (``K``: the kept elements of a CTA).
-One phase of each is enough even for an op that runs again: a run's writes come after
-the previous run's second cluster barrier, which every thread of the cluster reaches
-only after all its reads of both scratches.
+With reduced CTA bits, one phase of each is enough even for an op that runs again: a
+run's writes come after the previous run's second cluster barrier, which every thread of
+the cluster reaches only after all its reads of both scratches. Without them (a cluster
+of one CTA, or CTAs that hold different elements) there is no cluster barrier, so an op
+that may run again gets two phases of warp scratch and a phase counter, as ``cross_warp``.
 """
 
 from __future__ import annotations
@@ -81,12 +83,17 @@ def _emit(plan: Plan, dst, src, site: Site, block) -> None:
     threads = WARP_SIZE * (info.src_layout.reach("warpid") + 1)  # the block's (tile-verify checks it)
     replica = tuple(b for b in info.src_replica_bits if b < CTA_BITS_BASE)  # the in-CTA ones
 
+    # The CTA exchange's second cluster barrier keeps a rerun off the warp scratch until
+    # every read of it is done; without CTA bits there is no such barrier, so an op that
+    # may run again alternates two phases of warp scratch, as cross_warp does.
+    phases = 2 if site.repeats and not info.reduced_cta_bits else 1
+
     def across(values: list[ir.Value]) -> list[ir.Value]:
         values = lane_butterfly(info.kind, values, info.reduced_lane_bits)
         if info.reduced_warp_bits:
             with name("tile.reduce.exchange"):
                 values = exchange_warps(plan, values, site, lambda: (linear_thread_id(block), 0), 1, threads,
-                                        replica, 1, "cluster reduce, the warps of each CTA")
+                                        replica, phases, "cluster reduce, the warps of each CTA")
         if info.reduced_cta_bits:
             with name("tile.reduce.cluster"):
                 values = _exchange_ctas(plan, values, site, block, threads, replica)

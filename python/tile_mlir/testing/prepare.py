@@ -1,5 +1,7 @@
-"""Compile every conformance case, every tile.copy case, every example and the fused
-kernels of test/gpu/test_fused_gpu.py into the compile cache, for a GPU machine without MLIR.
+"""Compile every conformance case, every tile.copy case, every example, the fused
+kernels of test/gpu/test_fused_gpu.py (and of ``python -m tile_mlir.kernels``'s default
+shape) and the dynamic shared memory kernels of test/gpu/test_dynamic_shared_gpu.py into
+the compile cache, for a GPU machine without MLIR.
 
     python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_90a] [--jobs N]
 
@@ -28,23 +30,24 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .. import api, cache
-from ..examples._rowwise import GPU_KERNELS, kernel_text
+from ..kernels import kernel_text
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
-from . import copies
+from . import copies, dynamic_shared, loops
+from .fused import GPU_CASES
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
-# Every tile.reduce and tile.copy kernel a GPU suite compiles (the conformance matrix
-# and the tile.copy cases); the shared cases are added below.
-CASES = (*REDUCE_CASES, *copies.CASES)
+# Every tile.reduce and tile.copy kernel a GPU suite compiles (the conformance matrix,
+# the tile.copy cases and the ops in loops), and the dynamic shared memory kernels; the
+# shared cases are added below.
+CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES, *dynamic_shared.CASES)
 
-# The examples (the demonstration among them), so they launch from the cache too. The
-# fused kernels' files are templates (fields ``${NAME}``): FUSED, their instances for the
-# shapes of test/gpu/test_fused_gpu.py, are compiled instead.
-EXAMPLES = sorted(p for p in (Path(__file__).resolve().parent.parent / "examples").glob("*.mlir")
-                  if "${" not in p.read_text())
-FUSED = GPU_KERNELS
+# The examples (the demonstration among them), so they launch from the cache too; and
+# the fused kernels (``tile_mlir.kernels``), built for each case of FUSED. Building one
+# remembers its text in the cache by name (``kernels.kernel_text``), for the GPU machine.
+EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
+FUSED = GPU_CASES
 
 def prepare_one(text: str, chip: str) -> bool:
     """Make sure the cache holds ``text`` for ``chip``; True if it had to be built."""
@@ -74,7 +77,7 @@ def main(argv=None) -> int:
     root = cache.cache_dir()
 
     texts = [case.kernel_text(args.chip) for case in CASES + SHARED_CASES] + [p.read_text() for p in EXAMPLES]
-    texts += [kernel_text(name, plan, args.chip) for name, plan in FUSED]
+    texts += [kernel_text(name, M, N, dtype, chip=args.chip, remember=True) for name, M, N, dtype in FUSED]
     # Spawned workers, not forked ones: the caller may hold MLIR contexts and their threads.
     with ProcessPoolExecutor(
         max_workers=max(1, args.jobs),
