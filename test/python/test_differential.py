@@ -1,65 +1,116 @@
-"""Differential property tests: lowered kernels in the CPU interpreter vs numpy float64.
+"""The differential suite: random kernels in the CPU interpreter, judged bit for bit by a
+reference that shares nothing with the lowering (``tile_mlir.testing.reference``).
 
-Each example draws a random valid ``tile.reduce`` configuration
-(``tile_mlir.testing.differential.random_case``: layouts with random thread-bit
-assignments, warp bits included, and registers, shapes, positive and negative axes,
-kind, dtype, accum, thread, warp, warpgroup, cta or cluster scope), lowers it with
-``tile-lower-reduction`` (a quarter of the cases with ``fold=tree``), runs it in
-the interpreter on fresh random inputs and checks every dst place against the
-numpy reference (``ReduceCase.check``: integers exact, max/min exact with the NaN
-rules of docs/spec.md, sums within n * eps * sum|x| for n terms, replicas
-bit-identical). The workgroup scratch of an op across warps must fit in a block.
+The sample is ``tile_mlir.testing.random_kernels.sample(COUNT, SEED, COPIES)``: the fixed
+kernels, then random ones, until they hold COUNT ops (every scope, the register and the
+``shared`` variants, several ops per kernel, loops, wild kept thread iters, register and
+thread replicas, special float values), then COPIES ``tile.copy`` kernels
+(``tile_mlir.testing.random_copies``). They run in modules of up to 16 kernels (one parse,
+lowering and interpreter build per module). For each kernel:
 
-hypothesis drives the configuration through ``randoms()``, so a failure shrinks to
-a small configuration; the failure message carries the case and its lowered IR.
-The number of cases run is printed at the end of the session.
+* if the reference cannot compute one of its ops (the documented exchange is not defined
+  for its layout pair) or docs/spec.md lists it as not supported, the compiler must
+  reject it;
+* otherwise it must compile, run in the interpreter without an error, and leave the
+  reference's bits at every dst place (every replica of every dst coordinate on every
+  thread), NaNs canonical; a copy, the reference's bits in every register (a load) or
+  every memory element (a store).
 
-``test_every_drawn_case_is_valid`` checks a fixed sample of draws against the rules
-(``tile_mlir.analysis``), and that the draws cover what they should.
+A failure names each kernel; ``python -m tile_mlir.testing.differential show NAME`` prints
+its module and its verdict. ``test_random_case_is_valid`` checks the op-level draws that
+``tile_mlir.testing.invalid`` mutates, against the project's own rules.
 """
 
 import random
-import re
 from collections import Counter
 
-import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+import pytest
 
 from tile_mlir.analysis import analyze
-from tile_mlir.compiler import lower_tile_ops
-from tile_mlir.interpreter import interpreted_kernels
 from tile_mlir.ir import find_ops, ir, make_context
-from tile_mlir.options import Options
-from tile_mlir.testing.differential import SCRATCH_LIMIT, iter_bits, random_case
+from tile_mlir.testing import reference
+from tile_mlir.testing.reference_layout import pow2
+from tile_mlir.testing.differential import iter_bits, random_case
+from tile_mlir.testing.harness import rejected_reason
+from tile_mlir.testing.random_kernels import batches, interpret, sample, verdict
 
-EXAMPLES = 2000
-RUN = {"cases": 0}  # read by conftest's terminal summary
-
-
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=False,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(st.randoms(use_true_random=False), st.integers(0, 2**32 - 1))
-def test_interpreter_matches_numpy(rng, seed):
-    case = random_case(rng, "diff")
-    fold = "tree" if rng.random() < 0.25 else "linear"
-    lowered, signatures = lower_tile_ops(case.kernel_text(), Options(fold=fold))
-    scratch = [int(n) for n in re.findall(r'tile\.scratch = "[^"]*: (\d+) bytes"', lowered)]
-    assert sum(scratch) <= SCRATCH_LIMIT, f"{case}: scratch of {scratch} bytes"
-    x, old = case.random_inputs(np.random.default_rng(seed))
-    old = old if case.accum else None
-    a, b = case.pack(x), case.output_buffer(old)
-    interpreted_kernels(lowered, signatures)[case.name].launch(case.grid(), case.block(), a, b)
-    RUN["cases"] += 1
-    problems = case.check(x, old, b)
-    assert not problems, f"{case} fold={fold}\n" + "\n".join(problems[:5]) + f"\nlowered IR:\n{lowered}"
+COUNT, SEED, COPIES = 2000, 0, 300
+KERNELS = sample(COUNT, SEED, COPIES)
+BATCHES = batches(KERNELS)
+RUN = Counter()  # read by conftest's terminal summary
 
 
-def test_every_drawn_case_is_valid():
-    """1000 draws: all valid; among them, reductions across warps at warpgroup scope (over
-    wid_in_wg and over tid_in_wg bits 5-6) and at cta scope (2 to 32 warps), replicas over
-    warp bits, ops within warps at every scope, and reductions across the CTAs of
-    clusters of 2 to 16, some across warps too, some with CTAs kept or replicated."""
+@pytest.mark.parametrize("batch", BATCHES, ids=[f"{b[0].name}+{len(b) - 1}" for b in BATCHES])
+def test_interpreter_matches_reference(batch):
+    failures = []
+    for kernel, outcome in zip(batch, interpret(batch)):
+        RUN["kernels"] += 1
+        RUN["ops"] += len(kernel.ops)
+        failures += [f"{kernel.name} ({kernel.describe()}): {p}" for p in verdict(kernel, outcome)]
+    assert not failures, "\n".join(failures) + (
+        "\nrepro: python -m tile_mlir.testing.differential show " + failures[0].split(" ")[0])
+
+
+def _info(op: reference.ReduceOp) -> dict:
+    src = op.src
+    kept_thread = [it for d, its in enumerate(src.dims) if d not in op.reduced for it in its if it.axis != "m"]
+    uneven = [it for it in kept_thread if not (pow2(it.extent) and pow2(it.stride))]
+    return {"uneven": len(uneven), "thread replica": any(it.axis != "m" for it in src.replica),
+            "register replica": any(it.axis == "m" for lay in (src, op.dst) for it in lay.replica)}
+
+
+def test_sample_covers_what_it_should():
+    """What the sample holds: every scope in both variants and in loops, wild kept iters in
+    combination (two or more in one op, with src replicas), register replicas, ops the
+    reference cannot compute, several ops per kernel, several instances per launch."""
+    seen = Counter()
+    for k in KERNELS:
+        if k.tag == "copy":
+            op = k.op
+            seen["copy", op.scope, op.direction, op.dtype] += 1
+            seen["copy must reject"] += bool(k.must_reject())
+            seen["copy overhangs"] += any(o < 0 or o + e > m for o, e, m in zip(op.origin, op.tile.shape, op.mem_shape))
+            seen["copy replica"] += bool(op.tile.replica)
+            seen["copy padding bits"] += op.padding_bits is not None
+            continue
+        seen["kernel", k.scope, "shared" if k.shared else "registers"] += 1
+        seen["loop", k.scope, "shared" if k.shared else "registers"] += k.repeat > 1
+        seen["several ops"] += len(k.ops) > 1
+        seen["several instances"] += k.instances > 1 or (k.scope == "cluster" and k.grid > k.cluster)
+        seen["must reject"] += bool(rejected_reason(k))
+        seen["cluster of one"] += k.scope == "cluster" and k.cluster == 1
+        seen["tree"] += k.fold == "tree"
+        seen["special"] += k.special > 0
+        for op in k.ops:
+            seen["op", op.dtypes[0], op.kind] += 1
+            if op.storage == "local" and op.scope != "thread":
+                info = _info(op)
+                seen["uneven >= 2"] += info["uneven"] >= 2
+                seen["uneven + replica"] += info["uneven"] >= 1 and info["thread replica"]
+                seen["register replica"] += info["register replica"]
+    assert sum(len(k.ops) for k in KERNELS if k.tag != "copy") >= COUNT
+    assert all(seen["copy", scope, "load", dt] for scope in ("thread", "warp", "warpgroup", "cta")
+               for dt in ("f32", "f16", "bf16", "f64", "i32", "i64")), seen
+    assert all(seen["copy", scope, "store", dt] for scope in ("warp", "cta") for dt in ("f32", "bf16", "i64")), seen
+    for what, least in (("copy must reject", 3), ("copy overhangs", 50), ("copy replica", 30), ("copy padding bits", 30)):
+        assert seen[what] >= least, (what, seen)
+    for scope in ("thread", "warp", "warpgroup", "cta", "cluster"):
+        assert seen["loop", scope, "registers"] >= 10, (scope, seen)
+        if scope != "cluster":
+            assert seen["loop", scope, "shared"] >= 2, (scope, seen)
+    assert all(seen["op", dt, kind] for dt in ("f32", "f16", "bf16", "f64", "i32", "i64")
+               for kind in reference.KINDS), seen
+    for what, least in (("uneven >= 2", 50), ("uneven + replica", 50), ("register replica", 100),
+                        ("must reject", 10), ("several ops", 200), ("several instances", 100),
+                        ("cluster of one", 20), ("tree", 200), ("special", 300)):
+        assert seen[what] >= least, (what, seen)
+
+
+def test_random_case_is_valid():
+    """1000 op-level draws (the ones ``tile_mlir.testing.invalid`` breaks): all valid by the
+    project's rules and by the reference's, and the reference can compute every one;
+    among them, reductions across warps at warpgroup and cta scope (2 to 32 warps) and
+    across the CTAs of clusters of 2 to 16."""
     seen = Counter()
     with make_context(), ir.Location.unknown():
         for i in range(1000):
@@ -67,25 +118,20 @@ def test_every_drawn_case_is_valid():
             module = ir.Module.parse(case.kernel_text())  # alive while its op is analysed
             analysis = analyze(find_ops(module.operation, "tile.reduce")[0])
             assert analysis.errors == [], (case, analysis.errors)
+            op = reference.ReduceOp(case.exec_scope, case.axes, (case.dtype,), case.src_shape, case.dst_shape,
+                                    case.kind, case.src_layout, case.dst_layout, case.accum)
+            assert reference.problems(op) == [] and reference.exchange_problem(op) is None, case
             info = analysis.info
-            crossing = "across warps" if info.reduced_warp_bits else "within warps"
-            seen[case.exec_scope, crossing] += 1
+            seen[case.exec_scope, "across warps" if info.reduced_warp_bits else "within warps"] += 1
             if case.exec_scope == "cta" and info.reduced_warp_bits:
                 seen["cta warps", case.threads() // 32] += 1
             if case.exec_scope == "cluster" and info.reduced_cta_bits:
                 seen["cluster ctas", info.cluster_ctas] += 1
-                seen["cluster", "across warps"] += bool(info.reduced_warp_bits)
-                seen["cluster ctas kept or replicated"] += info.cluster_ctas > 1 << len(info.reduced_cta_bits)
             for it in (it for d in info.axes for it in info.src_layout.shard[d]):
                 if any(b >= 5 for b in iter_bits(it)):
                     seen["across warps by", it.axis] += 1
-            if any(b >= 5 for b in info.src_replica_bits):
-                seen["replica over warp bits"] += 1
-    assert seen["warp", "within warps"] and seen["thread", "within warps"], seen
     for scope in ("warpgroup", "cta"):
         assert seen[scope, "within warps"] and seen[scope, "across warps"] >= 50, seen
     assert all(seen["cta warps", w] for w in (2, 4, 8, 16, 32)), seen
     assert all(seen["across warps by", axis] for axis in ("tid_in_wg", "wid_in_wg", "warpid")), seen
-    assert seen["replica over warp bits"] >= 20, seen
     assert all(seen["cluster ctas", c] for c in (2, 4, 8, 16)), seen
-    assert seen["cluster", "across warps"] >= 10 and seen["cluster ctas kept or replicated"] >= 10, seen

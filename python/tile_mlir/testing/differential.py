@@ -32,26 +32,32 @@ A draw whose reduction across warps would need more workgroup scratch than a blo
 has statically (``SCRATCH_LIMIT``; the cross_warp lowering's sizes) is drawn again, so
 that every case also runs on the GPU. A cta case's block is its src layout's warps
 (``ReduceCase.threads``); a cluster case's launch is one cluster (``ReduceCase.grid``
-blocks of ``ReduceCase.block`` threads).
+blocks of ``ReduceCase.block`` threads). ``tile_mlir.testing.invalid`` breaks these
+draws one rule at a time.
 
-The property test ``test/python/test_differential.py`` feeds it hypothesis's
-``randoms()`` (so failures shrink) and checks the interpreter against numpy.
+``_draw`` also serves ``tile_mlir.testing.random_kernels``, which puts several draws of
+one scope and launch into a kernel: with a fixed ``scope`` and ``geometry``, and with
+``wild`` kept thread iters (``_wild_iters``). Those kernels are judged bit for bit by
+``tile_mlir.testing.reference``, which shares nothing with the lowering; in CI by
+``test/python/test_differential.py``, and on the GPU by two commands (compile here,
+launch there)::
 
-The bitwise comparison with the hardware is two commands (compile here, launch there)::
+    python -m tile_mlir.testing.differential prepare --count 300 --copies 60 --seed 0 --dir DIR  # here
+    python -m tile_mlir.testing.differential compare --dir DIR                                   # on the GPU
 
-    python -m tile_mlir.testing.differential prepare --count 300 --seed 0 --dir DIR   # here, with MLIR
-    python -m tile_mlir.testing.differential compare --dir DIR                        # on the GPU
-
-``prepare`` draws the seeded sample, draws inputs, runs every case in the
-interpreter, compiles it into the compile cache under ``DIR/cache`` (dropping the
-entries an older compiler left there), and saves the
-cases, inputs and interpreter outputs in ``DIR``. ``compare`` (numpy and
-cuda-python only) launches each kernel on the GPU with the same inputs and
-compares the outputs with the interpreter's bit for bit, at every place the dst
-layout gives an element (``ReduceCase.owned``): lanes outside the layout hold
-whatever their poisoned, unowned inputs made, and NaN payloads are not part of
-the contract. The last line printed is the summary:
-``differential: N cases, M bitwise mismatches``.
+``prepare`` draws the seeded sample (``random_kernels.sample``: at least ``count`` reductions
+that the reference computes and the compiler must accept, and ``copies`` tile.copy kernels),
+runs it in the interpreter, compiles its modules into the compile cache under
+``DIR/cache`` (dropping the entries an older compiler left there), and saves the modules,
+the kernels, their inputs and the interpreter's outputs in ``DIR`` (``reference.json``,
+``reference.npz``); it prints a NOTE for each kernel that already fails here. ``compare``
+(numpy and cuda-python only, no MLIR, no ml_dtypes) launches every kernel on the GPU with
+the same inputs and judges every dst place against the reference, bit for bit (NaNs
+canonical), and against the interpreter's output. Kernels the reference cannot compute
+but the compiler accepted run too, and are reported apart. The last line printed is the
+summary: ``reference: N cases, M mismatches (per scope ...); the interpreter differs in
+K kernel(s); ...``. ``show NAME`` prints one kernel of the sample, its module and its
+verdict in the interpreter: the reproducer of a failure.
 """
 
 from __future__ import annotations
@@ -61,14 +67,15 @@ import json
 import math
 import os
 import random
+import subprocess
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
 from ..layout import Iter, TileLayout
 from ..vocab import CTA_BITS_BASE, DTYPE_BYTES, DTYPES, KINDS, LANE_BITS
+from . import reference
 from .cases import ReduceCase
 
 SCOPES = ("thread", "warp", "warp", "warpgroup", "cta", "cluster")  # drawn uniformly: warp twice as often
@@ -163,12 +170,16 @@ def random_case(rng: random.Random, name: str = "diff") -> ReduceCase:
             return case
 
 
-def _draw(rng: random.Random, name: str) -> ReduceCase | None:
-    """A random configuration, or None when its scratch would not fit (module docstring)."""
-    scope = rng.choice(SCOPES)
+def _draw(rng: random.Random, name: str, scope: str | None = None, geometry: tuple[int, int] | None = None,
+          wild: bool = False, limit: int = SCRATCH_LIMIT) -> ReduceCase | None:
+    """A random configuration, or None when its scratch would not fit (module docstring).
+    ``scope`` and ``geometry`` (the warps of a block and the CTAs of a cluster, as their
+    thread bits: (lane + warp bits, CTA bits)) fix what is drawn otherwise; with ``wild``,
+    kept dims also get thread iters of any extent and stride (``_wild_iters``)."""
+    scope = scope or rng.choice(SCOPES)
     kind, dtype, accum = rng.choice(KINDS), rng.choice(DTYPES), rng.random() < 0.5
-    rank = rng.randint(1, 3)
-    axes_set = sorted(rng.sample(range(rank), rng.randint(1, rank)))
+    rank = rng.randint(2 if wild else 1, 3)
+    axes_set = sorted(rng.sample(range(rank), rng.randint(1, rank - wild)))  # wild: some dim kept
     axes = [a - rank if rng.random() < 0.5 else a for a in axes_set]
     if rng.random() < 0.2:
         axes.append(rng.choice(axes))  # duplicates collapse
@@ -186,17 +197,29 @@ def _draw(rng: random.Random, name: str) -> ReduceCase | None:
     nbits = {"thread": 0, "warp": LANE_BITS, "warpgroup": LANE_BITS + 2}.get(scope)
     bits = None
     if scope == "cta":
-        nbits = LANE_BITS + rng.choice(WARPS).bit_length() - 1
+        nbits = geometry[0] if geometry else LANE_BITS + rng.choice(WARPS).bit_length() - 1
     elif scope == "cluster":
-        ctas, warps = rng.choice(CLUSTERS)
-        nbits = LANE_BITS + warps.bit_length() - 1
-        bits = [*range(nbits), *range(CTA_BITS_BASE, CTA_BITS_BASE + ctas.bit_length() - 1)]
+        if geometry:
+            nbits, cta_bits = geometry
+        else:
+            ctas, warps = rng.choice(CLUSTERS)
+            nbits, cta_bits = LANE_BITS + warps.bit_length() - 1, ctas.bit_length() - 1
+        bits = [*range(nbits), *range(CTA_BITS_BASE, CTA_BITS_BASE + cta_bits)]
     kept = [d for d in range(rank) if d not in axes_set]
     owner: dict[int, list[int]] = {}
     free = []
+    # With ``wild``, the lowest lane bits (and at cta or cluster scope sometimes the lowest
+    # warp bits) are left to the wild iters.
+    reserved = set(range(rng.randint(2, 4))) if wild else set()
+    if wild and scope in ("cta", "cluster") and nbits > LANE_BITS + 1 and rng.random() < 0.4:
+        reserved |= set(range(LANE_BITS, LANE_BITS + rng.randint(1, nbits - LANE_BITS - 1)))
+    above = {max(r for r in reserved if r < LANE_BITS) + 1} | {max(reserved) + 1} if reserved else set()
     for b in bits if bits is not None else range(nbits):
         # Every CTA bit is used, so that the layouts span the whole cluster: a power of two.
         choice = rng.choice([*range(rank), *range(rank), "replica", *(["unused"] if b < CTA_BITS_BASE else [])])
+        choice = "unused" if b in reserved else choice
+        if b in above and rng.random() < 0.6:  # a bit just above the wild iters' room
+            choice = rng.choice([*axes_set, "replica"])
         if choice == "replica":
             replica_bits.append(b)
         elif choice == "unused":
@@ -209,6 +232,12 @@ def _draw(rng: random.Random, name: str) -> ReduceCase | None:
         uneven = _uneven_lane_iter([b for b in free if b < LANE_BITS], rng)  # rows on 3, 5, 6 or 7 lanes
         if uneven:
             dims[rng.choice(kept)].append(uneven[0])
+    if wild and scope != "thread" and kept:
+        iters, more_replica = _wild_iters(scope, reserved, rng)
+        order = rng.sample(kept, len(kept))
+        for k, it in enumerate(iters):  # on different kept dims where there are
+            dims[order[k % len(order)]].append(it)
+        replica_bits += more_replica
     budget = FEWER_REGISTERS.get(nbits, SRC_REGISTERS)
     for d in range(rank):
         for _ in range(rng.randint(0 if dims[d] else 1, 2)):
@@ -238,9 +267,57 @@ def _draw(rng: random.Random, name: str) -> ReduceCase | None:
         str(src), str(dst), cluster_fixed=scope == "cluster" and rng.random() < 0.5,
     )
     slots = math.prod(it.extent for d in kept for it in dims[d] if it.axis == "m")
-    if scratch_bytes(case, reduced_bits, replica_bits, slots) > SCRATCH_LIMIT:
+    if scratch_bytes(case, reduced_bits, replica_bits, slots) > limit:
         return None
+    if wild and reference.problems(as_op(case)):
+        return None  # a wild iter broke a rule of the spec (two coordinates on one place, mostly)
     return case
+
+
+def _wild_iters(scope: str, reserved: set[int], rng: random.Random) -> tuple[list[Iter], list[int]]:
+    """Thread iters of any extent (2-7) and stride for kept dims, on the ``reserved`` low
+    lane (or warp) bits, which nothing else uses, and maybe a replica bit among them. Their
+    sums, with each other and with the replica's offsets, may stay below the reserved bits,
+    or reach a bit that a reduced dim or the replica moves: the draw is kept when the spec's
+    rules hold (the caller checks), and the reference then says whether the exchange is
+    defined for it. Three ways: a chain of iters, each stride past what the ones before
+    reach (so they never collide among themselves); two iters that each stay inside the
+    reserved bits alone (meant for two kept dims: only their sum may leave them); one
+    such iter and a replica bit inside the reserved bits. Returns the iters and the
+    replica bits."""
+    lanes = max(b for b in reserved if b < LANE_BITS) + 1
+    warp_bits = sorted(b for b in reserved if b >= LANE_BITS)
+    lane_axis = {"warpgroup": ("laneid", "tid_in_wg")}.get(scope, ("laneid",))
+    if warp_bits and rng.random() < 0.4:
+        axes, room, region = ("wid_in_wg" if scope == "warpgroup" else "warpid",), 1 << len(warp_bits), warp_bits
+    else:
+        axes, room, region = lane_axis, 1 << lanes, list(range(lanes))
+
+    def inside() -> Iter:  # one iter reaching from half the room to all of it
+        extent = rng.choice((2, 3, 3, 5, 6, 7))
+        top = max(1, (room - 1) // (extent - 1))
+        return Iter(extent, rng.randint(max(1, top // 2), top), rng.choice(axes))
+
+    mode = rng.choice(("chain", "split", "split", "replica"))
+    if mode == "split":
+        return [inside(), inside()], []
+    if mode == "replica":
+        return [inside()], [rng.choice(region)]
+    out, reach = [], 0
+    for _ in range(rng.choice((1, 2, 2, 3))):
+        extent, stride = rng.choice((2, 3, 3, 5, 6, 7)), reach + 1 + rng.choice((0, 0, 1, 2))
+        if reach + (extent - 1) * stride >= 3 * room:
+            break
+        reach += (extent - 1) * stride
+        out.append(Iter(extent, stride, rng.choice(axes)))
+    return out, []
+
+
+def as_op(case: ReduceCase, fold: str = "linear") -> reference.ReduceOp:
+    """A drawn configuration as the reference's plain data."""
+    return reference.ReduceOp(
+        case.exec_scope, case.axes, (case.dtype,), case.src_shape, case.dst_shape, case.kind,
+        case.src_layout, case.dst_layout, case.accum, fold)
 
 
 def scratch_bytes(case: ReduceCase, reduced_bits, replica_bits, slots: int) -> int:
@@ -257,78 +334,157 @@ def scratch_bytes(case: ReduceCase, reduced_bits, replica_bits, slots: int) -> i
     return instances * partials * slots * DTYPE_BYTES[case.dtype]
 
 
-def sample(count: int, seed: int) -> list[ReduceCase]:
-    """The fixed seeded sample: case i is drawn from ``random.Random(f"{seed}:{i}")``."""
-    return [random_case(random.Random(f"{seed}:{i}"), f"diff_{seed}_{i}") for i in range(count)]
+# --- the GPU comparison: two commands ------------------------------------------------------
 
 
-# --- the two commands -----------------------------------------------------------------------
-
-
-def prepare(count: int, seed: int, root: Path) -> int:
-    """Draw, interpret, compile and save the sample (needs MLIR)."""
-    from .. import api, cache
+def prepare(count: int, seed: int, root: Path, copies: int = 0) -> int:
+    """Draw the sample, run it in the interpreter, compile it into ``root/cache``, and save
+    the modules, the kernels, their inputs and the interpreter's outputs (needs MLIR)."""
+    from .. import cache
+    from .harness import module_text
+    from .random_kernels import batches, interpret, kernel_inputs, sample, verdict
 
     root.mkdir(parents=True, exist_ok=True)
     os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
-    cases = sample(count, seed)
-    arrays = {}
-    rng = np.random.default_rng(seed)
-    for i, case in enumerate(cases):
-        text = case.kernel_text()
-        x, old = case.random_inputs(rng)
-        a = case.pack(x)
-        b = case.output_buffer(old if case.accum else None)
-        api.compile(text, backend="interpreter")[case.name].launch(case.grid(), case.block(), a, b)
-        problems = case.check(x, old if case.accum else None, b)
-        if problems:
-            raise SystemExit(f"{case.name}: the interpreter disagrees with numpy: {problems[:3]}")
-        api.compile(text, backend="cuda")  # into DIR/cache; no CUDA call
-        arrays[f"a{i}"], arrays[f"b0_{i}"] = a, case.output_buffer(old if case.accum else None)
-        arrays[f"b{i}"] = b
+    modules, arrays, notes = [], {}, []
+    n, kernels = count, sample(count, seed, copies)
+    # draw until ``count`` reductions that the compiler must accept and the reference computes
+    while sum(len(k.ops) for k in kernels if k.tag != "copy" and not k.must_reject(documented=True)) < count:
+        n += max(count // 10, 10)
+        kernels = sample(n, seed, copies)
+    for batch in batches(kernels):
+        ran = []
+        for kernel, outcome in zip(batch, interpret(batch)):
+            problems = verdict(kernel, outcome)
+            notes += [f"{kernel.name}: {p}" for p in problems]
+            if outcome[0] in ("ran", "interpreter"):  # a race in the interpreter: the GPU shows what it does
+                ran.append((kernel, outcome[1] if outcome[0] == "ran" else None))
+        if not ran:
+            continue
+        fold = ran[0][0].fold
+        text = module_text([k for k, _ in ran])
+        if _compile_apart(text, fold):  # find the kernels that fail, and compile the others
+            good = []
+            for kernel, out in ran:
+                why = _compile_apart(module_text([kernel]), fold)
+                if why:
+                    notes.append(f"{kernel.name}: the compile to PTX and cubin failed: {why}")
+                else:
+                    good.append((kernel, out))
+            ran, text = good, module_text([k for k, _ in good])
+            if not ran or _compile_apart(text, fold):
+                continue
+        for kernel, out in ran:
+            kernel.save(arrays, kernel_inputs(kernel), out)
+        modules.append({"text": text, "fold": ran[0][0].fold, "kernels": [k.to_json() for k, _ in ran]})
     cache.prune_stale()
-    np.savez_compressed(root / "data.npz", **arrays)
-    (root / "cases.json").write_text(json.dumps([asdict(c) for c in cases]))
-    print(f"prepared {count} differential cases (seed {seed}) in {root}")
+    np.savez_compressed(root / "reference.npz", **arrays)
+    (root / "reference.json").write_text(json.dumps({"seed": seed, "count": count, "modules": modules}))
+    for note in notes:
+        print(f"NOTE {note[:2000]}")
+    saved = [k for m in modules for k in m["kernels"]]
+    print(f"prepared {len(saved)} kernels ({sum(len(k.get('ops', [0])) for k in saved)} ops, "
+          f"{sum(bool(k.get('copy')) for k in saved)} of them copies) in {len(modules)} modules "
+          f"(seed {seed}) in {root}; {len(notes)} kernel(s) failed here already")
     return 0
 
 
-def compare(root: Path) -> int:
-    """Launch the sample on the GPU; compare with the interpreter's outputs bit for bit."""
-    os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
-    from .. import api
+def _compile_apart(text: str, fold: str) -> str | None:
+    """Compile a module for the GPU into the cache (``TILE_MLIR_CACHE_DIR``) in a child
+    process, which an abort inside LLVM cannot take this one down with; why it failed, or None."""
+    code = ("import sys; from tile_mlir import api; from tile_mlir.options import Options; "
+            "api.compile(sys.stdin.read(), Options(fold=sys.argv[1]), backend='cuda')")
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", code, fold], input=text, capture_output=True, text=True, env=env)
+    if done.returncode == 0:
+        return None
+    last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+    return f"exit status {done.returncode}: {last[:600]}"
 
-    cases = [ReduceCase(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
-             for d in json.loads((root / "cases.json").read_text())]
-    data = np.load(root / "data.npz")
-    mismatches = 0
-    for i, case in enumerate(cases):
-        b = data[f"b0_{i}"].copy()
-        api.compile(case.kernel_text(), backend="cuda")[case.name].launch(case.grid(), case.block(), data[f"a{i}"], b)
-        got, want = case.owned(b), case.owned(data[f"b{i}"])
-        if got.tobytes() != want.tobytes():
-            mismatches += 1
-            raw = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[b.itemsize]
-            got, want = got.view(raw), want.view(raw)
-            at = np.flatnonzero(got != want)
-            print(f"MISMATCH {case.name}: {len(at)} owned place(s) differ, the first ({at[0]}): "
-                  f"GPU {int(got[at[0]]):#x}, interpreter {int(want[at[0]]):#x}; {case}")
-    print(f"differential: {len(cases)} cases, {mismatches} bitwise mismatches")
-    return 1 if mismatches else 0
+
+def compare(root: Path) -> int:
+    """Launch the saved kernels on the GPU; judge every dst place against the reference,
+    and against the interpreter, bit for bit (numpy and cuda-python only)."""
+    os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
+    from collections import Counter
+
+    from .. import api
+    from ..errors import TileError
+    from ..options import Options
+    from .random_kernels import kernel_from_json, verdict
+
+    meta = json.loads((root / "reference.json").read_text())
+    data = np.load(root / "reference.npz")
+    cases, wrong, by, interp, evidence = 0, 0, Counter(), 0, []
+    for module in meta["modules"]:
+        built = api.compile(module["text"], Options(fold=module["fold"]), backend="cuda")
+        for d in module["kernels"]:
+            kernel = kernel_from_json(d)
+            run = kernel.load(data)
+            try:
+                built[kernel.name].launch(kernel.grid, kernel.block, *run.buffers)
+                problems = verdict(kernel, ("ran", run))
+            except TileError as e:
+                problems = [f"the launch failed: {type(e).__name__}: {e}"]
+            same = kernel.same_as_interpreter(run, data)
+            interp += not same
+            if not same:
+                print(f"INTERPRETER {kernel.name}: the GPU and the interpreter differ")
+            if kernel.must_reject():
+                evidence.append(f"{kernel.name}: {problems[0] if problems else 'right'}")
+                continue
+            n = len(kernel.ops)
+            cases += n
+            by[kernel.tag] += n
+            by["in loops"] += n * (getattr(kernel, "repeat", 1) > 1)
+            if problems:
+                wrong += 1
+                print(f"MISMATCH {kernel.name} ({kernel.describe()}): {'; '.join(problems)[:1500]}\n{kernel.text()}")
+    for line in evidence:
+        print(f"MUST BE REJECTED, RAN {line[:1500]}")
+    parts = ", ".join(f"{by[k]} {k}" for k in ("thread", "warp", "warpgroup", "cta", "cluster", "shared", "in loops",
+                                                 "copy"))
+    print(f"reference: {cases} cases, {wrong} mismatches ({parts}); the interpreter differs in {interp} kernel(s); "
+          f"{len(evidence)} kernel(s) that must be rejected ran")
+    return 1 if wrong or interp else 0
+
+
+def show(name: str, count: int, seed: int, copies: int) -> int:
+    """Print one kernel of the sample, its module, and its verdict in the interpreter."""
+    from .random_kernels import interpret, sample, verdict
+
+    kernel = next((k for k in sample(count, seed, copies) if k.name == name), None)
+    if kernel is None:
+        print(f"no kernel {name} in the sample of {count} ops (seed {seed})")
+        return 1
+    print(kernel.text(), end="")
+    print(f"// fold = {kernel.fold}; launch: grid {kernel.grid}, block {kernel.block}")
+    problems = verdict(kernel, interpret([kernel])[0])
+    print("\n".join(problems) or "right: every dst place has the reference's bits")
+    return 1 if problems else 0
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tile_mlir.testing.differential")
     sub = ap.add_subparsers(dest="command", required=True)
     p = sub.add_parser("prepare", help="draw, interpret and compile a seeded sample (needs MLIR)")
-    p.add_argument("--count", type=int, default=300)
+    p.add_argument("--count", type=int, default=300, help="reductions in the sample")
+    p.add_argument("--copies", type=int, default=60, help="tile.copy kernels in the sample")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dir", type=Path, default=Path(".tile-cache/differential"))
     c = sub.add_parser("compare", help="run the sample on the GPU and compare bit for bit")
     c.add_argument("--dir", type=Path, default=Path(".tile-cache/differential"))
+    s = sub.add_parser("show", help="one kernel of the sample, its text and its verdict (needs MLIR)")
+    s.add_argument("name")
+    s.add_argument("--count", type=int, default=2000)
+    s.add_argument("--copies", type=int, default=300)
+    s.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if args.command == "prepare":
-        return prepare(args.count, args.seed, args.dir.resolve())
+        return prepare(args.count, args.seed, args.dir.resolve(), args.copies)
+    if args.command == "show":
+        return show(args.name, args.count, args.seed, args.copies)
     return compare(args.dir.resolve())
 
 

@@ -1,0 +1,248 @@
+"""Random kernels for the reference suite: several ops per kernel, loops, workgroup
+operands, wild kept iters; and their runs in the CPU interpreter.
+
+``sample(count, seed)`` is the seeded, deterministic sample: first the fixed kernels
+(``_fixed``: configurations an outside fuzz campaign found wrong), then kernel i drawn
+from ``random.Random(f"{seed}:{i}")`` (``random_kernel``), until the kernels hold
+``count`` ops. A kernel (``harness.Kernel``) has one scope and one launch:
+
+* **register operands** (most): one to three ops drawn by ``differential._draw`` for the
+  same scope and the same warps and CTAs, with ``wild`` kept thread iters in half of the
+  kernels: kept dims also get thread iters of any extent (2-7) and stride, so that their
+  sums, with each other and with src replicas, may reach a reduced or replica bit. Such a
+  draw is kept when the spec's rules hold (``reference.problems``); the reference then
+  says whether the exchange is defined for it (``reference.exchange_problem``), and an op
+  it cannot compute stands alone in its kernel, which the compiler must reject (and so
+  does an op docs/spec.md lists as not supported, which the compiler may reject). Clusters
+  of one CTA too (warps reduced, no CTA bit); two warps or two warpgroups in a block, two
+  blocks at cta scope, two clusters at cluster scope, sometimes;
+* **workgroup operands** (12%, the ``shared`` variant): one or two ops over row-major
+  tiles of up to 2048 elements, at thread, warp, warpgroup or cta scope (blocks of 32 to
+  256 threads, 48 and 96 among them), sometimes one instance of the scope in a bigger block;
+* a loop of 3 iterations around the ops in 30% of kernels (accum on 80% of its ops),
+  ``fold = tree`` in 25%, NaN/infinities/zeros among the float inputs in half of them.
+
+``batches`` groups kernels into modules (one parse, lowering and interpreter build per
+module), ``interpret`` runs a module's kernels, and ``verdict`` judges each outcome against
+the reference. Needs MLIR only to run (``interpret``).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import zlib
+from dataclasses import replace
+
+import numpy as np
+
+from ..vocab import DTYPES, KINDS, LANE_BITS
+from . import reference
+from .differential import CLUSTERS, SCRATCH_LIMIT, WARPS, _draw, as_op
+from .harness import Kernel, Run, module_text
+from .random_copies import CopyKernel, random_copy_kernel
+
+
+# --- kernels for the reference: several ops, loops, workgroup operands ------------------------
+
+KERNEL_SCOPES = ("thread", "warp", "warpgroup", "cta", "cta", "cluster", "cluster")
+ONE_CTA_CLUSTERS = ((1, 2), (1, 4))  # cluster scope, one CTA: warps reduced, no CTA bit
+SHARED_SHARE, LOOP_SHARE, WILD_SHARE, TREE_SHARE = 0.12, 0.3, 0.5, 0.25
+SPECIAL_RATES = (0.0, 0.0, 0.1, 0.3)  # the share of NaN, infinities and zeros in float inputs
+
+
+def _fixed() -> list[Kernel]:
+    """The configurations found wrong by an outside fuzz campaign: kept thread iters whose
+    sum (with each other, or with a replica) reaches a reduced bit, at warp and cta scope;
+    and cluster-scope ops in a loop that reduce warp bits but no CTA bit. And what the
+    reference found: max and min over many NaNs, signaling ones among them; a cluster op
+    that reduces lanes only, with a kept dim on a replica bit."""
+    def op(scope, axes, src, dst, shape=(16,), dtype="i32", accum=False):
+        return reference.ReduceOp(scope, axes, (dtype,), shape, shape, "sum", src, dst, accum)
+
+    return [
+        Kernel("ref_fixed_0", "warp", (op("warp", (2,), "S[((3), (2), 2) : ((3@laneid), (4@laneid), 8@laneid)]",
+                                         "S[((3), (2)) : ((3@laneid), (4@laneid))] + R[2 : 8@laneid]"),), 32),
+        Kernel("ref_fixed_1", "warp", (op("warp", (1,), "S[((3), 2) : ((3@laneid), 8@laneid)] + R[2 : 4@laneid]",
+                                         "S[(3) : (3@laneid)] + R[(2, 2) : (4@laneid, 8@laneid)]"),), 32),
+        Kernel("ref_fixed_2", "cta", (op("cta", (2,), "S[((3), (2), 2, 32) : ((3@warpid), (4@warpid), 8@warpid, 1@laneid)]",
+                                        "S[((3), (2), 32) : ((3@warpid), (4@warpid), 1@laneid)] + R[2 : 8@warpid]"),), 608),
+        Kernel("ref_fixed_3", "cluster", (op("cluster", (1,), "S[(2, (2, 32)) : (1@cta_in_cluster, (1@warpid, 1@laneid))]",
+                                            "S[2 : 1@cta_in_cluster] + R[(2, 32) : (1@warpid, 1@laneid)]",
+                                            (1,), "f32", True),), 64, 2, 2, repeat=3),
+        Kernel("ref_fixed_4", "cluster", (op("cluster", (1,), "S[(4, (2, 32)) : (1, (1@warpid, 1@laneid))]",
+                                            "S[4 : 1] + R[(2, 32) : (1@warpid, 1@laneid)]", (4,), "f32", True),),
+               64, repeat=3),
+        # max and min over NaNs of every payload, quiet and signaling: a NaN loses to any number
+        Kernel("ref_fixed_5", "thread", tuple(reference.ReduceOp("thread", (0,), (dt,), (16,), (1,), kind)
+                                              for dt, kind in (("f32", "max"), ("bf16", "min"), ("f16", "max"),
+                                                               ("f64", "min"))), 4, special=0.5),
+        # a cluster op that reduces lanes only, with a kept dim on a replica bit (docs/spec.md
+        # leaves out of "not supported" what does not reduce across warps)
+        Kernel("ref_fixed_6", "cluster", (op("cluster", (1,), "S[((3), 2, 2) : ((3@laneid), 16@laneid, 1@cta_in_cluster)]"
+                                            " + R[2 : 2@laneid]", "S[((3), 2) : ((3@laneid), 1@cta_in_cluster)] + "
+                                            "R[(2, 2) : (2@laneid, 16@laneid)]", (1,), "f32"),), 32, 2, 2),
+    ]
+
+
+def random_kernel(rng: random.Random, name: str) -> Kernel:
+    """A random kernel: one to three ops of one scope and launch, maybe in a loop."""
+    while True:
+        kernel = _shared_kernel(rng, name) if rng.random() < SHARED_SHARE else _register_kernel(rng, name)
+        if kernel is not None:
+            return kernel
+
+
+def _register_kernel(rng: random.Random, name: str) -> Kernel | None:
+    scope = rng.choice(KERNEL_SCOPES)
+    repeat = 3 if rng.random() < LOOP_SHARE else 1
+    fold = "tree" if rng.random() < TREE_SHARE else "linear"
+    wild = rng.random() < WILD_SHARE
+    geometry = None
+    if scope == "cta":
+        geometry = (LANE_BITS + rng.choice(WARPS).bit_length() - 1, 0)
+    elif scope == "cluster":
+        ctas, warps = rng.choice(CLUSTERS + ONE_CTA_CLUSTERS)
+        geometry = (LANE_BITS + warps.bit_length() - 1, ctas.bit_length() - 1)
+    want = rng.choice((1, 1, 1, 2, 3))
+    ops, reach, fixed_cluster = [], None, False
+    for _ in range(4 * want):
+        case = _draw(rng, name, scope, geometry, wild, SCRATCH_LIMIT // (want * (1 + (repeat > 1))))
+        if case is None:
+            continue
+        if repeat > 1 and rng.random() < 0.8:
+            case = replace(case, accum=True)
+        op = as_op(case, fold)
+        here = (op.src.reach("warpid"), op.src.reach("cta_in_cluster"))
+        rejected = reference.exchange_problem(op) or reference.unsupported(op)  # may be rejected
+        if ops and (here != reach or rejected):
+            continue
+        ops.append(op)
+        reach, fixed_cluster = here, fixed_cluster or case.cluster_fixed
+        if rejected or len(ops) == want:
+            break  # an op the compiler must reject stands alone
+    if not ops:
+        return None
+    warps, ctas = reach
+    block, grid, cluster = {"thread": (rng.choice((1, 2, 32)), 1, 1), "warp": (32 * rng.choice((1, 1, 2)), 1, 1),
+                            "warpgroup": (128 * rng.choice((1, 1, 2)), 1, 1),
+                            "cta": (32 * warps, rng.choice((1, 1, 1, 2)), 1),
+                            "cluster": (32 * warps, ctas * rng.choice((1,) * 9 + (2,)), ctas)}[scope]
+    return Kernel(name, scope, tuple(ops), block, grid, cluster, repeat, fold,
+                  known_block=scope == "cta" and rng.random() < 0.5, cluster_fixed=fixed_cluster,
+                  special=rng.choice(SPECIAL_RATES))
+
+
+def _shared_kernel(rng: random.Random, name: str) -> Kernel:
+    """Workgroup operands: one or two ops on row-major tiles of up to 2048 elements; at
+    thread, warp and warpgroup scope sometimes one instance in a bigger block."""
+    scope = rng.choice(("thread", "warp", "warpgroup", "cta"))
+    repeat = 3 if rng.random() < LOOP_SHARE else 1
+    fold = "tree" if rng.random() < TREE_SHARE else "linear"
+    if scope == "cta":
+        block = threads = rng.choice((32, 48, 64, 96, 128, 256))
+    else:
+        threads = {"thread": 1, "warp": 32, "warpgroup": 128}[scope]
+        block = threads * (rng.choice((2, 4, 32) if scope == "thread" else (2, 4)) if rng.random() < 0.3 else 1)
+        block = min(block, 512)
+    ops = []
+    for _ in range(rng.choice((1, 1, 2))):
+        rank = rng.randint(1, 3)
+        shape = [rng.randint(1, 40) for _ in range(rank)]
+        while math.prod(shape) > 2048:
+            shape[rng.randrange(rank)] //= 2
+        shape = tuple(max(e, 1) for e in shape)
+        reduced = sorted(rng.sample(range(rank), rng.randint(1, rank)))
+        axes = tuple(a - rank if rng.random() < 0.5 else a for a in reduced)
+        dst = tuple(1 if d in reduced else e for d, e in enumerate(shape) if d not in reduced or rng.random() < 0.3)
+        accum = rng.random() < (0.8 if repeat > 1 else 0.5)
+        ops.append(reference.ReduceOp(scope, axes, (rng.choice(DTYPES),), shape, dst or (1,), rng.choice(KINDS),
+                                      accum=accum, fold=fold, storage="shared", threads=threads))
+    instance = rng.randrange(block // threads) if block != threads else None
+    return Kernel(name, scope, tuple(ops), block, 1, 1, repeat, fold, known_block=True, instance=instance,
+                  special=rng.choice(SPECIAL_RATES))
+
+
+def sample(count: int, seed: int, copies: int = 0) -> list:
+    """The fixed kernels, then kernel i drawn from ``random.Random(f"{seed}:{i}")``, until
+    they hold ``count`` ops; then ``copies`` copy kernels (``random_copies``), copy i drawn
+    from ``random.Random(f"copy:{seed}:{i}")``."""
+    kernels = _fixed()
+    i = 0
+    while sum(len(k.ops) for k in kernels) < count:
+        kernels.append(random_kernel(random.Random(f"{seed}:{i}"), f"ref_{seed}_{i}"))
+        i += 1
+    return kernels + [random_copy_kernel(random.Random(f"copy:{seed}:{i}"), f"copy_{seed}_{i}") for i in range(copies)]
+
+
+def kernel_from_json(d: dict):
+    return CopyKernel.from_json(d) if d.get("copy") else Kernel.from_json(d)
+
+
+# --- running kernels in the interpreter (needs MLIR) ------------------------------------------
+
+BATCH = 16  # kernels per module: one parse, one lowering, one interpreter build for all
+
+
+def batches(kernels: list, size: int = BATCH) -> list[list]:
+    """Kernels grouped into modules: by fold option; a kernel the compiler must or may
+    reject alone, so that its rejection takes no other down."""
+    alone = [[k] for k in kernels if k.must_reject(documented=True)]
+    out = []
+    for fold in ("linear", "tree"):
+        rest = [k for k in kernels if k.fold == fold and not k.must_reject(documented=True)]
+        out += [rest[i:i + size] for i in range(0, len(rest), size)]
+    return alone + out
+
+
+def kernel_inputs(kernel) -> Run:
+    """The kernel's fresh random inputs, seeded by its name."""
+    return kernel.inputs(np.random.default_rng(zlib.crc32(kernel.name.encode())))
+
+
+def interpret(batch: list) -> list[tuple[str, object]]:
+    """Compile the batch as one module (the tile lowerings, with the batch's fold) and run
+    each kernel in the interpreter: per kernel ``("ran", Run)``, ``("rejected", message)``
+    or ``("interpreter", message)``. A module that fails to compile is retried kernel by
+    kernel, so that each rejection is the kernel's own."""
+    from ..compiler import lower_tile_ops
+    from ..errors import CompileError, TileError
+    from ..interpreter import interpreted_kernels
+    from ..options import Options
+
+    try:
+        lowered, signatures = lower_tile_ops(module_text(batch), Options(fold=batch[0].fold))
+    except CompileError as e:
+        if len(batch) == 1:
+            return [("rejected", str(e))]
+        return [out for k in batch for out in interpret([k])]
+    built = interpreted_kernels(lowered, signatures)
+    outcomes = []
+    for kernel in batch:
+        run = kernel_inputs(kernel)
+        try:
+            built[kernel.name].launch(kernel.grid, kernel.block, *run.buffers)
+        except TileError as e:
+            outcomes.append(("interpreter", f"{type(e).__name__}: {e}"))
+            continue
+        outcomes.append(("ran", run))
+    return outcomes
+
+
+def verdict(kernel, outcome: tuple[str, object]) -> list[str]:
+    """What is wrong with one kernel's outcome against the reference (empty: nothing)."""
+    status, detail = outcome
+    must_reject = kernel.must_reject()
+    if must_reject:
+        if status == "rejected":
+            return []
+        wrong = kernel.judge(detail, evidence=True) if status == "ran" else [detail]
+        return [f"accepted, but it must be rejected ({must_reject}); against the op's meaning "
+                f"in row-major order: {'; '.join(wrong) or 'every dst place right'}"]
+    if status == "rejected":
+        if kernel.must_reject(documented=True):
+            return []  # docs/spec.md, "What is not supported"
+        return [f"rejected a configuration the reference computes: {detail}"]
+    if status == "interpreter":
+        return [f"the interpreter failed: {detail}"]
+    return kernel.judge(detail)
