@@ -70,13 +70,17 @@ SHARED_CTA, SHARED_CLUSTER = 3, 7
 
 
 def cluster_applies(op, ctx):
-    """Cluster scope, kept dims clear of replica bits, sm_90 or newer."""
+    """Cluster scope, sm_90 or newer, and kept dims clear of replica bits where partials
+    cross warps or CTAs (an exchange's writers are the threads with no replica bit set;
+    the lane butterfly alone, as at warp scope, needs no such rule)."""
     info = reduce_info(op, ctx)
     if info is None:
         return False, "the op is not valid (see valid)"
     scope = [] if info.exec_scope == "cluster" else [f"exec_scope {info.exec_scope}: the variant reduces at cluster scope"]
     chip = chip_problem(ctx, MIN_SM)
-    problems = scope + kept_replica_problems(info) + ([f"{chip}: thread-block clusters need sm_90 or newer"] if chip else [])
+    exchanges = info.reduced_warp_bits or info.reduced_cta_bits
+    problems = (scope + (kept_replica_problems(info) if exchanges else [])
+                + ([f"{chip}: thread-block clusters need sm_90 or newer"] if chip else []))
     return not problems, "; ".join(problems)
 
 
