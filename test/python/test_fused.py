@@ -23,7 +23,7 @@ from tile_mlir.errors import LaunchError
 from tile_mlir.kernels.reference import REFERENCES
 from tile_mlir.testing.fused import ATOL, RTOL, as_f64, check, check_expected, random_inputs, special_rows, to_dtype
 
-NAMES = list(K.SPECS)
+NAMES = list(K.KERNELS)  # the forward row kernels (K.SPECS also has the others)
 
 # (M, N, dtype, plan overrides) -> the kind it must plan. The interpreter is slow on big
 # blocks, so the online kind is also forced on a short row (2 warps, 1 vector each).

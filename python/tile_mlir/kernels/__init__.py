@@ -8,6 +8,9 @@ with the leading dims as rows::
     l = K.logsumexp(x)
     y, rstd = K.rms_norm(x, w, eps=1e-6)
     y, mean, rstd = K.layer_norm(x, w, b, eps=1e-5)
+    loss, lse = K.cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean")
+    dlogits = K.cross_entropy_backward(logits, target, lse, dloss, ignore_index=-100, label_smoothing=0.0,
+                                       reduction="mean", inplace=False)
 
 Outputs have x's kind, and x's dtype, except ``mean`` and ``rstd``: f32, one per row
 (what the backward passes need). Every reduction and all math is f32. Each call runs on
@@ -23,11 +26,12 @@ softmax`` runs one on a random matrix and checks it against numpy.
 
 from __future__ import annotations
 
+from .loss import cross_entropy, cross_entropy_backward
 from .library import SPECS, Compiled, compiled, kernel_text, run
 from .plan import KERNELS, RowPlan, plan
 
-__all__ = ["KERNELS", "SPECS", "Compiled", "RowPlan", "compiled", "kernel_text", "layer_norm", "logsumexp", "plan",
-           "rms_norm", "run", "softmax"]
+__all__ = ["KERNELS", "SPECS", "Compiled", "RowPlan", "compiled", "cross_entropy", "cross_entropy_backward",
+           "kernel_text", "layer_norm", "logsumexp", "plan", "rms_norm", "run", "softmax"]
 
 
 def softmax(x, *, backend: str = "auto"):

@@ -17,7 +17,8 @@ upstream builders and a ``tile_mlir.ops`` op:
 
 Each op is located at the kernel's line that asked for it (``build.helpers``), not at a
 line of this module. The argument roles of ``row_kernel``: ``rows`` (M x N of the dtype), ``cols`` (N),
-``row`` (M, one value per row of the dtype), ``stat`` (M, f32) and ``f32`` (a scalar).
+``row`` (M, one value per row of the dtype), ``stat`` (M, f32), ``targets`` (M, int64),
+and the scalars ``f32`` and ``i64``.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def arg_types(p: RowPlan, M: int) -> dict[str, str]:
     """The MLIR type of each argument role, for M rows of plan ``p``."""
     T = p.dtype
     return {"rows": f"memref<{M}x{p.N}x{T}>", "cols": f"memref<{p.N}x{T}>", "row": f"memref<{M}x{T}>",
-            "stat": f"memref<{M}xf32>", "f32": "f32"}
+            "stat": f"memref<{M}xf32>", "targets": f"memref<{M}xi64>", "f32": "f32", "i64": "i64"}
 
 
 @contextmanager
