@@ -33,7 +33,7 @@ from ..kernels import kernel_text
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
 from . import copies, loops
-from .fused import GPU_CASES
+from .fused import CE_GPU_CASES, GPU_CASES
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
@@ -45,7 +45,7 @@ CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES)
 # the fused kernels (``tile_mlir.kernels``), built for each case of FUSED. Building one
 # remembers its text in the cache by name (``kernels.kernel_text``), for the GPU machine.
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
-FUSED = GPU_CASES
+FUSED = GPU_CASES + CE_GPU_CASES
 
 def prepare_one(text: str, chip: str) -> bool:
     """Make sure the cache holds ``text`` for ``chip``; True if it had to be built."""
