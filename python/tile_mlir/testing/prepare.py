@@ -1,6 +1,7 @@
 """Compile every conformance case, every tile.copy case, every example and the fused
-kernels of test/gpu/test_fused_gpu.py (and of ``python -m tile_mlir.kernels``'s default
-shape) into the compile cache, for a GPU machine without MLIR.
+kernels of test/gpu/test_fused_gpu.py, test_cross_entropy_gpu.py and test_torch_gpu.py
+(and of ``python -m tile_mlir.kernels``'s default shape) into the compile cache, for a
+GPU machine without MLIR.
 
     python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_90a] [--jobs N]
 
@@ -29,11 +30,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .. import api, cache
-from ..kernels import kernel_text
+from ..kernels import SPECS, kernel_text
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
 from . import copies, loops
-from .fused import CE_GPU_CASES, GPU_CASES
+from .fused import CE_GPU_CASES, GPU_CASES, TORCH_GPU_SHAPES
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
@@ -45,7 +46,8 @@ CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES)
 # the fused kernels (``tile_mlir.kernels``), built for each case of FUSED. Building one
 # remembers its text in the cache by name (``kernels.kernel_text``), for the GPU machine.
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
-FUSED = GPU_CASES + CE_GPU_CASES
+FUSED = GPU_CASES + CE_GPU_CASES + [(name, M, N, dtype) for name in SPECS if not name.startswith("cross_entropy")
+                                    for M, N, dtype in TORCH_GPU_SHAPES]
 
 def prepare_one(text: str, chip: str) -> bool:
     """Make sure the cache holds ``text`` for ``chip``; True if it had to be built."""
