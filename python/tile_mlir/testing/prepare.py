@@ -1,7 +1,8 @@
-"""Compile every conformance case, every tile.copy case, every example and the fused
+"""Compile every conformance case, every tile.copy case, every example, the fused
 kernels of test/gpu/test_fused_gpu.py, test_cross_entropy_gpu.py and test_torch_gpu.py
-(and of ``python -m tile_mlir.kernels``'s default shape) into the compile cache, for a
-GPU machine without MLIR.
+(and of ``python -m tile_mlir.kernels``'s default shape) and the dynamic shared memory
+kernels of test/gpu/test_dynamic_shared_gpu.py into the compile cache, for a GPU machine
+without MLIR.
 
     python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_90a] [--jobs N]
 
@@ -33,14 +34,15 @@ from .. import api, cache
 from ..kernels import SPECS, kernel_text
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
-from . import copies, loops
+from . import copies, dynamic_shared, loops
 from .fused import CE_GPU_CASES, GPU_CASES, TORCH_GPU_SHAPES
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
 # Every tile.reduce and tile.copy kernel a GPU suite compiles (the conformance matrix,
-# the tile.copy cases and the ops in loops); the shared cases are added below.
-CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES)
+# the tile.copy cases and the ops in loops), and the dynamic shared memory kernels; the
+# shared cases are added below.
+CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES, *dynamic_shared.CASES)
 
 # The examples (the demonstration among them), so they launch from the cache too; and
 # the fused kernels (``tile_mlir.kernels``), built for each case of FUSED. Building one
