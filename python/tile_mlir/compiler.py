@@ -30,6 +30,7 @@ from pathlib import Path
 from mlir.dialects import gpu
 from mlir.passmanager import PassManager
 
+from . import dynamic_dims
 from .alignment import argument_alignments
 from .analysis import analyze, block_needs
 from .analysis_copy import analyze_copy
@@ -218,9 +219,10 @@ def lower_to_ptx(text: str, options: Options | None = None, *, source_name: str 
                 "target", f"the gpu.module targets {declared}, but {chip} was asked for", ""
             )
         options = options.replace(chip=chip)
-        signatures = kernel_signatures(module)
+        signatures = kernel_signatures(module, dynamic=dynamic_dims.bound(module))
         run_stages(module, STAGES[:TILE_STAGES], options, source=text, source_name=source_name)
         signatures = with_alignments(signatures, module)
+        dynamic_dims.rewrite(module)  # dynamic dims from integer arguments, for bare pointers
         run_stages(module, STAGES[TILE_STAGES:], options, source=text, source_name=source_name,
                    ran=STAGES[:TILE_STAGES])
         ptx = []

@@ -134,10 +134,22 @@ def test_bad_arguments_are_reported():
         K.cross_entropy_backward(x, t, lse, np.float32(1.0), reduction="none")
 
 
-def test_the_kernels_are_in_the_library():
-    assert K.SPECS["cross_entropy"].signature == "cross_entropy(logits, target, loss, lse, ignore_index, label_smoothing)"
+def test_the_kernels_are_in_the_library_and_serve_every_row_count():
+    assert K.SPECS["cross_entropy"].signature == ("cross_entropy(logits, target, loss, lse, ignore_index,"
+                                                  " label_smoothing, rows)")
     text = K.kernel_text("cross_entropy_backward", 8, 1000, "bf16")
-    assert "gpu.func @cross_entropy_backward" in text and "memref<8xi64>" in text and "tile.copy" in text
+    assert text == K.kernel_text("cross_entropy_backward", 3000, 1000, "bf16")  # M is an argument
+    assert "gpu.func @cross_entropy_backward" in text and "memref<?xi64>" in text and "tile.dims = [6]" in text
+    from tile_mlir.kernels import library
+
+    rng = np.random.default_rng(12)
+    K.cross_entropy(*inputs(rng, 9, 77, "f32"))
+    before = library._compiled.cache_info().misses
+    for M in (1, 2, 5, 13):  # a changing batch: no compile, and right answers
+        x, t = inputs(rng, M, 77, "f32", ignored=())
+        loss, lse = K.cross_entropy(x, t, reduction="none")
+        assert_close(loss, ref.cross_entropy(as_f64(x), t, reduction="none")[0])
+    assert library._compiled.cache_info().misses == before
 
 
 @pytest.mark.parametrize("name", ["cross_entropy", "cross_entropy_backward"])

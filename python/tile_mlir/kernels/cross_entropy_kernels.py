@@ -17,8 +17,11 @@ functional API is ``tile_mlir.kernels.loss``, and docs/fused-kernels.md
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from mlir.dialects import arith, math
 
+from .. import dynamic_dims
 from ..vocab import DEFAULT_CHIP
 from .plan import RowPlan
 from .rows import Rows, row_kernel
@@ -35,24 +38,38 @@ def _columns(r: Rows, col):
     return lanes, arith.addi(col, lead)
 
 
-def _this_row(r: Rows, M: int):
+def _this_row(r: Rows):
     """The row this thread works on (its warp's, in a plan of several rows per CTA),
-    clamped to M - 1 so that a CTA's rows past M read a valid target (their results are
-    not stored)."""
+    clamped to the last row so that a CTA's rows past it read a valid target (their
+    results are not stored)."""
     k = r.k
     row = r.row if r.p.R == 1 else arith.addi(r.row, arith.remui(k.warp_id(), k.index(r.p.R)))
-    return arith.minui(row, k.index(M - 1))
+    return arith.minui(row, arith.subi(k.args["rows"], k.index(1)))
 
 
-def cross_entropy(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
+@contextmanager
+def _frame(name: str, p: RowPlan, M, args, chip: str):
+    """``row_kernel`` with the argument ``rows`` (index) last: the row count, and the
+    extent of every per-row argument, whose leading dim is dynamic for M None (one kernel
+    for every M: ``tile_mlir.dynamic_dims``)."""
+    args = [*args, ("rows", "index")]
+    with row_kernel(name, p, "?" if M is None else M, args, chip) as r:
+        if M is None:
+            per_row = ("rows", "targets", "stat", "row")
+            dynamic_dims.mark(r.k.func, {i: [len(args) - 1] for i, (_, role) in enumerate(args) if role in per_row})
+        yield r
+
+
+def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     """LOSS[r] and LSE[r] (f32) from the logits X and the int64 targets T: module
-    docstring. ``ignore`` (i64) and ``smoothing`` (ε, f32) are scalars."""
+    docstring. ``ignore`` (i64), ``smoothing`` (ε, f32) and ``rows`` (M) are scalars;
+    M None: any M."""
     args = [("X", "rows"), ("T", "targets"), ("LOSS", "stat"), ("LSE", "stat"), ("ignore", "i64"),
             ("smoothing", "f32")]
-    with row_kernel("cross_entropy", p, M, args, chip) as r:
+    with _frame("cross_entropy", p, M, args, chip) as r:
         k, x, V = r.k, r.tile(), r.V
         zero, none = r.f32(0.0), r.splat(r.f32(0.0))
-        target = k.load(k.args["T"], [_this_row(r, M)])
+        target = k.load(k.args["T"], [_this_row(r)])
         t = k.splat(k.cast(target, "index"), V)
         edge = k.splat(k.index(p.N), V)
         carry = [r.f32(NEG_INF), zero, zero, zero]
@@ -89,12 +106,12 @@ def cross_entropy(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
     return k
 
 
-def cross_entropy_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
+def cross_entropy_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     """DX from the logits X, the targets T, LSE and the rows' scales G: module docstring."""
     args = [("X", "rows"), ("T", "targets"), ("LSE", "stat"), ("G", "stat"), ("DX", "rows"), ("smoothing", "f32")]
-    with row_kernel("cross_entropy_backward", p, M, args, chip) as r:
+    with _frame("cross_entropy_backward", p, M, args, chip) as r:
         k, x, V = r.k, r.tile(), r.V
-        row = _this_row(r, M)
+        row = _this_row(r)
         t = k.splat(k.cast(k.load(k.args["T"], [row]), "index"), V)
         lse, g = r.splat(k.load(k.args["LSE"], [row])), k.load(k.args["G"], [row])
         eps = k.args["smoothing"]

@@ -52,6 +52,7 @@ class Kernel:
     module: str = "forward"
     args: tuple[str, ...] = ()
     online_warps: int | None = None  # warps per row where the plan is ``online`` (``_plan``)
+    any_rows: bool = False  # one kernel for every M: its last argument is M (``tile_mlir.dynamic_dims``)
 
     @property
     def signature(self) -> str:
@@ -66,10 +67,11 @@ SPECS = {
     "rmsnorm": Kernel("rmsnorm", ("weight",), (("y", "rows"), ("rstd", "stat")), 1e-6),
     "layernorm": Kernel("layernorm", ("weight", "bias"), (("y", "rows"), ("mean", "stat"), ("rstd", "stat")), 1e-5),
     "cross_entropy": Kernel("cross_entropy", module="cross_entropy_kernels",
-                            args=("logits", "target", "loss", "lse", "ignore_index", "label_smoothing"), online_warps=8),
+                            args=("logits", "target", "loss", "lse", "ignore_index", "label_smoothing", "rows"),
+                            online_warps=8, any_rows=True),
     "cross_entropy_backward": Kernel("cross_entropy_backward", module="cross_entropy_kernels",
-                                     args=("logits", "target", "lse", "scale", "dlogits", "label_smoothing"),
-                                     online_warps=8),
+                                     args=("logits", "target", "lse", "scale", "dlogits", "label_smoothing", "rows"),
+                                     online_warps=8, any_rows=True),
 }
 
 
@@ -99,17 +101,22 @@ def kernel_text(name: str, M: int, N: int, dtype: str = "f32", *, chip: str = DE
     text the compile cache remembers for it; with ``remember``, the cache remembers this
     one (what the prepare scripts do, for a GPU machine without MLIR)."""
     name, p = _spec(name).name, _plan(name, M, N, dtype, overrides)
-    text = _text(name, M, p, chip)
+    rows = None if SPECS[name].any_rows else M
+    text = _text(name, rows, p, chip)
     if remember:
-        cache.remember(_name(name, M, p, chip), text)
+        cache.remember(_name(name, rows, p, chip), text)
     return text
 
 
 def compiled(name: str, M: int, N: int, dtype: str = "f32", *, backend: str = "auto", chip: str = DEFAULT_CHIP,
              **overrides) -> Compiled:
     """Kernel ``name`` compiled for an M x N matrix of ``dtype``, with its grid and block:
-    once per process for each (name, M, plan, backend, chip)."""
-    return _compiled(_spec(name).name, M, _plan(name, M, N, dtype, overrides), api.choose_backend(backend), chip)
+    once per process for each (name, M, plan, backend, chip), or, for a kernel of
+    ``any_rows``, each (name, plan, backend, chip): a changing M compiles nothing."""
+    spec, p = _spec(name), _plan(name, M, N, dtype, overrides)
+    if spec.any_rows:
+        return dataclasses.replace(_compiled(spec.name, None, p, api.choose_backend(backend), chip), grid=p.grid(M))
+    return _compiled(spec.name, M, p, api.choose_backend(backend), chip)
 
 
 def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
@@ -134,12 +141,12 @@ def _compiled(name: str, M: int, p: RowPlan, backend: str, chip: str) -> Compile
         text = _text(name, M, p, chip)
         kernels = api.compile(text, Options(chip=chip), backend="cuda")
         cache.remember(_name(name, M, p, chip), text)
-    return Compiled(kernels[name], p.grid(M), p.threads, p, backend, SPECS[name].signature)
+    return Compiled(kernels[name], p.grid(M or 1), p.threads, p, backend, SPECS[name].signature)
 
 
 def _name(name: str, M: int, p: RowPlan, chip: str) -> str:
     """What the compile cache remembers the kernel's text by (``cache.remember``)."""
-    return f"tile_mlir.kernels.{name} {M}x{p.N} {p.dtype} {p.label()} {chip}"
+    return f"tile_mlir.kernels.{name} {'?' if M is None else M}x{p.N} {p.dtype} {p.label()} {chip}"
 
 
 @functools.lru_cache(maxsize=256)

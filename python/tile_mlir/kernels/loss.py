@@ -14,7 +14,8 @@ integer targets) or torch tensors (float32 or bfloat16 logits, int64 targets): l
 * ``lse`` (f32, one per row) is what the backward needs: it reads the logits once more
   and writes dlogits once, over the logits themselves with ``inplace``.
 
-The loss and lse are f32 (``tile_mlir.torch`` gives the loss in the logits' dtype, as
+One kernel of each serves every M (the row count is an argument: ``tile_mlir.dynamic_dims``),
+so a changing batch compiles nothing. The loss and lse are f32 (``tile_mlir.torch`` gives the loss in the logits' dtype, as
 torch). The kernels are ``tile_mlir.kernels.cross_entropy_kernels``'s, compiled and
 launched as the other fused kernels (``tile_mlir.kernels.library``); the per-row work
 (loss, lse, the backward's per-row scale) is on the device, the reductions over M rows
@@ -50,7 +51,7 @@ def cross_entropy(logits, target, ignore_index: int = -100, label_smoothing: flo
         lse = torch.empty(M, dtype=torch.float32, device=x.device)
         if M:
             c = L.compiled("cross_entropy", M, V, dtype, backend="cuda", **overrides)
-            c.kernel.launch(c.grid, c.block, x, t, loss, lse, int(ignore_index), eps,
+            c.kernel.launch(c.grid, c.block, x, t, loss, lse, int(ignore_index), eps, M,
                             stream=torch.cuda.current_stream())
         valid = t != ignore_index
         return _reduce(loss, valid, reduction), lse
@@ -58,7 +59,7 @@ def cross_entropy(logits, target, ignore_index: int = -100, label_smoothing: flo
     loss, lse = np.zeros(M, np.float32), np.zeros(M, np.float32)
     if M:
         c = L.compiled("cross_entropy", M, V, dtype, backend=backend, **overrides)
-        c.kernel.launch(c.grid, c.block, hx, ht, loss, lse, np.int64(ignore_index), eps)
+        c.kernel.launch(c.grid, c.block, hx, ht, loss, lse, np.int64(ignore_index), eps, M)
     out = _reduce(loss, ht != ignore_index, reduction), lse
     return tuple(L._to_torch(np.asarray(o), x) for o in out) if L._is_torch(x) else out
 
@@ -84,7 +85,8 @@ def cross_entropy_backward(logits, target, lse, dloss, ignore_index: int = -100,
         if M:
             c = L.compiled(name, M, V, dtype, backend="cuda", **overrides)
             lse32 = lse.to(device=x.device, dtype=torch.float32).contiguous()
-            c.kernel.launch(c.grid, c.block, x, t, lse32, g.contiguous(), out, eps, stream=torch.cuda.current_stream())
+            c.kernel.launch(c.grid, c.block, x, t, lse32, g.contiguous(), out, eps, M,
+                            stream=torch.cuda.current_stream())
         return out
     hx, ht = _host_arrays(name, x, t, dtype, ignore_index, V)
     if inplace and not L._is_torch(x) and not (isinstance(x, np.ndarray) and x.flags.c_contiguous):
@@ -93,7 +95,7 @@ def cross_entropy_backward(logits, target, lse, dloss, ignore_index: int = -100,
     out = hx if inplace else np.empty_like(hx)
     if M:
         c = L.compiled(name, M, V, dtype, backend=backend, **overrides)
-        c.kernel.launch(c.grid, c.block, hx, ht, np.ascontiguousarray(_numpy(lse), np.float32), g, out, eps)
+        c.kernel.launch(c.grid, c.block, hx, ht, np.ascontiguousarray(_numpy(lse), np.float32), g, out, eps, M)
     if L._is_torch(x):
         result = L._to_torch(out, x)
         return x.copy_(result) if inplace else result
