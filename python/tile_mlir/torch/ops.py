@@ -70,7 +70,7 @@ def _(x):
 @torch.library.custom_op(f"{LIB}::softmax_backward", mutates_args=())
 def softmax_backward(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
     if hasattr(K, "softmax_backward"):
-        return K.softmax_backward(_c(y), _c(dy))
+        return K.softmax_backward(_c(y), _c(dy)).to(y.dtype)
     y32, dy32 = y.float(), dy.float()
     return (y32 * (dy32 - (dy32 * y32).sum(-1, keepdim=True))).to(y.dtype)
 
@@ -108,7 +108,7 @@ def _(x):
 @torch.library.custom_op(f"{LIB}::logsumexp_backward", mutates_args=())
 def logsumexp_backward(x: torch.Tensor, l: torch.Tensor, dl: torch.Tensor) -> torch.Tensor:  # noqa: E741
     if hasattr(K, "logsumexp_backward"):
-        return K.logsumexp_backward(_c(x), _c(l), _c(dl))
+        return K.logsumexp_backward(_c(x), _c(l), _c(dl)).to(x.dtype)
     return (dl.float()[..., None] * torch.exp(x.float() - l.float()[..., None])).to(x.dtype)
 
 
@@ -146,7 +146,8 @@ def _(x, weight, eps):
 def rms_norm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
                       rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     if hasattr(K, "rms_norm_backward"):
-        return K.rms_norm_backward(_c(dy), _c(x), _c(weight), _c(rstd))
+        dx, dw = K.rms_norm_backward(_c(dy), _c(x), _c(weight), _c(rstd))
+        return dx.to(x.dtype), dw.to(weight.dtype)
     dy32, x32, w32, r = dy.float(), x.float(), weight.float(), rstd[..., None]
     xhat, g = x32 * r, dy32 * w32
     dx = r * (g - xhat * (g * xhat).mean(-1, keepdim=True))
@@ -190,7 +191,8 @@ def _(x, weight, bias, eps):
 def layer_norm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, mean: torch.Tensor,
                         rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     if hasattr(K, "layer_norm_backward"):
-        return K.layer_norm_backward(_c(dy), _c(x), _c(weight), _c(mean), _c(rstd))
+        dx, dw, db = K.layer_norm_backward(_c(dy), _c(x), _c(weight), _c(mean), _c(rstd))
+        return dx.to(x.dtype), dw.to(weight.dtype), db.to(weight.dtype)
     dy32, w32, r = dy.float(), weight.float(), rstd[..., None]
     xhat = (x.float() - mean[..., None]) * r
     g = dy32 * w32
