@@ -140,8 +140,10 @@ def test_the_kernels_are_in_the_library_and_serve_every_row_count():
     text = K.kernel_text("cross_entropy_backward", 8, 1000, "bf16")
     assert text == K.kernel_text("cross_entropy_backward", 3000, 1000, "bf16")  # M is an argument
     assert "gpu.func @cross_entropy_backward" in text and "memref<?xi64>" in text and "tile.dims = [6]" in text
-    from tile_mlir.kernels import library
+    from tile_mlir.kernels import library, loss
 
+    assert loss.bytes_moved(8192, 131072, "bf16") == {"forward": 8192 * 131072 * 2 + 18 * 8192,
+                                                      "backward": 2 * 8192 * 131072 * 2 + 16 * 8192}
     rng = np.random.default_rng(12)
     K.cross_entropy(*inputs(rng, 9, 77, "f32"))
     before = library._compiled.cache_info().misses

@@ -6,8 +6,8 @@ functional API is ``tile_mlir.kernels.loss``, and docs/fused-kernels.md
 
 * ``cross_entropy``: one pass over the row's chunks keeps, per thread, the running max m
   and the sum s of exp(x - m) (rescaled when m grows, as softmax's first pass), the sum of
-  the row's x (for label smoothing) and x[target] (the lane whose column is the target
-  adds it); four cta reductions then give lse = max + log(sum) and the loss
+  the row's x (for label smoothing); x[target] is one load; three cta reductions then
+  give lse = max + log(sum) and the loss
   (1 - ε)(lse - x[t]) + ε(lse - Σx / V), 0 for a row whose target is ``ignore``.
 * ``cross_entropy_backward``: dX = g · (exp(x - lse) - ε / V - (1 - ε)·[col = t]),
   with g the row's scale (dloss, over the count of rows for a mean; 0 for an ignored row:
@@ -69,31 +69,33 @@ def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     with _frame("cross_entropy", p, M, args, chip) as r:
         k, x, V = r.k, r.tile(), r.V
         zero, none = r.f32(0.0), r.splat(r.f32(0.0))
-        target = k.load(k.args["T"], [_this_row(r)])
-        t = k.splat(k.cast(target, "index"), V)
+        row = _this_row(r)
+        target = k.load(k.args["T"], [row])
+        # x[target], one load per thread (an ignored row's target is clamped into the row:
+        # its loss is 0 whatever is read).
+        inside_row = arith.minsi(arith.maxsi(target, k.constant(0, "i64")), k.constant(p.N - 1, "i64"))
+        x_t = k.cast(k.load(k.args["X"], [row, k.cast(inside_row, "index")]), "f32")
         edge = k.splat(k.index(p.N), V)
-        carry = [r.f32(NEG_INF), zero, zero, zero]
-        for col, (m0, s0, sx0, xt0), (m, s, sx, xt) in r.chunks(x, padding=NEG_INF, carry=carry):
+        carry = [r.f32(NEG_INF), zero, zero]
+        for col, (m0, s0, sx0), (m, s, sx) in r.chunks(x, padding=NEG_INF, carry=carry):
             m1 = arith.maximumf(m0, r.max(x))
             a = arith.select(r.eq(m1, r.f32(NEG_INF)), zero, m1)
             shift = r.splat(a)
             lanes, first = _columns(r, col)
             step = k.index(32 * p.W * V)
-            inner = [arith.mulf(s0, math.exp(arith.subf(m0, a))), sx0, xt0]
-            for c, (s_, sx_, xt_), (s1, sx1, xt1) in k.range(p.C, carry=inner, unroll=True):
+            inner = [arith.mulf(s0, math.exp(arith.subf(m0, a))), sx0]
+            for c, (s_, sx_), (s1, sx1) in k.range(p.C, carry=inner, unroll=True):
                 v = k.cast(k.vload(x, arith.muli(c, k.index(V)), V), "f32")
                 cols = arith.addi(lanes, k.splat(arith.addi(first, arith.muli(c, step)), V))
                 inside = arith.cmpi(arith.CmpIPredicate.slt, cols, edge)
-                hit = arith.cmpi(arith.CmpIPredicate.eq, cols, t)
                 k.yield_(k.reduction("add", math.exp(arith.subf(v, shift)), s_),
-                         k.reduction("add", arith.select(inside, v, none), sx_),
-                         k.reduction("add", arith.select(hit, v, none), xt_))
-            k.yield_(m1, s1, sx1, xt1)
+                         k.reduction("add", arith.select(inside, v, none), sx_))
+            k.yield_(m1, s1, sx1)
         top = r.reduce(m, "maximum")
         A = arith.select(r.eq(top, r.f32(NEG_INF)), zero, top)
         S = r.reduce(arith.mulf(s, math.exp(arith.subf(m, A))), "sum")
         lse = arith.addf(A, math.log(S))
-        x_t, sum_x = r.reduce(xt, "sum"), r.reduce(sx, "sum")
+        sum_x = r.reduce(sx, "sum")
         eps = k.args["smoothing"]
         nll = arith.mulf(arith.subf(r.f32(1.0), eps), arith.subf(lse, x_t))
         smooth = arith.mulf(eps, arith.subf(lse, arith.divf(sum_x, r.f32(float(p.N)))))
