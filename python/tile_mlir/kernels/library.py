@@ -113,10 +113,17 @@ def compiled(name: str, M: int, N: int, dtype: str = "f32", *, backend: str = "a
     """Kernel ``name`` compiled for an M x N matrix of ``dtype``, with its grid and block:
     once per process for each (name, M, plan, backend, chip), or, for a kernel of
     ``any_rows``, each (name, plan, backend, chip): a changing M compiles nothing."""
-    spec, p = _spec(name), _plan(name, M, N, dtype, overrides)
+    return _compiled_for(name, M, N, dtype, api.choose_backend(backend), chip, tuple(sorted(overrides.items())))
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled_for(name: str, M: int, N: int, dtype: str, backend: str, chip: str, overrides: tuple) -> Compiled:
+    """``compiled``, remembered for each shape: a call with a shape seen before costs a
+    dictionary lookup (the plan and the kernel are not looked for again)."""
+    spec, p = _spec(name), _plan(name, M, N, dtype, dict(overrides))
     if spec.any_rows:
-        return dataclasses.replace(_compiled(spec.name, None, p, api.choose_backend(backend), chip), grid=p.grid(M))
-    return _compiled(spec.name, M, p, api.choose_backend(backend), chip)
+        return dataclasses.replace(_compiled(spec.name, None, p, backend, chip), grid=p.grid(M))
+    return _compiled(spec.name, M, p, backend, chip)
 
 
 def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
