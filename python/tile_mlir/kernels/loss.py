@@ -14,15 +14,16 @@ integer targets) or torch tensors (float32 or bfloat16 logits, int64 targets): l
 * ``lse`` (f32, one per row) is what the backward needs: it reads the logits once more
   and writes dlogits once, over the logits themselves with ``inplace``.
 
-One kernel of each serves every M (the row count is an argument: ``tile_mlir.dynamic_dims``),
-so a changing batch compiles nothing. The loss and lse are f32 (``tile_mlir.torch`` gives the loss in the logits' dtype, as
-torch). The kernels are ``tile_mlir.kernels.cross_entropy_kernels``'s, compiled and
-launched as the other fused kernels (``tile_mlir.kernels.library``); the per-row work
-(loss, lse, the backward's per-row scale) is on the device, the reductions over M rows
-(``sum``, ``mean``, the count) are a few array ops of numpy or torch. A target outside
-[0, V) other than ignore_index is an error on numpy and CPU tensors; on a CUDA tensor it
-is not checked (that would wait for the device): its row's loss is taken as if x[target]
-were 0, and its dlogits have no -(1 - ε) at the target.
+One kernel of each serves every M (the row count is an argument:
+``tile_mlir.dynamic_dims``), so a changing batch compiles nothing. The loss and lse are
+f32 (``tile_mlir.torch`` gives the loss in the logits' dtype, as torch). The kernels are
+``tile_mlir.kernels.cross_entropy_kernels``'s, compiled and launched as the other fused
+kernels (``tile_mlir.kernels.library``); the per-row work (loss, lse, the backward's
+per-row scale) is on the device, the reductions over M rows (``sum``, ``mean``, the
+count) are a few array ops of numpy or torch. A target outside [0, V) other than
+ignore_index is an error on numpy and CPU tensors; on a CUDA tensor it is not checked
+(that would wait for the device): its row's x[target] is read at the target clamped into
+[0, V), and its dlogits have no -(1 - ε) at any column.
 """
 
 from __future__ import annotations
