@@ -32,6 +32,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from . import dynamic_dims
 from .alignment import argument_alignments
 from .analysis import analyze, block_needs
 from .analysis_copy import analyze_copy
@@ -197,12 +198,13 @@ def lower_to_ptx(text: str, options: Options | None = None, *, source_name: str 
     with new_context() as ctx, ir.Location.unknown(ctx):
         module, sink = _loaded(text, ctx, source_name)
         chip = _target_chip(module, options.chip, sink)
-        signatures = kernel_signatures(module)
+        signatures = kernel_signatures(module, dynamic=dynamic_dims.bound(module))
         run = Run(module, sink, text, [])
         stages, tile = nvvm_stages(options), len(tile_stages(options))
         run_stages(run, stages[:tile])
         # what the lowered code assumes of each pointer, read before LLVM hides it
         signatures = with_alignments(signatures, module)
+        dynamic_dims.rewrite(module)  # dynamic dims from integer arguments, for bare pointers
         run_stages(run, stages[tile:])
         objects = binary_objects(run)
         if len(objects) != 1:

@@ -112,11 +112,14 @@ class _Arg:
     """What the fast path needs of one argument: for a memref, its shape, the torch dtype
     (looked up once torch is there) and alignment; for a scalar, its slot and range."""
 
-    __slots__ = ("align", "dtype", "high", "low", "memref", "shape", "slot", "takes_float", "torch_dtype")
+    __slots__ = ("align", "dtype", "dynamic", "high", "low", "memref", "shape", "slot", "takes_float", "torch_dtype")
 
     def __init__(self, spec: ArgSpec, slot):
         self.memref = spec.kind == "memref"
         self.shape, self.dtype, self.align = spec.shape, spec.dtype, spec.align
+        # A dynamic leading dim (tile_mlir.dynamic_dims): the static dims, compared to shape[1:].
+        leading = self.memref and spec.shape[:1] == (None,) and None not in spec.shape[1:]
+        self.dynamic = spec.shape[1:] if leading else None
         self.torch_dtype = None
         self.slot = slot  # a scalar's ctypes view of its slot
         self.low = self.high = None  # an integer's range, when ints go straight in
@@ -157,7 +160,10 @@ class Packer:
                 if dtype is None:
                     dtype = a.torch_dtype = self._torch_dtype(a.dtype)
                 pointer = arg.data_ptr()
-                if (arg.dtype is dtype and arg.shape == a.shape and not pointer % a.align and arg.is_cuda
+                shape = arg.shape
+                if (arg.dtype is dtype and (shape == a.shape or (a.dynamic is not None and len(shape) == len(a.shape)
+                                                                 and shape[1:] == a.dynamic))
+                        and not pointer % a.align and arg.is_cuda
                         and arg.get_device() == 0 and arg.is_contiguous()):
                     slots[i] = pointer
                     continue

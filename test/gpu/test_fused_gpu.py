@@ -75,7 +75,7 @@ def to_numpy(t, dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("M, N", GPU_SHAPES, ids=lambda v: str(v))
-@pytest.mark.parametrize("name", list(K.SPECS))
+@pytest.mark.parametrize("name", list(K.KERNELS))
 def test_fused_kernel(name, M, N, dtype, seed):
     spec = K.SPECS[name]
     x, params, labels = inputs(name, M, N, dtype, seed)

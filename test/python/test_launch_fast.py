@@ -200,3 +200,17 @@ def test_the_benchmark_runs_on_the_fake_driver(tmp_path):
     assert set(results) == {"launch(a, b)", "launch(a, b, stream=handle)", "launch(a, b, stream=torch_stream())",
                             "bind(a, b)()", "driver floor"}
     assert all(0 < us < 1000 for us in results.values())
+
+
+def test_a_dynamic_leading_dim_takes_the_fast_path(torch, fake, monkeypatch):
+    """A memref whose leading dim an integer argument gives (tile_mlir.dynamic_dims):
+    any row count with the static dims goes straight in; other dims take the full
+    check and its error."""
+    k = kernel(KernelSignature("fill", (ArgSpec("memref", "float32", (None, 2)), ArgSpec("scalar", "float32"))))
+    rows = Tensor(np.zeros((2, 2), np.float32))
+    with monkeypatch.context() as m:
+        no_full_check(m)
+        k.launch(1, 32, rows, 1.5)
+    np.testing.assert_array_equal(rows.host, 1.5)
+    with pytest.raises(LaunchError, match=r"must be float32\[\?, 2\], got shape \(2, 3\)"):
+        k.launch(1, 32, Tensor(np.zeros((2, 3), np.float32)), 1.5)

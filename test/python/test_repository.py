@@ -52,7 +52,12 @@ def test_every_error_class_derives_from_tile_error_and_is_exported():
     outside = []
     for path in PACKAGE.rglob("*.py"):
         name = "tile_mlir." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts).removesuffix(".__init__")
-        module = importlib.import_module(name)
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:  # tile_mlir.torch, without the optional torch
+            if e.name != "torch":
+                raise
+            continue
         outside += [f"{name}.{k}" for k, v in vars(module).items()
                     if isinstance(v, type) and issubclass(v, BaseException) and v.__module__ == name
                     and not issubclass(v, errors.TileError)]

@@ -18,13 +18,13 @@ from .. import api
 from ..testing.fused import MAIN_SHAPE, as_f64, check, random_inputs
 from ..vocab import DEFAULT_CHIP
 from .library import SPECS, _built, run
-from .plan import DTYPES, plan
+from .plan import DTYPES, KERNELS, plan
 from .reference import REFERENCES
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tile_mlir.kernels", description=__doc__.split("\n\n")[0])
-    parser.add_argument("kernel", choices=list(SPECS))
+    parser.add_argument("kernel", choices=list(KERNELS))
     parser.add_argument("--shape", default="{}x{}".format(*MAIN_SHAPE), help="M x N (default %(default)s)")
     parser.add_argument("--dtype", default="f32", choices=DTYPES)
     parser.add_argument("--backend", default="auto", choices=api.BACKENDS)

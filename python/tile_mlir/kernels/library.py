@@ -20,6 +20,7 @@ Importing this module imports neither MLIR nor CUDA; building a kernel imports
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import math
@@ -31,7 +32,7 @@ from .. import api, cache
 from ..errors import BindingsTooOld, LaunchError, OptionError
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
-from .plan import RowPlan, plan
+from .plan import KERNELS, RowPlan, plan
 
 __all__ = ["SPECS", "Compiled", "Kernel", "compiled", "kernel_text", "run"]
 
@@ -40,16 +41,23 @@ __all__ = ["SPECS", "Compiled", "Kernel", "compiled", "kernel_text", "run"]
 class Kernel:
     """What a kernel takes and gives: x, then the per-column ``params`` (N each), the
     ``outputs`` as (name, role) (``rows``: like x; ``row``: one value per row of x's
-    dtype; ``stat``: one f32 per row), then ``eps`` if it has a default."""
+    dtype; ``stat``: one f32 per row), then ``eps`` if it has a default. A kernel of
+    another ``module`` than ``forward`` (its ``BUILDERS`` build it) has its own functional
+    API, and its arguments are ``args`` (``signature``)."""
 
     name: str
     params: tuple[str, ...] = ()
     outputs: tuple[tuple[str, str], ...] = (("y", "rows"),)
     eps: float | None = None
+    module: str = "forward"
+    args: tuple[str, ...] = ()
+    online_warps: int | None = None  # warps per row where the plan is ``online`` (``_plan``)
+    any_rows: bool = False  # one kernel for every M: its last argument is M (``tile_mlir.dynamic_dims``)
 
     @property
     def signature(self) -> str:
-        names = ("x", *self.params, *(n for n, _ in self.outputs), *(("eps",) if self.eps is not None else ()))
+        names = self.args or ("x", *self.params, *(n for n, _ in self.outputs),
+                              *(("eps",) if self.eps is not None else ()))
         return f"{self.name}({', '.join(names)})"
 
 
@@ -58,6 +66,12 @@ SPECS = {
     "logsumexp": Kernel("logsumexp", outputs=(("y", "row"),)),
     "rmsnorm": Kernel("rmsnorm", ("weight",), (("y", "rows"), ("rstd", "stat")), 1e-6),
     "layernorm": Kernel("layernorm", ("weight", "bias"), (("y", "rows"), ("mean", "stat"), ("rstd", "stat")), 1e-5),
+    "cross_entropy": Kernel("cross_entropy", module="cross_entropy_kernels",
+                            args=("logits", "target", "loss", "lse", "ignore_index", "label_smoothing", "rows"),
+                            online_warps=8, any_rows=True),
+    "cross_entropy_backward": Kernel("cross_entropy_backward", module="cross_entropy_kernels",
+                                     args=("logits", "target", "lse", "scale", "dlogits", "label_smoothing", "rows"),
+                                     online_warps=8, any_rows=True),
 }
 
 
@@ -86,23 +100,49 @@ def kernel_text(name: str, M: int, N: int, dtype: str = "f32", *, chip: str = DE
     ``overrides``), with the Python line of each op as its location. Without MLIR, the
     text the compile cache remembers for it; with ``remember``, the cache remembers this
     one (what the prepare scripts do, for a GPU machine without MLIR)."""
-    name, p = _spec(name).name, plan(M, N, dtype, name, **overrides)
-    text = _text(name, M, p, chip)
+    name, p = _spec(name).name, _plan(name, M, N, dtype, overrides)
+    rows = None if SPECS[name].any_rows else M
+    text = _text(name, rows, p, chip)
     if remember:
-        cache.remember(_name(name, M, p, chip), text)
+        cache.remember(_name(name, rows, p, chip), text)
     return text
 
 
 def compiled(name: str, M: int, N: int, dtype: str = "f32", *, backend: str = "auto", chip: str = DEFAULT_CHIP,
              **overrides) -> Compiled:
     """Kernel ``name`` compiled for an M x N matrix of ``dtype``, with its grid and block:
-    once per process for each (name, M, plan, backend, chip)."""
-    return _compiled(_spec(name).name, M, plan(M, N, dtype, name, **overrides), api.choose_backend(backend), chip)
+    once per process for each (name, M, plan, backend, chip), or, for a kernel of
+    ``any_rows``, each (name, plan, backend, chip): a changing M compiles nothing."""
+    return _compiled_for(name, M, N, dtype, api.choose_backend(backend), chip, tuple(sorted(overrides.items())))
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled_for(name: str, M: int, N: int, dtype: str, backend: str, chip: str, overrides: tuple) -> Compiled:
+    """``compiled``, remembered for each shape: a call with a shape seen before costs a
+    dictionary lookup (the plan and the kernel are not looked for again)."""
+    spec, p = _spec(name), _plan(name, M, N, dtype, dict(overrides))
+    if spec.any_rows:
+        return dataclasses.replace(_compiled(spec.name, None, p, backend, chip), grid=p.grid(M))
+    return _compiled(spec.name, M, p, backend, chip)
+
+
+def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
+    """The row plan of kernel ``name`` (the forward kernels' names select it; the others
+    take the same plan, except that a kernel with ``online_warps`` that reads each chunk
+    once, so that its chunks need not be long, takes that many warps per row where the
+    row is longer than a CTA holds)."""
+    p = plan(M, N, dtype, name if name in KERNELS else None, **overrides)
+    warps = SPECS[name].online_warps
+    if warps is None or p.kind != "online" or "warps" in overrides:
+        return p
+    why = (f"N = {N} is more than one CTA holds; {name} reads each chunk once, so {warps} warps per row"
+           f" (fewer registers, several CTAs per SM) take chunks of the row in turn")
+    return dataclasses.replace(plan(M, N, dtype, None, warps=warps, **overrides), why=why)
 
 
 @functools.lru_cache(maxsize=256)
 def _compiled(name: str, M: int, p: RowPlan, backend: str, chip: str) -> Compiled:
-    return Compiled(_kernel(name, M, p, backend, chip), p.grid(M), p.threads, p, backend, SPECS[name].signature)
+    return Compiled(_kernel(name, M, p, backend, chip), p.grid(M or 1), p.threads, p, backend, SPECS[name].signature)
 
 
 @functools.lru_cache(maxsize=256)
@@ -121,7 +161,7 @@ def _kernel(name: str, M: int, p: RowPlan, backend: str, chip: str, extra: tuple
 def _name(name: str, M: int, p: RowPlan, chip: str, extra: tuple = ()) -> str:
     """What the compile cache remembers the kernel's text by (``cache.remember``)."""
     more = "".join(f" {key}={value}" for key, value in extra)
-    return f"tile_mlir.kernels.{name} {M}x{p.N} {p.dtype} {p.label()}{more} {chip}"
+    return f"tile_mlir.kernels.{name} {'?' if M is None else M}x{p.N} {p.dtype} {p.label()}{more} {chip}"
 
 
 @functools.lru_cache(maxsize=256)
@@ -139,8 +179,10 @@ def _text(name: str, M: int, p: RowPlan, chip: str, extra: tuple = ()) -> str:
 
 
 def _built(name: str, M: int, p: RowPlan, chip: str, extra: tuple = ()):
-    """The module of kernel ``name`` (``tile_mlir.kernels.forward`` or ``backward``: needs MLIR)."""
-    for module in ("forward", "backward"):
+    """The module of kernel ``name``: a builder of the module its spec names, else of
+    ``forward`` or ``backward`` (needs MLIR)."""
+    spec = SPECS.get(name)
+    for module in (spec.module,) if spec is not None else ("forward", "backward"):
         builders = importlib.import_module(f".{module}", __package__).BUILDERS
         if name in builders:
             return builders[name](p, M, chip, **dict(extra)).module
@@ -156,6 +198,8 @@ def run(name: str, x, *params, eps: float | None = None, backend: str = "auto", 
     device), the rows' of x's shape and dtype, one value per row of x's leading shape
     (in x's dtype, or f32 for a statistic)."""
     spec = _spec(name)
+    if spec.module != "forward":
+        raise LaunchError(f"{name} is not run by run(): call tile_mlir.kernels.{name}")
     if len(params) != len(spec.params):
         raise LaunchError(f"{name} takes x and {len(spec.params)} more array(s) {spec.params}, got {len(params)}")
     if getattr(x, "ndim", 0) < 1:

@@ -21,8 +21,9 @@ few upstream builders and a ``tile_mlir.ops`` op:
 
 Each op is located at the kernel's line that asked for it (``build.helpers``), not at a
 line of this module. The argument roles of ``row_kernel``: ``rows`` (M x N of the dtype), ``cols`` (N),
-``row`` (M, one value per row of the dtype), ``stat`` (M, f32) and ``f32`` (a scalar); any
-other role is taken as the argument's MLIR type (the backward kernels' partial sums).
+``row`` (M, one value per row of the dtype), ``stat`` (M, f32), ``targets`` (M, int64),
+and the scalars ``f32``, ``i64`` and ``index``; any other role is taken as the
+argument's MLIR type (the backward kernels' partial sums).
 """
 
 from __future__ import annotations
@@ -42,10 +43,12 @@ build.helpers(__file__)  # the ops built here are located at the kernel's line t
 
 
 def arg_types(p: RowPlan, M: int) -> dict[str, str]:
-    """The MLIR type of each argument role, for M rows of plan ``p``."""
+    """The MLIR type of each argument role, for M rows of plan ``p`` (M ``"?"``: a
+    dynamic dim, whose extent an ``index`` argument gives: ``tile_mlir.dynamic_dims``)."""
     T = p.dtype
     return {"rows": f"memref<{M}x{p.N}x{T}>", "cols": f"memref<{p.N}x{T}>", "row": f"memref<{M}x{T}>",
-            "stat": f"memref<{M}xf32>", "f32": "f32"}
+            "stat": f"memref<{M}xf32>", "targets": f"memref<{M}xi64>", "f32": "f32", "i64": "i64",
+            "index": "index"}
 
 
 @contextmanager

@@ -110,3 +110,15 @@ def check_expected(name: str, labels, got: np.ndarray) -> None:
         if want is not None:
             ok = np.isnan(row).all() if want == "nan" else (row == float(want)).all()
             assert ok, f"{name}, row {label!r}: expected {want} everywhere, got {np.ravel(row)[:8]}"
+
+
+# Cross-entropy's shapes on the GPU (test/gpu/test_cross_entropy_gpu.py): (M, V); both
+# kernels (forward, backward) and both dtypes of each are compiled ahead by prepare.
+CE_GPU_SHAPES = ((4096, 32000), (64, 131072), (16, 256000), (37, 1000))
+CE_GPU_CASES = [(name, M, V, dtype) for name in ("cross_entropy", "cross_entropy_backward")
+                for (M, V) in CE_GPU_SHAPES for dtype in DTYPES]
+
+# tile_mlir.torch's shapes on the GPU (test/gpu/test_torch_gpu.py; the second is the
+# RMSNorm of benchmarks/train_step.py, whose cross-entropy is CE_GPU_SHAPES' first): every
+# kernel of tile_mlir.kernels.SPECS but cross-entropy's, compiled ahead by prepare.
+TORCH_GPU_SHAPES = ((256, 1024, "f32"), (256, 1024, "bf16"), (4096, 512, "f32"))

@@ -1,8 +1,9 @@
 """Compile every conformance case, every tile.copy case, every example, the fused
-kernels of test/gpu/test_fused_gpu.py (and of ``python -m tile_mlir.kernels``'s default
-shape), the backward kernels of test/gpu/test_backward_gpu.py and the dynamic shared
-memory kernels of test/gpu/test_dynamic_shared_gpu.py into the compile cache, for a GPU
-machine without MLIR.
+kernels of test/gpu/test_fused_gpu.py, test_cross_entropy_gpu.py and test_torch_gpu.py
+(and of ``python -m tile_mlir.kernels``'s default shape), the backward kernels of
+test/gpu/test_backward_gpu.py and the dynamic shared memory kernels of
+test/gpu/test_dynamic_shared_gpu.py into the compile cache, for a GPU machine without
+MLIR.
 
     python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_XX] [--jobs N]
 
@@ -31,13 +32,13 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .. import api, cache
-from ..kernels import kernel_text
+from ..kernels import SPECS, kernel_text
 from ..kernels.training import text_backward
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
 from . import copies, dynamic_shared, loops
 from .combiner_matrix import COMBINER_CASES
-from .fused import BACKWARD_CASES, GPU_CASES
+from .fused import BACKWARD_CASES, CE_GPU_CASES, GPU_CASES, TORCH_GPU_SHAPES
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
@@ -50,7 +51,8 @@ CASES = (*REDUCE_CASES, *COMBINER_CASES, *copies.CASES, *loops.CASES, *dynamic_s
 # the fused kernels (``tile_mlir.kernels``), built for each case of FUSED. Building one
 # remembers its text in the cache by name (``kernels.kernel_text``), for the GPU machine.
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
-FUSED = GPU_CASES
+FUSED = GPU_CASES + CE_GPU_CASES + [(name, M, N, dtype) for name in SPECS if not name.startswith("cross_entropy")
+                                    for M, N, dtype in TORCH_GPU_SHAPES]
 BACKWARD = BACKWARD_CASES  # the backward kernels: a row kernel each, and the norms' column sums
 
 

@@ -1,0 +1,139 @@
+"""Cross-entropy's two kernels, written with the builder over the row frame of
+``tile_mlir.kernels.rows``: the forward (loss and lse per row, one read of the logits)
+and the backward (dlogits, one read of the logits and one write). Needs MLIR; the
+functional API is ``tile_mlir.kernels.loss``, and docs/fused-kernels.md
+("Cross-entropy") says what each moves.
+
+* ``cross_entropy``: one pass over the row's chunks keeps, per thread, the running max m
+  and the sum s of exp(x - m) (rescaled when m grows, as softmax's first pass), the sum of
+  the row's x (for label smoothing); x[target] is one load; three cta reductions then
+  give lse = max + log(sum) and the loss
+  (1 - ε)(lse - x[t]) + ε(lse - Σx / V), 0 for a row whose target is ``ignore``.
+* ``cross_entropy_backward``: dX = g · (exp(x - lse) - ε / V - (1 - ε)·[col = t]),
+  with g the row's scale (dloss, over the count of rows for a mean; 0 for an ignored row:
+  ``tile_mlir.kernels.loss`` computes it), chunk by chunk: each chunk is read
+  and written once, so dX may be X itself (in place).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from mlir.dialects import arith, math
+
+from .. import dynamic_dims
+from ..vocab import DEFAULT_CHIP
+from .plan import RowPlan
+from .rows import Rows, row_kernel
+
+NEG_INF = float("-inf")
+
+
+def _columns(r: Rows, col):
+    """(vector<V x index> of the lanes 0..V-1, this thread's first column of the chunk at
+    ``col``): vector c of the thread's tile starts at first + c·32·W·V."""
+    k, p = r.k, r.p
+    lead = arith.muli(arith.remui(k.thread_id(), k.index(32 * p.W)), k.index(p.V))
+    lanes = k.constant(list(range(p.V)), f"vector<{p.V}xindex>")
+    return lanes, arith.addi(col, lead)
+
+
+def _this_row(r: Rows):
+    """The row this thread works on (its warp's, in a plan of several rows per CTA),
+    clamped to the last row so that a CTA's rows past it read a valid target (their
+    results are not stored)."""
+    k = r.k
+    row = r.row if r.p.R == 1 else arith.addi(r.row, arith.remui(k.warp_id(), k.index(r.p.R)))
+    return arith.minui(row, arith.subi(k.args["rows"], k.index(1)))
+
+
+@contextmanager
+def _frame(name: str, p: RowPlan, M, args, chip: str):
+    """``row_kernel`` with the argument ``rows`` (index) last: the row count, and the
+    extent of every per-row argument, whose leading dim is dynamic for M None (one kernel
+    for every M: ``tile_mlir.dynamic_dims``)."""
+    args = [*args, ("rows", "index")]
+    with row_kernel(name, p, "?" if M is None else M, args, chip) as r:
+        if M is None:
+            per_row = ("rows", "targets", "stat", "row")
+            dynamic_dims.mark(r.k.func, {i: [len(args) - 1] for i, (_, role) in enumerate(args) if role in per_row})
+        yield r
+
+
+def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
+    """LOSS[r] and LSE[r] (f32) from the logits X and the int64 targets T: module
+    docstring. ``ignore`` (i64), ``smoothing`` (ε, f32) and ``rows`` (M) are scalars;
+    M None: any M."""
+    args = [("X", "rows"), ("T", "targets"), ("LOSS", "stat"), ("LSE", "stat"), ("ignore", "i64"),
+            ("smoothing", "f32")]
+    with _frame("cross_entropy", p, M, args, chip) as r:
+        k, x, V = r.k, r.tile(), r.V
+        zero, none = r.f32(0.0), r.splat(r.f32(0.0))
+        row = _this_row(r)
+        target = k.load(k.args["T"], [row])
+        # x[target], one load per thread (an ignored row's target is clamped into the row:
+        # its loss is 0 whatever is read).
+        inside_row = arith.minsi(arith.maxsi(target, k.constant(0, "i64")), k.constant(p.N - 1, "i64"))
+        x_t = k.cast(k.load(k.args["X"], [row, k.cast(inside_row, "index")]), "f32")
+        edge = k.splat(k.index(p.N), V)
+        carry = [r.f32(NEG_INF), zero, zero]
+        for col, (m0, s0, sx0), (m, s, sx) in r.chunks(x, padding=NEG_INF, carry=carry):
+            m1 = arith.maximumf(m0, r.max(x))
+            a = arith.select(r.eq(m1, r.f32(NEG_INF)), zero, m1)
+            shift = r.splat(a)
+            lanes, first = _columns(r, col)
+            step = k.index(32 * p.W * V)
+            inner = [arith.mulf(s0, math.exp(arith.subf(m0, a))), sx0]
+            for c, (s_, sx_), (s1, sx1) in k.range(p.C, carry=inner, unroll=True):
+                v = k.cast(k.vload(x, arith.muli(c, k.index(V)), V), "f32")
+                cols = arith.addi(lanes, k.splat(arith.addi(first, arith.muli(c, step)), V))
+                inside = arith.cmpi(arith.CmpIPredicate.slt, cols, edge)
+                k.yield_(k.reduction("add", math.exp(arith.subf(v, shift)), s_),
+                         k.reduction("add", arith.select(inside, v, none), sx_))
+            k.yield_(m1, s1, sx1)
+        top = r.reduce(m, "maximum")
+        A = arith.select(r.eq(top, r.f32(NEG_INF)), zero, top)
+        S = r.reduce(arith.mulf(s, math.exp(arith.subf(m, A))), "sum")
+        lse = arith.addf(A, math.log(S))
+        sum_x = r.reduce(sx, "sum")
+        eps = k.args["smoothing"]
+        nll = arith.mulf(arith.subf(r.f32(1.0), eps), arith.subf(lse, x_t))
+        smooth = arith.mulf(eps, arith.subf(lse, arith.divf(sum_x, r.f32(float(p.N)))))
+        # With ε = 0 the smoothing term is left out, not multiplied by 0 (lse - mean(x)
+        # may be infinite or NaN where the loss is not).
+        loss = arith.addf(nll, arith.select(r.eq(eps, zero), zero, smooth))
+        ignored = arith.cmpi(arith.CmpIPredicate.eq, target, k.args["ignore"])
+        r.store_row("LOSS", arith.select(ignored, zero, loss))
+        r.store_row("LSE", lse)
+    return k
+
+
+def cross_entropy_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
+    """DX from the logits X, the targets T, LSE and the rows' scales G: module docstring."""
+    args = [("X", "rows"), ("T", "targets"), ("LSE", "stat"), ("G", "stat"), ("DX", "rows"), ("smoothing", "f32")]
+    with _frame("cross_entropy_backward", p, M, args, chip) as r:
+        k, x, V = r.k, r.tile(), r.V
+        row = _this_row(r)
+        t = k.splat(k.cast(k.load(k.args["T"], [row]), "index"), V)
+        lse, g = r.splat(k.load(k.args["LSE"], [row])), k.load(k.args["G"], [row])
+        eps = k.args["smoothing"]
+        # dX = g·p - g·ε/V - g·(1 - ε)·[col = t]
+        gv = r.splat(g)
+        floor = r.splat(arith.mulf(g, arith.divf(eps, r.f32(float(p.N)))))
+        peak = r.splat(arith.mulf(g, arith.subf(r.f32(1.0), eps)))
+        none = r.splat(r.f32(0.0))
+        step = k.index(32 * p.W * V)
+        for col in r.chunks(x):
+            lanes, first = _columns(r, col)
+            for c in k.range(p.C, unroll=True):
+                i = arith.muli(c, k.index(V))
+                v = k.cast(k.vload(x, i, V), "f32")
+                cols = arith.addi(lanes, k.splat(arith.addi(first, arith.muli(c, step)), V))
+                hit = arith.cmpi(arith.CmpIPredicate.eq, cols, t)
+                d = arith.subf(arith.mulf(gv, math.exp(arith.subf(v, lse))), floor)
+                r.put(x, i, arith.subf(d, arith.select(hit, peak, none)))
+            r.store("DX", x, col)
+    return k
+
+
+BUILDERS = {"cross_entropy": cross_entropy, "cross_entropy_backward": cross_entropy_backward}

@@ -1,0 +1,183 @@
+"""Cross-entropy over a vocabulary, forward and backward: the functional API.
+
+``loss, lse = cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0,
+reduction="mean")`` and ``dlogits = cross_entropy_backward(logits, target, lse, dloss,
+...)``, on numpy arrays (logits f32, or bf16 as ``uint16`` bits or ``ml_dtypes.bfloat16``;
+integer targets) or torch tensors (float32 or bfloat16 logits, int64 targets): logits
+(M, V), target (M,). As torch's ``F.cross_entropy``:
+
+* a row's loss is (1 - ε)(lse - x[target]) + ε(lse - mean(x)), ε the label smoothing,
+  and 0 where target == ignore_index;
+* ``reduction``: ``none`` gives the M losses, ``sum`` their sum, ``mean`` their sum over
+  the count of rows not ignored (NaN when every row is), each a 0-d array for the last two;
+  ``dloss`` has the loss's shape;
+* ``lse`` (f32, one per row) is what the backward needs: it reads the logits once more
+  and writes dlogits once, over the logits themselves with ``inplace``.
+
+One kernel of each serves every M (the row count is an argument:
+``tile_mlir.dynamic_dims``), so a changing batch compiles nothing. The loss and lse are
+f32 (``tile_mlir.torch`` gives the loss in the logits' dtype, as torch). The kernels are
+``tile_mlir.kernels.cross_entropy_kernels``'s, compiled and launched as the other fused
+kernels (``tile_mlir.kernels.library``); the per-row work (loss, lse, the backward's
+per-row scale) is on the device, the reductions over M rows (``sum``, ``mean``, the
+count) are a few array ops of numpy or torch. A target outside [0, V) other than
+ignore_index is an error on numpy and CPU tensors; on a CUDA tensor it is not checked
+(that would wait for the device): its row's x[target] is read at the target clamped into
+[0, V), and its dlogits have no -(1 - ε) at any column.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import api
+from ..errors import LaunchError, OptionError
+from . import library as L
+
+REDUCTIONS = ("mean", "sum", "none")
+
+__all__ = ["REDUCTIONS", "bytes_moved", "cross_entropy", "cross_entropy_backward"]
+
+
+def cross_entropy(logits, target, ignore_index: int = -100, label_smoothing: float = 0.0, reduction: str = "mean",
+                  *, backend: str = "auto", **overrides):
+    """(loss, lse): module docstring. ``overrides`` (``warps``, ``vectors``) go to the
+    row plan (``tile_mlir.kernels.plan``), for tests and tuning."""
+    x, t, M, V, dtype, eps = _arguments("cross_entropy", logits, target, ignore_index, label_smoothing, reduction)
+    backend = api.choose_backend(backend)
+    if L._is_torch(x) and x.is_cuda and backend == "cuda":
+        import torch
+
+        loss = torch.empty(M, dtype=torch.float32, device=x.device)
+        lse = torch.empty(M, dtype=torch.float32, device=x.device)
+        if M:
+            c = L.compiled("cross_entropy", M, V, dtype, backend="cuda", **overrides)
+            c.kernel.launch(c.grid, c.block, x, t, loss, lse, int(ignore_index), eps, M,
+                            stream=torch.cuda.current_stream())
+        valid = t != ignore_index
+        return _reduce(loss, valid, reduction), lse
+    hx, ht = _host_arrays("cross_entropy", x, t, dtype, ignore_index, V)
+    loss, lse = np.zeros(M, np.float32), np.zeros(M, np.float32)
+    if M:
+        c = L.compiled("cross_entropy", M, V, dtype, backend=backend, **overrides)
+        c.kernel.launch(c.grid, c.block, hx, ht, loss, lse, np.int64(ignore_index), eps, M)
+    out = _reduce(loss, ht != ignore_index, reduction), lse
+    return tuple(L._to_torch(np.asarray(o), x) for o in out) if L._is_torch(x) else out
+
+
+def cross_entropy_backward(logits, target, lse, dloss, ignore_index: int = -100, label_smoothing: float = 0.0,
+                           reduction: str = "mean", inplace: bool = False, *, backend: str = "auto",
+                           **overrides):
+    """dlogits = dloss · d(loss)/d(logits), of the logits' kind, shape and dtype; with
+    ``inplace``, written over ``logits`` (which is returned)."""
+    name = "cross_entropy_backward"
+    x, t, M, V, dtype, eps = _arguments(name, logits, target, ignore_index, label_smoothing, reduction)
+    want = (M,) if reduction == "none" else ()
+    for what, a, shape in (("lse", lse, (M,)), ("dloss", dloss, want)):
+        if tuple(getattr(a, "shape", np.shape(a))) != shape:
+            raise LaunchError(f"{name}: {what} must have shape {shape} (reduction {reduction!r}), got {L._summary(a)}")
+    backend = api.choose_backend(backend)
+    if L._is_torch(x) and x.is_cuda and backend == "cuda":
+        import torch
+
+        valid = t != ignore_index
+        g = _scale(torch.as_tensor(dloss, dtype=torch.float32, device=x.device), valid, reduction, torch.where)
+        out = x if inplace else torch.empty_like(x)
+        if M:
+            c = L.compiled(name, M, V, dtype, backend="cuda", **overrides)
+            lse32 = lse.to(device=x.device, dtype=torch.float32).contiguous()
+            c.kernel.launch(c.grid, c.block, x, t, lse32, g.contiguous(), out, eps, M,
+                            stream=torch.cuda.current_stream())
+        return out
+    hx, ht = _host_arrays(name, x, t, dtype, ignore_index, V)
+    if inplace and not L._is_torch(x) and not (isinstance(x, np.ndarray) and x.flags.c_contiguous):
+        raise LaunchError(f"{name}: inplace needs a C-contiguous numpy array of logits, got {L._summary(x)}")
+    g = _scale(np.asarray(_numpy(dloss), np.float32), ht != ignore_index, reduction, np.where).astype(np.float32)
+    out = hx if inplace else np.empty_like(hx)
+    if M:
+        c = L.compiled(name, M, V, dtype, backend=backend, **overrides)
+        c.kernel.launch(c.grid, c.block, hx, ht, np.ascontiguousarray(_numpy(lse), np.float32), g, out, eps, M)
+    if L._is_torch(x):
+        result = L._to_torch(out, x)
+        return x.copy_(result) if inplace else result
+    return out
+
+
+def _arguments(name, logits, target, ignore_index, label_smoothing, reduction):
+    """(logits, target, M, V, dtype, ε), checked."""
+    if reduction not in REDUCTIONS:
+        raise OptionError(f"{name}: reduction must be one of {', '.join(REDUCTIONS)}, got {reduction!r}")
+    eps = float(label_smoothing)
+    if not 0.0 <= eps <= 1.0:
+        raise OptionError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing!r}")
+    if not isinstance(ignore_index, (int, np.integer)):
+        raise OptionError(f"{name}: ignore_index must be an int, got {ignore_index!r}")
+    torch_in = L._is_torch(logits)
+    if not torch_in:
+        logits = np.asarray(logits) if not isinstance(logits, np.ndarray) else logits
+    if getattr(logits, "ndim", 0) != 2:
+        raise LaunchError(f"{name}: logits must be an (M, V) array, got {L._summary(logits)}")
+    dtype = L._torch_dtype(logits) if torch_in else L._numpy_dtype(logits)
+    M, V = (int(d) for d in logits.shape)
+    if V < 1:
+        raise LaunchError(f"{name}: logits need at least one class, got {L._summary(logits)}")
+    if tuple(getattr(target, "shape", np.shape(target))) != (M,):
+        raise LaunchError(f"{name}: target must have shape ({M},), one class per row, got {L._summary(target)}")
+    if torch_in:
+        if not L._is_torch(target) or str(target.dtype) != "torch.int64" or target.device != logits.device:
+            raise LaunchError(f"{name}: with torch logits, target must be an int64 tensor on {logits.device},"
+                              f" got {L._summary(target)}")
+        if logits.is_cuda:
+            logits, target = logits.contiguous(), target.contiguous()
+    elif not np.issubdtype(np.asarray(target).dtype, np.integer):
+        raise LaunchError(f"{name}: target must hold integers, got {L._summary(target)}")
+    return logits, target, M, V, dtype, np.float32(eps)
+
+
+def _numpy(a) -> np.ndarray:
+    return a.detach().cpu().numpy() if L._is_torch(a) else np.asarray(a)
+
+
+def _host_arrays(name: str, x, t, dtype: str, ignore_index: int, V: int):
+    """The logits and targets as contiguous numpy arrays; every target in [0, V) or
+    ignore_index."""
+    hx = L._host(L.SPECS[name], x, dtype)
+    ht = np.ascontiguousarray(_numpy(t), np.int64)
+    bad = np.flatnonzero((ht != ignore_index) & ((ht < 0) | (ht >= V)))
+    if bad.size:
+        raise LaunchError(f"{name}: target[{bad[0]}] = {ht[bad[0]]} is not a class of [0, {V}) nor ignore_index"
+                          f" ({ignore_index})")
+    return hx, ht
+
+
+def _reduce(loss, valid, reduction: str):
+    """The rows' losses reduced as ``reduction`` says (numpy or torch, f32)."""
+    if reduction == "none":
+        return loss
+    total = loss.sum(dtype=np.float64).astype(np.float32) if isinstance(loss, np.ndarray) else loss.sum()
+    if reduction == "sum":
+        return np.asarray(total) if isinstance(loss, np.ndarray) else total
+    count = valid.sum()
+    if isinstance(loss, np.ndarray):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(np.float32(total) / np.float32(count), np.float32)
+    return total / count
+
+
+def _scale(dloss, valid, reduction: str, where):
+    """Each row's factor of the backward: dloss (the row's, for ``none``), over the count
+    of rows not ignored for ``mean``, and 0 for an ignored row."""
+    zero = dloss * 0 if reduction == "none" else 0.0
+    if reduction == "mean":
+        count = valid.sum()
+        dloss = dloss / (count if not isinstance(count, (int, np.integer)) else max(int(count), 1))
+    return where(valid, dloss, zero)
+
+
+def bytes_moved(M: int, V: int, dtype: str) -> dict[str, int]:
+    """The bytes each phase moves to and from memory (docs/cross-entropy.md): the forward
+    reads the logits once, the targets and x[target], and writes loss and lse; the
+    backward reads the logits, targets, lse and the per-row scale, and writes dlogits."""
+    s = 2 if dtype == "bf16" else 4
+    return {"forward": M * V * s + (16 + s) * M, "backward": 2 * M * V * s + 16 * M}
+

@@ -1,0 +1,141 @@
+"""tile_mlir's fused kernels for torch: functions with autograd, ``torch.library`` custom
+ops that ``torch.compile(fullgraph=True)`` keeps in its graph, and ``nn.Module`` drop-ins.
+
+::
+
+    import tile_mlir.torch as tt
+
+    y = tt.softmax(x);  l = tt.logsumexp(x)
+    y = tt.rms_norm(x, weight, eps=1e-6);  y = tt.layer_norm(x, weight, bias, eps=1e-5)
+    loss = tt.cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean")
+    norm, ln, loss_fn = tt.RMSNorm(d), tt.LayerNorm(d), tt.CrossEntropyLoss()
+
+Over the last dim, the leading dims as rows; float32 and bfloat16 (every reduction and
+all math f32); the output has the input's dtype (cross-entropy's loss the logits', as
+torch). Each is a custom op (``torch.ops.tile_mlir.softmax``, ...: ``tile_mlir.torch.ops``)
+with its backward: a CUDA tensor goes to the kernel by pointer on torch's current stream,
+with no copy; a CPU tensor runs in the CPU interpreter (small shapes). torch is an
+optional extra (``pip install tile-mlir[torch]``): ``import tile_mlir`` does not import
+it, this package does. The modules' parameters have torch's names (``weight``,
+``bias``), so their state dicts load torch's.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from tile_mlir.errors import OptionError
+from tile_mlir.torch import ops
+from tile_mlir.torch.ops import formula_backwards
+
+__all__ = ["CrossEntropyLoss", "LayerNorm", "RMSNorm", "cross_entropy", "formula_backwards", "layer_norm",
+           "logsumexp", "ops", "rms_norm", "softmax"]
+
+
+def softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """torch.softmax(x, dim=-1) (only the last dim)."""
+    _last(dim, x)
+    return torch.ops.tile_mlir.softmax(x)
+
+
+def logsumexp(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """torch.logsumexp(x, dim=-1) (only the last dim), in x's dtype."""
+    _last(dim, x)
+    return torch.ops.tile_mlir.logsumexp(x)
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """F.rms_norm(x, (N,), weight, eps)."""
+    return torch.ops.tile_mlir.rms_norm(x, weight, float(eps))[0]
+
+
+def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """F.layer_norm(x, (N,), weight, bias, eps)."""
+    return torch.ops.tile_mlir.layer_norm(x, weight, bias, float(eps))[0]
+
+
+def cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int = -100, label_smoothing: float = 0.0,
+                  reduction: str = "mean") -> torch.Tensor:
+    """F.cross_entropy(logits, target, ...) for (M, V) logits and M int64 class indices."""
+    loss, _ = torch.ops.tile_mlir.cross_entropy(logits, target, int(ignore_index), float(label_smoothing), reduction)
+    return loss.to(logits.dtype)
+
+
+def _last(dim: int, x: torch.Tensor) -> None:
+    if dim not in (-1, x.dim() - 1):
+        raise OptionError(f"tile_mlir.torch reduces over the last dim only, got dim={dim} for {x.dim()} dims")
+
+
+def _features(normalized_shape) -> int:
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if len(shape) != 1:
+        raise OptionError(f"tile_mlir.torch normalizes over the last dim only, got normalized_shape={shape}")
+    return int(shape[0])
+
+
+class RMSNorm(torch.nn.Module):
+    """torch.nn.RMSNorm over the last dim, with the fused kernel: y = x / sqrt(mean(x²) +
+    eps) · weight. ``eps=None`` is torch's default (the dtype's machine epsilon)."""
+
+    def __init__(self, normalized_shape, eps: float | None = 1e-6, elementwise_affine: bool = True, device=None,
+                 dtype=None):
+        super().__init__()
+        n = _features(normalized_shape)
+        self.normalized_shape, self.eps, self.elementwise_affine = (n,), eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = torch.nn.Parameter(torch.ones(n, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
+        w = self.weight if self.weight is not None else x.new_ones(self.normalized_shape)
+        return rms_norm(x, w.to(x.dtype), eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class LayerNorm(torch.nn.Module):
+    """torch.nn.LayerNorm over the last dim, with the fused kernel."""
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
+                 device=None, dtype=None):
+        super().__init__()
+        n = _features(normalized_shape)
+        self.normalized_shape, self.eps, self.elementwise_affine = (n,), eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = torch.nn.Parameter(torch.ones(n, device=device, dtype=dtype))
+            self.bias = torch.nn.Parameter(torch.zeros(n, device=device, dtype=dtype)) if bias else None
+        else:
+            self.weight = self.bias = None
+        if self.bias is None:
+            self.register_parameter("bias", None)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        w = self.weight if self.weight is not None else x.new_ones(self.normalized_shape)
+        b = self.bias if self.bias is not None else x.new_zeros(self.normalized_shape)
+        return layer_norm(x, w.to(x.dtype), b.to(x.dtype), self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class CrossEntropyLoss(torch.nn.Module):
+    """torch.nn.CrossEntropyLoss for (M, V) logits and M int64 class indices (no class
+    weights, no probability targets, no (M, V, d...) logits: flatten those to rows)."""
+
+    def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean", label_smoothing: float = 0.0):
+        super().__init__()
+        if weight is not None:
+            raise OptionError("tile_mlir.torch.CrossEntropyLoss takes no class weights")
+        if not 0.0 <= label_smoothing <= 1.0 or reduction not in ("mean", "sum", "none"):
+            raise OptionError(f"label_smoothing must be in [0, 1] and reduction mean, sum or none; got"
+                              f" {label_smoothing!r}, {reduction!r}")
+        self.ignore_index, self.reduction, self.label_smoothing = ignore_index, reduction, label_smoothing
+
+    def forward(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        if logits.dim() != 2:
+            raise OptionError(f"tile_mlir.torch.CrossEntropyLoss takes (M, V) logits, got shape {tuple(logits.shape)}:"
+                              " flatten the rows first (logits.view(-1, V), target.view(-1))")
+        return cross_entropy(logits, target, self.ignore_index, self.label_smoothing, self.reduction)

@@ -1,0 +1,100 @@
+"""tile_mlir.torch on CUDA tensors (zero copy, torch's current stream): the functions and
+their gradients against torch's in float64, f32 and bf16; the cross-entropy module at the
+training step's shape; torch.compile(fullgraph=True) (Inductor) of a model using the
+custom ops, against eager; and the same bits on two backward runs (dw of RMSNorm and
+LayerNorm). The kernels come from the compile cache that ``python -m
+tile_mlir.testing.prepare`` fills (``testing.fused.TORCH_GPU_SHAPES``, ``CE_GPU_SHAPES``);
+see conftest.py for the commands. Needs torch and a GPU."""
+
+import pytest
+from tile_mlir.runtime import gpu_available
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+tt = pytest.importorskip("tile_mlir.torch")
+
+pytestmark = pytest.mark.skipif(not gpu_available() or not torch.cuda.is_available(), reason="no GPU")
+
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+TOLERANCE = {"f32": 1e-5, "bf16": 2.0**-7}
+
+
+def rand(*shape, dtype=torch.float32, seed=0, scale=1.0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return (scale * torch.randn(shape, generator=g, device="cuda")).to(dtype)
+
+
+def rel(got, want):
+    return ((got.double() - want).norm() / want.norm()).item()
+
+
+def grads(fn, *inputs, seed=9):
+    leaves = [a.detach().requires_grad_() for a in inputs]
+    y = fn(*leaves)
+    return y, torch.autograd.grad(y, leaves, rand(*y.shape, dtype=y.dtype, seed=seed))
+
+
+N = 1024
+CASES = {
+    "softmax": (tt.softmax, lambda x: torch.softmax(x, -1), 1),
+    "logsumexp": (tt.logsumexp, lambda x: torch.logsumexp(x, -1), 1),
+    "rms_norm": (lambda x, w: tt.rms_norm(x, w, 1e-6), lambda x, w: F.rms_norm(x, (N,), w, 1e-6), 2),
+    "layer_norm": (lambda x, w, b: tt.layer_norm(x, w, b, 1e-5), lambda x, w, b: F.layer_norm(x, (N,), w, b, 1e-5), 3),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_functions_and_gradients_against_torch(name, dtype):
+    ours, theirs, arity = CASES[name]
+    tdt = DTYPES[dtype]
+    inputs = [rand(4, 64, N, dtype=tdt, seed=1)] + [1 + rand(N, dtype=tdt, seed=2 + i, scale=0.3)
+                                                   for i in range(arity - 1)]
+    y, g = grads(ours, *inputs)
+    y_ref, g_ref = grads(theirs, *(a.double() for a in inputs))
+    assert y.dtype == tdt and y.is_cuda and rel(y, y_ref) < TOLERANCE[dtype]
+    for a, b in zip(g, g_ref):
+        assert a.dtype == tdt and rel(a, b) < 2 * TOLERANCE[dtype]
+    if arity > 1:  # dw (and db): the same bits on a second run
+        _, again = grads(ours, *inputs)
+        assert all(torch.equal(a, b) for a, b in zip(g[1:], again[1:]))
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_cross_entropy_loss_module(dtype):
+    x = rand(4096, 32000, dtype=DTYPES[dtype], seed=3, scale=2.0)
+    t = torch.randint(0, 32000, (4096,), device="cuda", generator=torch.Generator(device="cuda").manual_seed(4))
+    t[::11] = -100
+    xl = x.detach().requires_grad_()
+    loss = tt.CrossEntropyLoss(label_smoothing=0.1)(xl, t)
+    loss.backward()
+    x64 = x.double().requires_grad_()
+    ref = F.cross_entropy(x64, t, label_smoothing=0.1)
+    ref.backward()
+    assert loss.dtype == x.dtype and rel(loss, ref.detach()) < TOLERANCE[dtype]
+    assert rel(xl.grad, x64.grad) < TOLERANCE[dtype]
+
+
+def test_torch_compile_fullgraph_matches_eager():
+    class Head(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm, self.proj, self.loss = tt.RMSNorm(512), torch.nn.Linear(512, 32000), tt.CrossEntropyLoss()
+
+        def forward(self, x, t):
+            return self.loss(self.proj(self.norm(x)), t)
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.manual_seed(0)
+    model = Head().cuda()
+    x = rand(4096, 512, seed=5)
+    t = torch.randint(0, 32000, (4096,), device="cuda")
+    compiled = torch.compile(model, fullgraph=True)
+    loss = compiled(x, t)
+    loss.backward()
+    got = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    eager = model(x, t)
+    eager.backward()
+    assert abs(loss.item() - eager.item()) <= 1e-5 * abs(eager.item())
+    assert all(rel(a, p.grad.double()) < 1e-4 for a, p in zip(got, model.parameters()))

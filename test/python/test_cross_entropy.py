@@ -1,0 +1,176 @@
+"""Cross-entropy forward and backward (``tile_mlir.kernels.loss``) in the CPU
+interpreter, against torch's formulas in float64 numpy (``tile_mlir.kernels.reference``):
+f32 and bf16 logits, the three reductions, ignore_index rows, label smoothing, V not a
+power of two, each kind of row plan, rows of -inf / +inf / NaN, and dlogits in place."""
+
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from tile_mlir import kernels as K
+from tile_mlir.errors import LaunchError, OptionError
+from tile_mlir.kernels import reference as ref
+from tile_mlir.testing.fused import RTOL, as_f64, check, to_dtype
+
+# (M, V, plan overrides): one warp per row; several warps; the online plan (8 chunks).
+SHAPES = [(6, 1000, {}), (3, 3001, {}), (5, 1000, {"warps": 1, "vectors": 1})]
+
+
+def inputs(rng, M, V, dtype, ignored=(1,)):
+    x = to_dtype(3 * rng.standard_normal((M, V)), dtype)
+    t = rng.integers(0, V, M)
+    t[list(ignored)] = -100
+    return x, t
+
+
+def assert_close(got, want, dtype="f32"):
+    error, ok = check(np.asarray(got), np.asarray(want, np.float64), dtype)
+    assert ok, f"max error {error:g}\n got {as_f64(got)}\nwant {want}"
+
+
+@pytest.mark.parametrize("M, V, overrides", SHAPES)
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_forward_and_backward_against_float64(M, V, overrides, dtype):
+    rng = np.random.default_rng([M, V, len(dtype)])
+    x, t = inputs(rng, M, V, dtype)
+    x64 = as_f64(x)
+    for reduction, smoothing in (("mean", 0.0), ("sum", 0.1), ("none", 0.25)):
+        loss, lse = K.cross_entropy(x, t, label_smoothing=smoothing, reduction=reduction, **overrides)
+        want, want_lse = ref.cross_entropy(x64, t, smoothing=smoothing, reduction=reduction)
+        assert loss.dtype == np.float32 and loss.shape == want.shape and lse.shape == (M,)
+        assert_close(loss, want)  # the loss and lse are f32, for either dtype of logits
+        assert_close(lse, want_lse)
+        assert reduction != "none" or loss[1] == 0.0  # the ignored row
+        dloss = np.float32(rng.uniform(0.5, 2.0, M if reduction == "none" else ()))
+        dx = K.cross_entropy_backward(x, t, lse, dloss, label_smoothing=smoothing, reduction=reduction,
+                                      **overrides)
+        assert dx.dtype == x.dtype and dx.shape == x.shape
+        assert_close(dx, ref.cross_entropy_backward(x64, t, dloss, smoothing=smoothing, reduction=reduction), dtype)
+        assert not np.any(as_f64(dx)[1])  # an ignored row has no gradient
+
+
+def test_the_mean_counts_the_rows_not_ignored():
+    rng = np.random.default_rng(7)
+    x, t = inputs(rng, 4, 37, "f32", ignored=(0, 2))
+    loss, _ = K.cross_entropy(x, t)
+    rows, _ = K.cross_entropy(x, t, reduction="none")
+    assert loss == pytest.approx(rows.sum() / 2, rel=1e-6)
+    everything, _ = K.cross_entropy(x, np.full(4, -100))
+    assert np.isnan(everything)  # 0 / 0, as torch
+
+
+def test_ignore_index_is_any_int():
+    rng = np.random.default_rng(8)
+    x, t = inputs(rng, 3, 50, "f32", ignored=())
+    t[0] = 7
+    loss, _ = K.cross_entropy(x, t, ignore_index=7, reduction="none")
+    assert loss[0] == 0.0
+    assert_close(loss, ref.cross_entropy(as_f64(x), t, ignore_index=7, reduction="none")[0])
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_special_rows_as_torch(dtype):
+    """-inf logits away from the target change nothing; a target at -inf gives an infinite
+    loss; an all -inf row NaN (as torch's log_softmax); +inf or NaN anywhere NaN."""
+    rng = np.random.default_rng(9)
+    M, V = 7, 129
+    x = 3 * rng.standard_normal((M, V))
+    t = rng.integers(1, V, M)
+    x[0, ::3] = -np.inf
+    x[0, t[0]] = 1.0
+    x[1, t[1]] = -np.inf
+    x[2] = -np.inf
+    x[3, 5] = np.inf
+    x[4, 6] = np.nan
+    x[5, :] = -np.inf
+    x[5, 0] = 2.0  # one finite logit: probability 1 there
+    t[5] = 0
+    x = to_dtype(x, dtype)
+    x64 = as_f64(x)
+    for smoothing in (0.0, 0.2):
+        loss, lse = K.cross_entropy(x, t, label_smoothing=smoothing, reduction="none")
+        want, want_lse = ref.cross_entropy(x64, t, smoothing=smoothing, reduction="none")
+        assert np.isinf(want[1]) and np.isnan(want[2]) and np.isnan(want[3]) and np.isnan(want[4])
+        assert want[5] == (np.inf if smoothing else 0.0)
+        assert_close(loss, want)
+        assert_close(lse, want_lse)
+        dloss = np.ones(M, np.float32)
+        dx = K.cross_entropy_backward(x, t, lse, dloss, label_smoothing=smoothing, reduction="none")
+        assert_close(dx, ref.cross_entropy_backward(x64, t, dloss, smoothing=smoothing, reduction="none"), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_backward_in_place_writes_over_the_logits(dtype):
+    rng = np.random.default_rng(10)
+    x, t = inputs(rng, 4, 300, dtype)
+    want = K.cross_entropy_backward(x, t, K.cross_entropy(x, t)[1], np.float32(1.5))
+    _, lse = K.cross_entropy(x, t)
+    out = K.cross_entropy_backward(x, t, lse, np.float32(1.5), inplace=True)
+    assert out is x
+    np.testing.assert_array_equal(x, want)
+    assert np.max(np.abs(as_f64(x))) < 1.5 * RTOL["f32"] + 1.5  # a gradient, not logits
+
+
+def test_bad_arguments_are_reported():
+    x, t = inputs(np.random.default_rng(11), 3, 20, "f32")
+    with pytest.raises(OptionError, match="reduction must be one of mean, sum, none"):
+        K.cross_entropy(x, t, reduction="avg")
+    with pytest.raises(OptionError, match="label_smoothing must be in"):
+        K.cross_entropy(x, t, label_smoothing=1.5)
+    with pytest.raises(LaunchError, match=r"target\[2\] = 20 is not a class of \[0, 20\)"):
+        K.cross_entropy(x, np.array([0, 1, 20]))
+    with pytest.raises(LaunchError, match=r"target must have shape \(3,\)"):
+        K.cross_entropy(x, t[:2])
+    with pytest.raises(LaunchError, match="target must hold integers"):
+        K.cross_entropy(x, t.astype(np.float32))
+    with pytest.raises(LaunchError, match=r"logits must be an \(M, V\) array"):
+        K.cross_entropy(x[0], t)
+    with pytest.raises(LaunchError, match="f32 or bf16"):
+        K.cross_entropy(x.astype(np.float64), t)
+    _, lse = K.cross_entropy(x, t)
+    with pytest.raises(LaunchError, match=r"dloss must have shape \(3,\) \(reduction 'none'\)"):
+        K.cross_entropy_backward(x, t, lse, np.float32(1.0), reduction="none")
+
+
+def test_the_kernels_are_in_the_library_and_serve_every_row_count():
+    assert K.SPECS["cross_entropy"].signature == ("cross_entropy(logits, target, loss, lse, ignore_index,"
+                                                  " label_smoothing, rows)")
+    text = K.kernel_text("cross_entropy_backward", 8, 1000, "bf16")
+    assert text == K.kernel_text("cross_entropy_backward", 3000, 1000, "bf16")  # M is an argument
+    assert "gpu.func @cross_entropy_backward" in text and "memref<?xi64>" in text and "tile.dims = [6]" in text
+    from tile_mlir.kernels import library, loss
+
+    assert loss.bytes_moved(8192, 131072, "bf16") == {"forward": 8192 * 131072 * 2 + 18 * 8192,
+                                                      "backward": 2 * 8192 * 131072 * 2 + 16 * 8192}
+    rng = np.random.default_rng(12)
+    K.cross_entropy(*inputs(rng, 9, 77, "f32"))
+    before = library._compiled.cache_info().misses
+    for M in (1, 2, 5, 13):  # a changing batch: no compile, and right answers
+        x, t = inputs(rng, M, 77, "f32", ignored=())
+        loss, lse = K.cross_entropy(x, t, reduction="none")
+        assert_close(loss, ref.cross_entropy(as_f64(x), t, reduction="none")[0])
+    assert library._compiled.cache_info().misses == before
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "cross_entropy_backward"])
+@pytest.mark.parametrize("M, V, dtype", [(64, 1000, "f32"), (8, 40000, "bf16"), (4096, 262144, "bf16")],
+                         ids=["warp", "online", "256k"])
+def test_ptx_reads_the_logits_once_in_vectors_and_does_not_spill(name, M, V, dtype, tmp_path):
+    from tile_mlir.compiler import lower_to_ptx
+    from tile_mlir.kernels.library import _plan
+    from tile_mlir.options import Options
+
+    p = _plan(name, M, V, dtype, {})
+    assert p.kind == ("warp" if V == 1000 else "online") and (p.W == 8 or V == 1000)
+    ptx = lower_to_ptx(K.kernel_text(name, M, V, dtype), Options(chip="sm_90a")).ptx
+    assert len(re.findall(r"ld\.global\.v4\.b32", ptx)) == p.C  # one pass over the chunks
+    stores = re.findall(r"st\.global\.(v4\.b32|b32)", ptx)
+    assert sorted(stores) == (["b32", "b32"] if name == "cross_entropy" else ["v4.b32"] * p.C)
+    assert ".local" not in ptx
+    if shutil.which("ptxas"):
+        (tmp_path / "k.ptx").write_text(ptx)
+        info = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
+                              check=False, capture_output=True, text=True).stderr
+        assert " 0 bytes spill stores" in info and " 0 bytes stack frame" in info, info

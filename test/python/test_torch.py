@@ -1,0 +1,150 @@
+"""tile_mlir.torch on CPU tensors (the kernels in the CPU interpreter): the functions and
+their gradients against torch's own in float64, gradcheck at tiny shapes, the modules as
+drop-ins (torch's state dicts load), and torch.compile(fullgraph=True) keeping the custom
+ops in its graph. Skips without torch (CI has none; the functional API's numpy path is
+tested in test_fused.py, test_kernels_api.py and test_cross_entropy.py)."""
+
+import subprocess
+import sys
+
+import pytest
+from tile_mlir.errors import OptionError
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+tt = pytest.importorskip("tile_mlir.torch")
+
+M, N = 6, 40  # rows, columns: tiny, the interpreter is slow
+
+
+def rand(*shape, dtype=torch.float32, seed=0, scale=1.0):
+    g = torch.Generator().manual_seed(seed)
+    return (scale * torch.randn(shape, generator=g, dtype=torch.float64)).to(dtype)
+
+
+def rel(got, want):
+    return ((got.double() - want).norm() / want.norm()).item()
+
+
+def grads(fn, *inputs, dy_seed=9):
+    """fn's output and the gradients of <fn(inputs), dy> with respect to the inputs."""
+    leaves = [a.detach().requires_grad_() for a in inputs]
+    y = fn(*leaves)
+    dy = rand(*y.shape, dtype=y.dtype, seed=dy_seed)
+    return y, torch.autograd.grad(y, leaves, dy)
+
+
+CASES = {
+    "softmax": (tt.softmax, lambda x: torch.softmax(x, -1), 1),
+    "logsumexp": (tt.logsumexp, lambda x: torch.logsumexp(x, -1), 1),
+    "rms_norm": (lambda x, w: tt.rms_norm(x, w, 1e-6), lambda x, w: F.rms_norm(x, (N,), w, 1e-6), 2),
+    "layer_norm": (lambda x, w, b: tt.layer_norm(x, w, b, 1e-5), lambda x, w, b: F.layer_norm(x, (N,), w, b, 1e-5), 3),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+def test_functions_and_gradients_against_torch_in_float64(name, dtype):
+    ours, theirs, arity = CASES[name]
+    inputs = [rand(2, M // 2, N, dtype=dtype, seed=1)] + [1 + rand(N, dtype=dtype, seed=2 + i, scale=0.3)
+                                                         for i in range(arity - 1)]
+    y, g = grads(ours, *inputs)
+    y_ref, g_ref = grads(theirs, *(a.double() for a in inputs))
+    assert y.dtype == dtype and y.shape == y_ref.shape
+    tol = 1e-5 if dtype == torch.float32 else 2.0**-7
+    assert rel(y, y_ref) < tol
+    for a, b in zip(g, g_ref):
+        assert a.dtype == dtype and a.shape == b.shape
+        assert rel(a, b) < (tol if dtype == torch.float32 else 2.0**-6)  # bf16: the rounded dy and y
+
+
+@pytest.mark.parametrize("reduction, smoothing", [("mean", 0.0), ("sum", 0.1), ("none", 0.2)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+def test_cross_entropy_against_torch_in_float64(reduction, smoothing, dtype):
+    x = rand(M, 37, dtype=dtype, seed=3, scale=3.0)
+    t = torch.randint(0, 37, (M,), generator=torch.Generator().manual_seed(4))
+    t[2] = -100
+
+    def ours(x):
+        return tt.cross_entropy(x, t, label_smoothing=smoothing, reduction=reduction)
+
+    def theirs(x):
+        return F.cross_entropy(x, t, label_smoothing=smoothing, reduction=reduction)
+
+    loss, (dx,) = grads(ours, x)
+    loss_ref, (dx_ref,) = grads(theirs, x.double())
+    assert loss.dtype == dtype and loss.shape == loss_ref.shape
+    tol = 1e-5 if dtype == torch.float32 else 2.0**-7
+    assert rel(loss, loss_ref) < tol and rel(dx, dx_ref) < tol
+    assert not dx[2].any()
+
+
+def test_gradcheck_at_tiny_shapes():
+    """Finite differences in float32 (the kernels' precision): a step of 1e-3, tolerances
+    to match."""
+    kw = dict(eps=1e-3, atol=2e-3, rtol=2e-2, nondet_tol=0.0)
+    x = rand(3, 8, seed=5).requires_grad_()
+    w = (1 + rand(8, seed=6, scale=0.3)).requires_grad_()
+    b = rand(8, seed=7, scale=0.3).requires_grad_()
+    t = torch.tensor([1, -100, 7])
+    with pytest.warns(UserWarning, match="not a double precision"):
+        assert torch.autograd.gradcheck(tt.softmax, (x,), **kw)
+        assert torch.autograd.gradcheck(lambda x, w: tt.rms_norm(x, w), (x, w), **kw)
+        assert torch.autograd.gradcheck(lambda x, w, b: tt.layer_norm(x, w, b), (x, w, b), **kw)
+        assert torch.autograd.gradcheck(lambda x: tt.cross_entropy(x, t, label_smoothing=0.1), (x,), **kw)
+
+
+def test_modules_are_drop_ins_whose_state_dicts_load_torchs():
+    x = rand(M, N, seed=8)
+    norm, ref = tt.RMSNorm(N, eps=1e-6), torch.nn.RMSNorm(N, eps=1e-6)
+    with torch.no_grad():
+        ref.weight.copy_(1 + rand(N, seed=10, scale=0.3))
+    norm.load_state_dict(ref.state_dict())
+    assert rel(norm(x), F.rms_norm(x.double(), (N,), ref.weight.double(), 1e-6)) < 1e-5
+    ln, ln_ref = tt.LayerNorm(N), torch.nn.LayerNorm(N)
+    with torch.no_grad():
+        ln_ref.bias.copy_(rand(N, seed=11))
+    ln.load_state_dict(ln_ref.state_dict())
+    assert rel(ln(x), F.layer_norm(x.double(), (N,), ln_ref.weight.double(), ln_ref.bias.double())) < 1e-5
+    t = torch.randint(0, N, (M,), generator=torch.Generator().manual_seed(12))
+    loss_fn = tt.CrossEntropyLoss(label_smoothing=0.1)
+    assert rel(loss_fn(x, t), F.cross_entropy(x.double(), t, label_smoothing=0.1)) < 1e-5
+    with pytest.raises(OptionError, match=r"takes \(M, V\) logits"):
+        loss_fn(x[None], t[None])
+
+
+def test_torch_compile_fullgraph_keeps_the_custom_ops():
+    class Head(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm, self.proj, self.loss = tt.RMSNorm(N), torch.nn.Linear(N, 24), tt.CrossEntropyLoss()
+
+        def forward(self, x, t):
+            return self.loss(self.proj(self.norm(x)), t)
+
+    torch.manual_seed(0)
+    model, x = Head(), rand(M, N, seed=13)
+    t = torch.randint(0, 24, (M,), generator=torch.Generator().manual_seed(14))
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.extend(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
+        return torch._dynamo.backends.debugging.aot_eager(gm, example_inputs)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend=backend, fullgraph=True)
+    loss = compiled(x, t)
+    loss.backward()
+    got = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    eager = model(x, t)
+    eager.backward()
+    assert torch.equal(loss, eager)
+    assert all(torch.equal(a, p.grad) for a, p in zip(got, model.parameters()))
+    assert {"tile_mlir.rms_norm", "tile_mlir.cross_entropy"} <= set(seen), seen  # one node each, not traced through
+
+
+def test_import_tile_mlir_does_not_import_torch():
+    code = ("import sys, tile_mlir, tile_mlir.kernels; from tile_mlir import kernels as K; K.plan(4, 100);"
+            " assert 'torch' not in sys.modules, 'torch imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, env={"PYTHONPATH": ":".join(sys.path)})
