@@ -1,5 +1,6 @@
-"""Compile every conformance case, every tile.copy case, every example and the fused
-kernels of test/gpu/test_fused_gpu.py into the compile cache, for a GPU machine without MLIR.
+"""Compile every conformance case, every tile.copy case, the port of Triton's reduction
+tests, every example and the fused kernels of test/gpu/test_fused_gpu.py into the compile
+cache, for a GPU machine without MLIR.
 
     python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_90a] [--jobs N]
 
@@ -31,13 +32,14 @@ from .. import api, cache
 from ..examples._rowwise import GPU_KERNELS, kernel_text
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
-from . import copies, loops
+from . import copies, loops, triton_port
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
 # Every tile.reduce and tile.copy kernel a GPU suite compiles (the conformance matrix,
-# the tile.copy cases and the ops in loops); the shared cases are added below.
-CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES)
+# the tile.copy cases, the ops in loops and the port of Triton's reduction tests); the
+# shared cases are added below.
+CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES, *triton_port.CASES)
 
 # The examples (the demonstration among them), so they launch from the cache too. The
 # fused kernels' files are templates (fields ``${NAME}``): FUSED, their instances for the
