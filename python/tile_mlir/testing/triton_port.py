@@ -88,6 +88,23 @@ class Combiner:
     tolerance: tuple[float, float] | None = None  # (rtol, atol) against float64; None: exact
 
 
+def combiner_reduce(name: str, operands, attrs, operand_types, types, body, yields,
+                    form: str = FORM) -> tuple[list[str], list[str]]:
+    """A ``tile.reduce`` of ``operands`` (dsts, then srcs; ``operand_types``, ``attrs``)
+    that combines with a combiner: arguments ``%l0.. %r0..`` of ``types``, the ``body``
+    lines, ``yields``. Returns (the op's lines, the lines of a ``func.func @name`` to put in
+    the ``gpu.module``: none for the region form; ``FORM``)."""
+    args = ", ".join([f"%l{j}: {t}" for j, t in enumerate(types)] + [f"%r{j}: {t}" for j, t in enumerate(types)])
+    signature = f"({', '.join(operand_types)}) -> ()"
+    if form == "func":
+        return ([f'"tile.reduce"({", ".join(operands)}) {{combiner = @{name}, {", ".join(attrs)}}}', f"  : {signature}"],
+                [f"func.func private @{name}({args}) -> ({', '.join(types)}) {{", *("  " + line for line in body),
+                 f"  func.return {', '.join(yields)} : {', '.join(types)}", "}"])
+    return ([f'"tile.reduce"({", ".join(operands)}) ({{', f"^bb0({args}):", *("  " + line for line in body),
+             f'  "tile.yield"({", ".join(yields)}) : ({", ".join(types)}) -> ()',
+             f"}}) {{{', '.join(attrs)}}}", f"  : {signature}"], [])
+
+
 def _fold(groups, f):
     """The left fold of ``f`` over each group: what the scan's last element is."""
     acc = [g[:, 0] for g in groups]
@@ -188,7 +205,8 @@ class PortCase:
         body += [f"%d{j} = memref.alloca() : {t}" for j, t in enumerate(d_types)]
         for j, (a, s) in enumerate(zip(a_types, s_types)):
             body += _copies(f"a{j}_", (ns,), f"%A{j}", a, f"%s{j}", s, load_global=True)
-        body += self._reduce_text(s_types, d_types, form)
+        op, func = self._combiner_lines(s_types, d_types, form)
+        body += op
         for j, (b, d) in enumerate(zip(b_types, d_types)):
             body += _copies(f"b{j}_", (nd,), f"%B{j}", b, f"%d{j}", d, load_global=False)
         body.append("gpu.return")
@@ -197,31 +215,20 @@ class PortCase:
             f"// Triton port {self.name}: {self.upstream}; one block of {T} thread(s).",
             "module attributes {gpu.container_module} {",
             f'  gpu.module @kernels [#nvvm.target<chip = "{chip}">] {{',
-            *(self._combine_func() if self.combiner and form == "func" else []),
+            *("    " + line for line in func),
             f"    gpu.func @{self.name}({', '.join(args)}) kernel{known} {{",
             *("      " + line for line in body), "    }", "  }", "}", ""])
 
-    def _combine_func(self) -> list[str]:
-        c = COMBINERS[self.combiner]
-        args = ", ".join([f"%l{j}: {t}" for j, t in enumerate(c.types)] + [f"%r{j}: {t}" for j, t in enumerate(c.types)])
-        return [f"    func.func private @{self.name}_combine({args}) -> ({', '.join(c.types)}) {{",
-                *("      " + line for line in c.body), f"      func.return {', '.join(c.yields)} : {', '.join(c.types)}", "    }"]
-
-    def _reduce_text(self, s_types, d_types, form: str) -> list[str]:
-        operands = ", ".join([f"%d{j}" for j in range(len(d_types))] + [f"%s{j}" for j in range(len(s_types))])
+    def _combiner_lines(self, s_types, d_types, form: str) -> tuple[list[str], list[str]]:
+        operands = [f"%d{j}" for j in range(len(d_types))] + [f"%s{j}" for j in range(len(s_types))]
         attrs = [f'exec_scope = "{self.exec_scope}"', f"axes = array<i64: {', '.join(map(str, self.axes))}>",
                  "accum = false", f'src_layout = #tile.layout<"{self.src_layout}">',
                  f'dst_layout = #tile.layout<"{self.dst_layout}">']
-        types = f"({', '.join(d_types + s_types)}) -> ()"
         if self.kind:
-            return [f'"tile.reduce"({operands}) {{kind = "{self.kind}", {", ".join(attrs)}}}', f"  : {types}"]
-        if form == "func":
-            return [f'"tile.reduce"({operands}) {{combiner = @{self.name}_combine, {", ".join(attrs)}}}', f"  : {types}"]
+            return [f'"tile.reduce"({", ".join(operands)}) {{kind = "{self.kind}", {", ".join(attrs)}}}',
+                    f"  : ({', '.join(d_types + s_types)}) -> ()"], []
         c = COMBINERS[self.combiner]
-        block_args = ", ".join([f"%l{j}: {t}" for j, t in enumerate(c.types)] + [f"%r{j}: {t}" for j, t in enumerate(c.types)])
-        return [f'"tile.reduce"({operands}) ({{', f"^bb0({block_args}):", *("  " + line for line in c.body),
-                f'  "tile.yield"({", ".join(c.yields)}) : ({", ".join(c.types)}) -> ()',
-                f"}}) {{{', '.join(attrs)}}}", f"  : {types}"]
+        return combiner_reduce(f"{self.name}_combine", operands, attrs, d_types + s_types, c.types, c.body, c.yields, form)
 
     # -- host buffers ------------------------------------------------------------------------
 
