@@ -111,17 +111,18 @@ def _rows(rng, M: int, N: int):
     return x
 
 
-def check_generators(rng) -> int:
+def check_generators(rng, which=("argmax", "read", "two", "packed")) -> int:
     """Run ``check_configs()`` (argmax against numpy's, the first extremum and the first
-    NaN; the pure read's never-taken store, and a hit when ``never`` is a warp's fold) and
-    the softmax kernels (4 warps, and 32 on one row) in tile-mlir's CPU interpreter; raise
-    if one is wrong. Returns how many kernels ran."""
+    NaN; the pure read's never-taken store, and a hit when ``never`` is a thread's fold) and
+    the softmax kernels (4 warps, and 32 on one row; ``two`` exchanges and ``packed``) in
+    tile-mlir's CPU interpreter, those of ``which``; raise if one is wrong. Returns how
+    many kernels ran."""
     import numpy as np
     import tile_mlir
 
     from tile_mlir.testing.cases import narrow, widen
 
-    configs = check_configs()
+    configs = [c for c in check_configs() if c.kind in which]
     for c in configs:
         kernel = tile_mlir.compile(argmax_rows(c), backend="interpreter")[c.name]
         x = _rows(rng, c.M, c.N)
@@ -144,12 +145,11 @@ def check_generators(rng) -> int:
         kernel.launch(c.grid, c.block, arg, y, never)
         if y[r] != never or ((y != -7.0) & (y != never)).any():  # another thread may fold to the same bf16 value
             raise AssertionError(f"{what}: the pure read stores where it should not, or not where it should: {y.tolist()}")
-    for dtype in DTYPES:
-        for c in softmax_configs(dtype):
-            for small_c in (dataclasses.replace(c, M=2, N=2048 if dtype == "f32" else 4096, W=4),
-                            dataclasses.replace(c, M=1)):
-                _check_softmax(small_c, rng)
-    return len(configs) + 4 * len(DTYPES)
+    softmax = [c for d in DTYPES for c in softmax_configs(d) if ("packed" if c.packed else "two") in which]
+    for c in softmax:
+        for small_c in (dataclasses.replace(c, M=2, N=2048 if c.dtype == "f32" else 4096, W=4), dataclasses.replace(c, M=1)):
+            _check_softmax(small_c, rng)
+    return len(configs) + 2 * len(softmax)
 
 
 def _check_softmax(c: SoftmaxConfig, rng) -> None:

@@ -4,7 +4,8 @@
 
 Run it where MLIR and ptxas are (the development machine). It
 
-0. checks small versions of the row-kernel generator in tile-mlir's CPU interpreter;
+0. checks small versions of the row-kernel generators (and section 6's argmax, pure-read
+   and softmax kernels) in tile-mlir's CPU interpreter;
 1. compiles every kernel ``benchmarks.run`` launches (all row-reduction candidates, the
    warp-latency kernels, the launch probe, and the fused kernels of every shape and dtype
    of ``fused.CASES``, from their modules' ``kernel_text``) through ``tile_mlir.compile``
@@ -36,7 +37,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from . import cluster, fused
+from . import argmax, cluster, fused
 from . import kernels as K
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,6 +65,7 @@ def all_kernels() -> dict[str, tuple[str, str]]:
         if name not in absent:
             texts[fused.label(name, M, N, dtype)] = (fused.module(name).kernel_text(M, N, dtype), "linear")
     texts.update(cluster.all_kernels())
+    texts.update(argmax.all_kernels())
     return texts
 
 
@@ -121,8 +123,10 @@ def check_generators(seed: int | None = 0) -> None:
     for fold in K.XWARP_FOLDS:
         check_cross_warp_latency(rng, fold)
     clusters = cluster.check_generators(rng)
-    print(f"checked {len(CHECKS)} one-warp, {len(ctas)} multi-warp and {clusters} cluster row-kernel configurations and "
-          f"the cross-warp latency kernel ({', '.join(K.XWARP_FOLDS)} fold) in the CPU interpreter")
+    argmaxes = argmax.check_generators(rng)
+    print(f"checked {len(CHECKS)} one-warp, {len(ctas)} multi-warp and {clusters} cluster row-kernel configurations, "
+          f"{argmaxes} argmax, pure-read and softmax kernels and the cross-warp latency kernel "
+          f"({', '.join(K.XWARP_FOLDS)} fold) in the CPU interpreter")
 
 
 def check_cross_warp_latency(rng, fold: str) -> None:

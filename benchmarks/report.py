@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import report_cluster, report_fused, report_multiwarp
+from . import report_argmax, report_cluster, report_fused, report_multiwarp
 
 LARGE = ((16384, 4096), (65536, 1024), (4096, 16384))
 SKINNY = (262144, 128)
@@ -132,6 +132,7 @@ def targets(results: dict) -> list[dict]:
     report_multiwarp.targets(results, add)
     report_fused.targets(results, add)
     report_cluster.targets(results, add)
+    report_argmax.targets(results, add)
     r = _lat(results, "lat_sum_f32_l32_r1")
     if r:
         add("lat-f32", "f32 32-lane butterfly, dependent: <= 150 cycles", f"{r['cycles']:.1f} cycles", r["cycles"] <= 150)
@@ -302,7 +303,8 @@ def markdown(results: dict) -> str:
         if comp.get("lowering_variants"):
             L += ["", f"Lowering variants registered when the kernels were compiled: {', '.join(comp['lowering_variants'])}."]
     L += report_fused.markdown(results, results.get("sass", {}), comp.get("ptxas", {}))
-    not_measured = [name for name in ("xwarp", "multiwarp", "rows", "latency", "launch", "fused", "cluster") if name not in results]
+    L += report_argmax.markdown(results, results.get("sass", {}), comp.get("ptxas", {}))
+    not_measured = [name for name in ("xwarp", "multiwarp", "rows", "latency", "launch", "fused", "cluster", "argmax") if name not in results]
     if not_measured:
         L += ["", f"Not measured in this run: {', '.join(not_measured)} (see raw.txt)."]
     return "\n".join(L) + "\n"

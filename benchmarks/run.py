@@ -1,6 +1,6 @@
 """Run the benchmarks on the GPU and write the tables, the plots and the raw log.
 
-    python -m benchmarks.run [--out DIR] [--cache .tile-cache/bench] [--only xwarp,multiwarp,latency,launch,fused,rows,cluster]
+    python -m benchmarks.run [--out DIR] [--cache .tile-cache/bench] [--only xwarp,multiwarp,latency,launch,fused,rows,cluster,argmax]
                              [--repeats 3] [--deadline 520] [--kernels softmax,rmsnorm,layernorm,logsumexp]
 
 Needs torch, triton, cuda-python, numpy, matplotlib and nvcc (for the CUDA references of
@@ -10,7 +10,7 @@ that ``python -m benchmarks.prepare`` filled, and so do the compile-cost figures
 kernels are in that cache too. The sections run in the order of ``SECTIONS``: the
 cross-warp step latency, the multi-warp rows (``--repeats`` times), the warp-reduce
 latency, the launch overhead, the fused kernels (``--kernels``), the one-warp rows, the long rows over thread-block clusters
-(``cluster.py``); then
+(``cluster.py``), argmax over rows and softmax's packed exchange (``argmax.py``); then
 the SASS of every reported kernel and the report. Each section starts with a line stamped
 with the time. Writes into ``--out`` up to nine files:
 ``results.md``, ``results.json`` (rewritten after each section), ``raw.txt`` (appended
@@ -35,11 +35,11 @@ from pathlib import Path
 
 from . import fused
 from . import kernels as K
-from . import cluster, multiwarp, report
+from . import argmax, cluster, multiwarp, report
 from .measure import OPTIONS, log, row_case, run_cuda, triton_row_kernel
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("xwarp", "multiwarp", "latency", "launch", "fused", "rows", "cluster")  # in the order they run
+SECTIONS = ("xwarp", "multiwarp", "latency", "launch", "fused", "rows", "cluster", "argmax")  # in the order they run
 
 
 # --- 1. row reduction, one warp per row -------------------------------------------------
@@ -197,6 +197,7 @@ def _reported_kernels(results: dict) -> dict[str, tuple[str, dict]]:
         texts[fused.label(r["kernel"], r["M"], r["N"], r["dtype"])] = (
             fused.module(r["kernel"]).kernel_text(r["M"], r["N"], r["dtype"]), OPTIONS)
     texts.update((label, (text, OPTIONS)) for label, text in cluster.reported_kernels(results).items())
+    texts.update((label, (text, OPTIONS)) for label, text in argmax.reported_kernels(results).items())
     return texts
 
 
@@ -326,7 +327,8 @@ def main(argv=None) -> int:
     benches = {"xwarp": multiwarp.bench_cross_warp, "multiwarp": lambda: multiwarp.bench_multiwarp(args.repeats, args.deadline),
                "latency": bench_latency, "launch": bench_launch, "fused": lambda: fused.bench_fused(args.deadline, kernels),
                "rows": lambda: bench_rows(args.deadline),
-               "cluster": lambda: cluster.bench_cluster(args.deadline)}
+               "cluster": lambda: cluster.bench_cluster(args.deadline),
+               "argmax": lambda: argmax.bench_argmax(args.deadline)}
     for name in SECTIONS:
         if name in only:
             try:

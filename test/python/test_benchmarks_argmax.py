@@ -1,0 +1,90 @@
+"""Benchmark 6 (benchmarks/argmax.py, argmax_kernels.py, report_argmax.py) without a GPU:
+every argmax, pure-read and softmax kernel the GPU run may time, on small shapes in the CPU
+interpreter against numpy (ties, NaN and -inf rows; a broken generator fails the check),
+the sweeps fit the shapes and the hardware, every kernel is in ``benchmarks.prepare``'s
+list, and the report's targets and section from saved results."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import argmax as A  # noqa: E402
+from benchmarks import argmax_kernels as AK  # noqa: E402
+from benchmarks import prepare, report, report_argmax  # noqa: E402
+
+
+def test_every_argmax_kernel_in_the_interpreter():
+    """Needs kind = "argmax" and combiner reductions (issue 17)."""
+    ran = A.check_generators(np.random.default_rng())
+    assert ran == len(A.check_configs()) + 8 and ran >= 30
+
+
+def test_the_pure_read_and_two_exchange_softmax_in_the_interpreter():
+    assert A.check_generators(np.random.default_rng(), which=("read", "two")) >= 15
+
+
+def test_a_wrong_pure_read_fails_the_check(monkeypatch):
+    """The check can fail: a pure read that stores on every thread is caught."""
+    original = AK.argmax_rows
+    monkeypatch.setattr(A, "argmax_rows", lambda c: original(c).replace("%hit = arith.cmpf oeq,", "%hit = arith.cmpf une,"))
+    with pytest.raises(AssertionError, match="the pure read stores"):
+        A.check_generators(np.random.default_rng(), which=("read",))
+
+
+def test_the_kernels_say_what_the_section_measures():
+    c = A.candidates(4096, 16384, "f32")[-1]
+    text = AK.argmax_rows(c)
+    assert text.count('kind = "argmax", exec_scope = "warp"') == 2 - (not c.P) and 'kind = "argmax", exec_scope = "cta"' in text
+    assert '"tile.copy"' in text and "alignment = 16" in text
+    read = AK.argmax_rows(A.candidates(4096, 16384, "f32", "read")[-1])
+    assert "argmax" not in read and 'exec_scope = "thread"' in read
+    two, packed = (AK.softmax_rows(c) for c in A.softmax_configs("f32"))
+    assert two.count('"tile.reduce"') == 2 and packed.count('"tile.reduce"') == 1
+    assert "known_block_size = array<i32: 1024, 1, 1>" in packed
+
+
+def test_the_sweeps_fit_the_shapes_and_the_hardware():
+    for (M, N), dtype in ((s, d) for s in A.SHAPES for d in A.DTYPES):
+        for kind in ("argmax", "read"):
+            cands = A.candidates(M, N, dtype, kind)
+            assert len(cands) >= 3, (M, N, dtype, kind)
+            for c in cands:
+                c.check()
+                assert c.W * c.K * c.CW == N and c.grid * c.RB == M and c.block <= 1024 and M * c.W >= A.MIN_WARPS
+                assert c.P == (c.K >= 2)
+        assert all(N % b == 0 and b <= N for b, _ in A.TRITON[N])
+    for dtype in A.DTYPES:
+        for c in A.softmax_configs(dtype):
+            assert c.plan.K == 1 and c.block == 1024 and (c.M, c.N) == (4096, 16384)
+    assert set(A.all_kernels()) <= set(prepare.all_kernels())
+
+
+def _row(M, N, dtype, pct, vs):
+    row = {"M": M, "N": N, "dtype": dtype, "ours_cfg": "W8 RB1 C4 P", "ours_kernel": f"argmax_rows_{dtype}_{M}x{N}",
+           "read_cfg": "W8 RB1 C4 P", "read_kernel": f"read_rows_{dtype}_{M}x{N}", "triton_cfg": "BN4096 w8 chunks",
+           "pct_read": pct, "vs_torch": vs, "vs_triton": vs, "pct_read_flushed": pct, "vs_torch_flushed": vs,
+           "vs_triton_flushed": vs, "ties": 3, "ours_candidates": {"W8 RB1 C4 P": 0.06}, "read_candidates": {"W8 RB1 C4 P": 0.058},
+           "triton_candidates": {"BN4096 w8 chunks": 0.07}, "ours_ms": 0.06, "read_ms": 0.058, "two_ms": 1}
+    for who in ("ours", "read", "torch", "triton"):
+        row[f"{who}_GBs"] = row[f"{who}_flushed_GBs"] = 4000.0
+    return row
+
+
+@pytest.mark.parametrize("met", [True, False])
+def test_the_targets_take_the_worst_dtype(met):
+    rows = [_row(4096, 16384, "f32", 97.0, 1.1), _row(4096, 16384, "bf16", 96.0 if met else 90.0, 1.05)]
+    soft = [{"M": 4096, "N": 16384, "dtype": "f32", "two_ms": 0.1, "packed_ms": 0.09, "saved_us": 10.0, "saved_pct": 10.0,
+             "two_GBs": 2000.0, "packed_GBs": 2200.0, "two_kernel": "a", "packed_kernel": "b"}]
+    out = report.targets({"argmax": {"rows": rows, "softmax": soft}})
+    mine = {t["key"]: t for t in out if t["key"].startswith(("argmax", "softmax-packed"))}
+    assert mine["argmax-4096x16384"]["met"] is met and mine["softmax-packed-f32"]["met"]
+    assert ("90.0% of the pure read (bf16" in mine["argmax-4096x16384"]["figure"]) is not met
+    text = "\n".join(report_argmax.markdown({"argmax": {"rows": rows, "softmax": soft,
+                                                         "triton_configs": {"16384": [[4096, 8]]}}}, {}, {}))
+    assert "## 6. Argmax over rows" in text and "**W8 RB1 C4 P: 60.0**" in text and "saves" not in text
+    assert "| 4096x16384 | f32 | 100.0 | 2000 |" in text
