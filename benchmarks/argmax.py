@@ -21,7 +21,8 @@
 cache holds it), ``check_generators(rng)`` runs small versions of every configuration in
 the CPU interpreter against numpy (ties, NaN and -inf rows included), ``bench_argmax()``
 is the GPU section (``python -m benchmarks.run --only argmax``, about 2-3 minutes) and
-``benchmarks.report_argmax`` its part of the report.
+``benchmarks.report_argmax`` its part of the report. In a tree without argmax
+(``unsupported()``) the section is left out of all three, and says so.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import traceback
+
+from tile_mlir.testing.triton_port import unsupported
 
 from .argmax_kernels import ArgmaxConfig, SoftmaxConfig, argmax_rows, softmax_rows
 
@@ -66,7 +69,10 @@ def softmax_configs(dtype: str) -> list[SoftmaxConfig]:
 
 
 def all_kernels() -> dict[str, tuple[str, str]]:
-    """Every kernel of this section, by label: (text, fold option)."""
+    """Every kernel of this section, by label: (text, fold option); none where this tree
+    has no argmax (``unsupported()``: the section is left out, and says so)."""
+    if unsupported():
+        return {}
     texts = {}
     for (M, N), dtype in ((s, d) for s in SHAPES for d in DTYPES):
         for c in candidates(M, N, dtype) + candidates(M, N, dtype, "read"):
@@ -122,6 +128,9 @@ def check_generators(rng, which=("argmax", "read", "two", "packed")) -> int:
 
     from tile_mlir.testing.cases import narrow, widen
 
+    if unsupported() and set(which) & {"argmax", "packed"}:
+        print(f"section 6 (argmax) is left out: {unsupported()}", flush=True)
+        which = tuple(w for w in which if w not in ("argmax", "packed"))
     configs = [c for c in check_configs() if c.kind in which]
     for c in configs:
         kernel = tile_mlir.compile(argmax_rows(c), backend="interpreter")[c.name]
@@ -335,6 +344,9 @@ def bench_argmax(deadline: float | None = None) -> dict:
     from .measure import log
 
     log.section("6. argmax over rows (read GB/s = M*N*itemsize / median time), against the pure read, torch, Triton")
+    if unsupported():
+        log(f"  left out: {unsupported()}")
+        return {}
     out = {"rows": [], "softmax": [], "triton_configs": {str(n): [list(c) for c in cs] for n, cs in TRITON.items()}}
     last = 0.0
     for (M, N), dtype in ((s, d) for d in DTYPES for s in SHAPES):

@@ -20,6 +20,7 @@ from benchmarks import prepare, report, report_argmax  # noqa: E402
 
 def test_every_argmax_kernel_in_the_interpreter():
     """Needs kind = "argmax" and combiner reductions (issue 17)."""
+    assert not A.unsupported(), A.unsupported()
     ran = A.check_generators(np.random.default_rng())
     assert ran == len(A.check_configs()) + 8 and ran >= 30
 

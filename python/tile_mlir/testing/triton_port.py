@@ -71,6 +71,17 @@ ARG_KINDS = ("argmax", "argmin")
 FORM = os.environ.get("TILE_MLIR_COMBINER_FORM", "region")
 
 
+def unsupported() -> str | None:
+    """Why this tree's tile_mlir cannot build these kernels (its vocabulary has no argmax
+    kind: combiner reductions have not landed), or None. Pure Python, so the compile side
+    and the GPU side agree on it."""
+    from .. import vocab
+
+    if any(isinstance(v, tuple) and "argmax" in v for v in vars(vocab).values()):
+        return None
+    return "tile_mlir.vocab names no argmax kind (combiner reductions, issue 17, are not in this tree)"
+
+
 # --- the combiners (tl.reduce combine_fn), as region text and a numpy meaning ----------------
 
 
