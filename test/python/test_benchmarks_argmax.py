@@ -89,3 +89,32 @@ def test_the_targets_take_the_worst_dtype(met):
                                                          "triton_configs": {"16384": [[4096, 8]]}}}, {}, {}))
     assert "## 6. Argmax over rows" in text and "**W8 RB1 C4 P: 60.0**" in text and "saves" not in text
     assert "| 4096x16384 | f32 | 100.0 | 2000 |" in text
+
+
+def test_the_gpu_section_runs_on_stand_ins(monkeypatch):
+    """bench_argmax's plumbing on small shapes, with torch, Triton and the kernels replaced
+    by numpy (test/python/faketorch.py): every case checked, swept and reported."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import faketorch
+
+    from benchmarks import measure
+
+    faketorch.install(monkeypatch)
+    monkeypatch.setattr(A, "unsupported", lambda: None)
+    monkeypatch.setattr(A, "SHAPES", ((64, 4096), (16, 16384), (4, 65536)))
+    monkeypatch.setattr(A, "SOFTMAX_SHAPE", (4, 16384))
+    monkeypatch.setattr(A, "MIN_WARPS", 1)
+    monkeypatch.setattr(measure, "ROTATE_BYTES", 1)
+    times = iter(np.linspace(1.0, 2.0, 1000))  # a different time for every timing
+    monkeypatch.setattr(measure, "steady", lambda fns, **kw: (fns[0](), next(times))[1])
+    monkeypatch.setattr(measure, "flushed", lambda fn: (fn(), next(times))[1])
+    out = A.bench_argmax(deadline=None)
+    assert len(out["rows"]) == 6 and len(out["softmax"]) == 2
+    for r in out["rows"]:
+        assert r["ours_cfg"] in r["ours_candidates"] and r["read_cfg"] in r["read_candidates"]
+        assert r["pct_read"] > 0 and r["vs_torch"] > 0 and r["vs_triton"] > 0 and len(r["triton_candidates"]) == 5
+    results = {"argmax": out}
+    keys = {t["key"] for t in report.targets(results)}
+    assert {"argmax-64x4096", "argmax-16x16384", "argmax-4x65536", "softmax-packed-f32", "softmax-packed-bf16"} <= keys
+    assert len(A.reported_kernels(results)) == 2 * 6 + 4
+    assert "## 6. Argmax over rows" in "\n".join(report_argmax.markdown(results, {}, {}))
