@@ -39,7 +39,8 @@ SHAPES = ((16384, 4096), (4096, 16384), (1024, 65536))
 DTYPES = ("f32", "bf16")
 # (W warps per row, RB rows per block, C vectors per lane per chunk); P (prefetch) wherever
 # a warp has 2+ chunks. Configurations with fewer than 4096 warps in all are left out.
-TUNING = ((1, 4, 4), (1, 4, 8), (2, 2, 4), (4, 1, 4), (4, 1, 8), (8, 1, 4), (16, 1, 4), (32, 1, 2), (32, 1, 4))
+TUNING = ((1, 4, 4), (1, 4, 8), (1, 8, 4), (2, 2, 4), (4, 1, 4), (4, 1, 8), (8, 1, 2), (8, 1, 4), (16, 1, 2), (16, 1, 4),
+          (32, 1, 2), (32, 1, 4))
 MIN_WARPS = 4096
 # Triton: (BLOCK_N, num_warps) per row length; BLOCK_N == N is one tl.argmax over the row.
 TRITON = {4096: ((4096, 4), (4096, 8), (4096, 16), (1024, 4), (2048, 8)),
