@@ -66,8 +66,10 @@ UPSTREAM = "https://github.com/triton-lang/triton/blob/main/python/test/unit/lan
 DTYPES = ("i32", "i64", "f16", "f32", "f64", "bf16")  # Triton's dtypes_with_bfloat16 that tile-mlir has
 ARG_KINDS = ("argmax", "argmin")
 # How a combiner is written: "region" (docs/spec.md: the op's region, ending in tile.yield),
-# or "func" (``combiner = @f``, a func.func beside the kernel). TILE_MLIR_COMBINER_FORM=func
-# makes the tests, and ``tile_mlir.testing.prepare``, write the second.
+# or "func" (``combiner = @f``, a func.func beside the kernel, on the op ``tile.reduce``
+# for one operand pair and ``tile.reduce<k>`` for k: the form of the combiner branch's
+# first step). TILE_MLIR_COMBINER_FORM=func makes the tests, ``tile_mlir.testing.prepare``
+# and ``benchmarks.prepare`` write the second.
 FORM = os.environ.get("TILE_MLIR_COMBINER_FORM", "region")
 
 
@@ -108,7 +110,8 @@ def combiner_reduce(name: str, operands, attrs, operand_types, types, body, yiel
     args = ", ".join([f"%l{j}: {t}" for j, t in enumerate(types)] + [f"%r{j}: {t}" for j, t in enumerate(types)])
     signature = f"({', '.join(operand_types)}) -> ()"
     if form == "func":
-        return ([f'"tile.reduce"({", ".join(operands)}) {{combiner = @{name}, {", ".join(attrs)}}}', f"  : {signature}"],
+        op = "tile.reduce" if len(types) == 1 else f"tile.reduce{len(types)}"
+        return ([f'"{op}"({", ".join(operands)}) {{combiner = @{name}, {", ".join(attrs)}}}', f"  : {signature}"],
                 [f"func.func private @{name}({args}) -> ({', '.join(types)}) {{", *("  " + line for line in body),
                  f"  func.return {', '.join(yields)} : {', '.join(types)}", "}"])
     return ([f'"tile.reduce"({", ".join(operands)}) ({{', f"^bb0({args}):", *("  " + line for line in body),
