@@ -18,6 +18,8 @@ Ported from Triton's ``python/test/unit/language/test_core.py``
 * the combiners of ``test_scan2d`` (``get_first_element``, "associative but not
   commutative"; ``linear_recurrence``; ``cummax``, a (value, index) pair), as reductions:
   the reduction is the scan's last element, which is what ``test_scan2d`` checks there.
+  ``linear_recurrence`` draws its factors from {-1, 1}, not Triton's {-1, 0, 1}: a zero
+  factor restarts the recurrence, so most of a row would not count.
 
 Each ``PortCase`` is one kernel with one ``tile.reduce``, launched as one block (a CTA of
 4 or 16 warps, as Triton's ``num_warps``, or one warp, or one thread). Its layouts are
@@ -361,8 +363,8 @@ def _combiner_inputs(name: str, shape, rng, case: PortCase) -> list[np.ndarray]:
         return [rng.random(shape).astype(np.float32)]
     if name == "first":
         return [rng.standard_normal(shape).astype(np.float32)]
-    if name == "linear_recurrence":  # Triton: randint(-1, 2) for integer dtypes
-        return [rng.integers(-1, 2, shape).astype(np.int32), rng.integers(-1, 2, shape).astype(np.int32)]
+    if name == "linear_recurrence":  # Triton: randint(-1, 2); a = 0 restarts the recurrence, so a is +-1 here
+        return [rng.choice(np.array([-1, 1], np.int32), shape), rng.integers(-1, 2, shape).astype(np.int32)]
     # cummax: few distinct values (ties), and each element's coordinate along the reduced axis
     index = np.indices(shape)[case.reduced_dims[0]].astype(np.int64)
     return [rng.integers(-4, 4, shape).astype(np.int32), index]
