@@ -60,6 +60,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .. import vocab
 from ..layout import TileLayout
 from ..vocab import CANONICAL_NAN_BITS, DEFAULT_CHIP, WARP_SIZE
 from .cases import _copies, _place_index, bits, is_float, narrow, poison, private_type, storage_dtype, widen
@@ -67,20 +68,19 @@ from .cases import _copies, _place_index, bits, is_float, narrow, poison, privat
 UPSTREAM = "https://github.com/triton-lang/triton/blob/main/python/test/unit/language/test_core.py"
 DTYPES = ("i32", "i64", "f16", "f32", "f64", "bf16")  # Triton's dtypes_with_bfloat16 that tile-mlir has
 ARG_KINDS = ("argmax", "argmin")
-# How a combiner is written: "region" (docs/spec.md: the op's region, ending in tile.yield),
+# How a combiner is written: "region" (the contract: the op's region, ending in tile.yield),
 # or "func" (``combiner = @f``, a func.func beside the kernel, on the op ``tile.reduce``
-# for one operand pair and ``tile.reduce<k>`` for k: the form of the combiner branch's
-# first step). TILE_MLIR_COMBINER_FORM=func makes the tests, ``tile_mlir.testing.prepare``
-# and ``benchmarks.prepare`` write the second.
-FORM = os.environ.get("TILE_MLIR_COMBINER_FORM", "region")
+# for one operand pair and ``tile.reduce<k>`` for k pairs), the form of a tree whose
+# vocabulary has ``reduce_op_name``. TILE_MLIR_COMBINER_FORM=region|func overrides it. The
+# tests, ``tile_mlir.testing.prepare`` and ``benchmarks.prepare`` all read it, and so does
+# the GPU side (pure Python), so both sides write the same text.
+FORM = os.environ.get("TILE_MLIR_COMBINER_FORM", "func" if hasattr(vocab, "reduce_op_name") else "region")
 
 
 def unsupported() -> str | None:
     """Why this tree's tile_mlir cannot build these kernels (its vocabulary has no argmax
     kind: combiner reductions have not landed), or None. Pure Python, so the compile side
     and the GPU side agree on it."""
-    from .. import vocab
-
     if any(isinstance(v, tuple) and "argmax" in v for v in vars(vocab).values()):
         return None
     return "tile_mlir.vocab names no argmax kind (combiner reductions, issue 17, are not in this tree)"
