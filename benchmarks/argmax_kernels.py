@@ -20,7 +20,7 @@ the text that ``benchmarks.prepare`` compiled and finds it in the compile cache.
   ``never`` argument (a NaN at run time, so never). The ceiling the argmax kernel is
   measured against.
 * ``softmax_rows(c)``: softmax of an M x N matrix, one 1024-thread block (32 warps) per row,
-  the row in registers (``tile_mlir.examples._rowwise.plan``'s layouts), with the row's
+  the row in registers (``tile_mlir.kernels.plan``'s layouts), with the row's
   (max, sum of exp) combined either by two cta-scope reductions (``maximum``, then ``sum``
   of the rescaled partial sums: two exchanges, two barriers) or by one combiner reduction
   of the (max, sum) pair (``packed``: one exchange).
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tile_mlir.examples._rowwise import plan as row_plan
+from tile_mlir.kernels.plan import plan as row_plan
 from tile_mlir.testing.triton_port import combiner_reduce
 
 from .kernels import ITEMSIZE, UNROLL, _module, _priv
@@ -239,7 +239,7 @@ def _tail(c: ArgmaxConfig, lay: dict) -> str:
 @dataclass(frozen=True)
 class SoftmaxConfig:
     """Softmax of M x N ``dtype`` rows, one block of W warps per row, the row in its
-    registers (``_rowwise.plan(M, N, dtype, warps=W)``: one chunk); ``packed``: one combiner
+    registers (``tile_mlir.kernels.plan.plan(M, N, dtype, warps=W)``: one chunk); ``packed``: one combiner
     reduction of (max, sum), else two named ones."""
 
     M: int

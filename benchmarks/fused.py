@@ -1,9 +1,11 @@
 """Benchmark 5 on the GPU: the fused kernels against Triton, torch and a copy.
 
-Our kernels are ``tile_mlir.examples.<name>`` for ``name`` in ``KERNELS``: each module's
-``compiled(M, N, dtype)`` gives the kernel, its grid and its block (``Compiled``), launched as
-``kernel.bind(grid, block, x, [weight, [bias,]] y, [eps])()``, and its ``kernel_text(M, N, dtype)``
-is what ``benchmarks.prepare`` compiled into the cache. For every case of ``CASES``
+Our kernels are ``tile_mlir.kernels``'s, for ``name`` in ``KERNELS``:
+``kernels.compiled(name, M, N, dtype)`` gives the kernel, its grid and its block
+(``Compiled``), launched as ``kernel.bind(grid, block, x, [weight, [bias,]] y, [mean,]
+[rstd,] [eps])()`` (the norms also write their per-row statistics, f32: 4 or 8 bytes a row
+that ``traffic`` does not count), and ``kernels.kernel_text(name, M, N, dtype)`` is what
+``benchmarks.prepare`` compiled into the cache. For every case of ``CASES``
 (``SHAPES`` x ``DTYPES`` x ``KERNELS``; bf16 in, f32 math, bf16 out), ``fused_case``
 
 1. draws fresh ``torch.randn`` inputs (input sets that together are ~512 MB, each with
@@ -24,7 +26,6 @@ module needs neither torch, Triton nor the fused kernels.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import time
 import traceback
@@ -40,6 +41,7 @@ DTYPES = ("f32", "bf16")
 CASES = [(name, M, N, dtype) for dtype in DTYPES for M, N in SHAPES for name in KERNELS]
 PARAMS = {"softmax": (), "rmsnorm": ("weight",), "layernorm": ("weight", "bias"), "logsumexp": ()}
 PER_ROW = ("logsumexp",)  # one result per row; the others write an M x N output
+STATS = {"rmsnorm": ("rstd",), "layernorm": ("mean", "rstd")}  # per-row f32 outputs after y
 ITEMSIZE = {"f32": 4, "bf16": 2}
 TOLERANCE = {"f32": 1e-5, "bf16": 4e-3}
 EPS = 1e-5  # where our kernel's module does not say (``eps_of``)
@@ -50,29 +52,41 @@ def label(name: str, M: int, N: int, dtype: str) -> str:
     return f"{name}_{dtype}_{M}x{N}"
 
 
-def module(name: str):
-    return importlib.import_module(f"tile_mlir.examples.{name}")
+def kernels():
+    """``tile_mlir.kernels``, the fused kernels."""
+    from tile_mlir import kernels as K
+
+    return K
 
 
 def missing(names=KERNELS) -> dict[str, str]:
-    """The fused-kernel modules that do not import here, with why."""
-    out = {}
-    for name in names:
-        try:
-            mod = module(name)
-            for attr in ("compiled", "kernel_text"):
-                if not callable(getattr(mod, attr, None)):
-                    raise AttributeError(f"tile_mlir.examples.{name} has no {attr}()")
-        except Exception as e:  # noqa: BLE001 - reported, not raised
-            out[name] = f"{type(e).__name__}: {e}"
-    return out
+    """The fused kernels that do not load here, with why."""
+    try:
+        specs = kernels().SPECS
+    except Exception as e:  # noqa: BLE001 - reported, not raised
+        return {name: f"{type(e).__name__}: {e}" for name in names}
+    return {name: "tile_mlir.kernels has no such kernel" for name in names if name not in specs}
+
+
+def kernel_text(name: str, M: int, N: int, dtype: str) -> str:
+    """Our kernel's MLIR for the case: what the cache holds it by."""
+    return kernels().kernel_text(name, M, N, dtype)
+
+
+def remember_texts() -> None:
+    """Keep every case's kernel text in the compile cache by name, where MLIR is: the GPU
+    machine, which cannot build them, reads them there (``kernel_text``)."""
+    absent = missing()
+    for name, M, N, dtype in CASES:
+        if name not in absent:
+            kernels().kernel_text(name, M, N, dtype, remember=True)
 
 
 def eps_of(name: str, dtype: str) -> float:
-    """The epsilon our kernel adds to the variance by default (its ``KERNEL.eps(dtype)``:
-    torch's, per dtype for RMSNorm); torch and Triton get the same."""
-    kernel = getattr(module(name), "KERNEL", None)
-    return float(kernel.eps(dtype)) if kernel is not None and kernel.params else EPS
+    """The epsilon our kernel adds to the variance by default (``kernels.SPECS``); torch
+    and Triton get the same."""
+    eps = kernels().SPECS[name].eps
+    return float(eps) if eps is not None else EPS
 
 
 def traffic(name: str, M: int, N: int, dtype: str) -> int:
@@ -122,7 +136,7 @@ def error(y, ref) -> float:
 
 def ours(name: str, M: int, N: int, dtype: str):
     """(kernel, grid, block) of our kernel for the case, from the compile cache."""
-    c = module(name).compiled(M, N, dtype)
+    c = kernels().compiled(name, M, N, dtype)
     return c.kernel, c.grid, c.block
 
 
@@ -157,8 +171,9 @@ def fused_case(name: str, M: int, N: int, dtype: str, triton_kernel, copy=None) 
 
     # ours: the kernel compiled() picks, from the cache
     kern, grid, block = ours(name, M, N, dtype)
-    scalars = (eps,) if PARAMS[name] else ()  # the norms take eps last: (x, weight, [bias,] y, eps)
-    bound = [kern.bind(grid, block, xs[i], *params, ys[i], *scalars) for i in range(nbuf)]
+    scalars = (eps,) if PARAMS[name] else ()  # the norms take eps last: (x, weight, [bias,] y, [mean,] rstd, eps)
+    stats = [[torch.empty(M, device="cuda", dtype=torch.float32) for _ in STATS.get(name, ())] for _ in range(nbuf)]
+    bound = [kern.bind(grid, block, xs[i], *params, ys[i], *stats[i], *scalars) for i in range(nbuf)]
     checked("tile-mlir", bound[0])
     timed("ours", bound)
     row |= {"ours_grid": grid, "ours_block": block}

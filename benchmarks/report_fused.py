@@ -130,8 +130,9 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
          "row-major matrix, f32 and bf16 (bf16 in, f32 math, bf16 out; logsumexp writes one value per row). "
          "GB/s = bytes read + written / time: the input, the output, the weight and bias once. *copy* = `y.copy_(x)` "
          "of the input, its GB/s counting bytes read + written; *% copy* = our GB/s over the copy's.", "",
-         "- **tile-mlir**: `tile_mlir.examples.<kernel>` (`tile.copy` + `tile.reduce` + arith/math), the kernel its "
-         "`compiled(M, N, dtype)` picks for the shape, from the compile cache; its grid and block are listed.",
+         "- **tile-mlir**: `tile_mlir.kernels` (built with `tile.copy` + `tile.reduce` + arith/math), the kernel its "
+         "`compiled(kernel, M, N, dtype)` picks for the shape, from the compile cache; its grid and block are listed. "
+         "The norms also write their per-row statistics (4 or 8 bytes a row, not counted).",
          "- **Triton**: one program per row with the whole row in registers (`BLOCK = next_pow2(N)`), modelled on "
          "Triton's fused-softmax and layer-norm tutorials, RMSNorm and logsumexp in the same style "
          "(benchmarks/triton_fused.py), autotuned over num_warps by BLOCK: "

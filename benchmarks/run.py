@@ -6,8 +6,8 @@
 Needs torch, triton, cuda-python, numpy, matplotlib and nvcc (for the CUDA references of
 the latency benchmarks); no MLIR: every tile-mlir kernel comes from the compile cache
 that ``python -m benchmarks.prepare`` filled, and so do the compile-cost figures
-(``<cache>/compile.json``); the fused kernels are ``tile_mlir.examples.<name>``, whose
-kernels are in that cache too. The sections run in the order of ``SECTIONS``: the
+(``<cache>/compile.json``); the fused kernels are ``tile_mlir.kernels``'s, whose
+kernels (and their texts, by name) are in that cache too. The sections run in the order of ``SECTIONS``: the
 cross-warp step latency, the multi-warp rows (``--repeats`` times), the warp-reduce
 latency, the launch overhead, the fused kernels (``--kernels``), the one-warp rows, the long rows over thread-block clusters
 (``cluster.py``), argmax over rows and softmax's packed exchange (``argmax.py``); then
@@ -195,7 +195,7 @@ def _reported_kernels(results: dict) -> dict[str, tuple[str, dict]]:
         texts[f"xwarp_lat_sum_f32_w{K.XWARP_WARPS} [{fold}]"] = (K.cross_warp_latency(), {**OPTIONS, "fold": fold})
     for r in results.get("fused", {}).get("rows", []):
         texts[fused.label(r["kernel"], r["M"], r["N"], r["dtype"])] = (
-            fused.module(r["kernel"]).kernel_text(r["M"], r["N"], r["dtype"]), OPTIONS)
+            fused.kernel_text(r["kernel"], r["M"], r["N"], r["dtype"]), OPTIONS)
     texts.update((label, (text, OPTIONS)) for label, text in cluster.reported_kernels(results).items())
     texts.update((label, (text, OPTIONS)) for label, text in argmax.reported_kernels(results).items())
     return texts
@@ -265,7 +265,7 @@ def preflight(fused_kernels=()) -> list[str]:
                 try:
                     fused.ours(name, M, N, dtype)
                 except Exception as e:  # noqa: BLE001 - reported before the run
-                    problems.append(f"tile_mlir.examples.{name}.compiled({M}, {N}, {dtype!r}) failed: "
+                    problems.append(f"tile_mlir.kernels.compiled({name!r}, {M}, {N}, {dtype!r}) failed: "
                                     f"{type(e).__name__}: {e}")
                     break
     return problems

@@ -1,8 +1,10 @@
 """The examples, importable as ``tile_mlir.examples`` (python/tile_mlir/examples links here).
 
-The MLIR files are kernels that tile-opt and ``tile_mlir.compile`` take as they are
-(``demo.mlir``, ``row_sum_copy.mlir``, ``cross_warp_*.mlir``), or templates of the fused
-row kernels (``softmax.mlir``, ``rmsnorm.mlir``, ``layernorm.mlir``, ``logsumexp.mlir``),
-which their Python modules fill in per shape (``_rowwise.py``; docs/fused-kernels.md).
-``python -m tile_mlir.examples.softmax`` runs one and checks it against numpy.
+Every file is a kernel that tile-opt and ``tile_mlir.compile`` take as it is: the
+demonstration (``demo.mlir``), a warp reduction, ``tile.copy`` rows, the cross-warp and
+cluster reductions, and the fused row kernels (``softmax.mlir``, ``rmsnorm.mlir``,
+``layernorm.mlir``, ``logsumexp.mlir``). Those four are written in Python with the builder
+(``tile_mlir.kernels``, python/tile_mlir/kernels/forward.py); each file here is what it
+builds for a 37 x 1000 f32 matrix (``python -m tile_mlir.kernels softmax --emit``), and
+test/python/test_fused.py checks that it still is.
 """

@@ -1,128 +1,136 @@
-// LayerNorm of each row of an M x N matrix: Y[r] = (X[r] - mean) / sqrt(var + eps) * weight + bias,
-// with the mean and the (biased) variance of X[r]. The variance is the mean of (x - mean)^2,
-// a second pass over the row: no cancellation.
-// A template: examples/_rowwise.py fills in its fields (a dollar sign and a name in
-// braces) for one shape and plan; docs/fused-kernels.md explains them.
-!X = memref<${M}x${N}x${T}>
-!Wt = memref<${N}x${T}>
-!tile = memref<${E}x${T}, #gpu.address_space<private>>
-!one = memref<1xf32, #gpu.address_space<private>>
-!vT = vector<${V}x${T}>
-!v = vector<${V}xf32>
-!vi = vector<${V}xindex>
-#rows = #tile.layout<"${ROWS}">
-#cols = #tile.layout<"${WEIGHTS}">
-#part = #tile.layout<"${PARTIALS}">
-#res = #tile.layout<"${RESULT}">
-#unroll = #llvm.loop_annotation<unroll = <full = true>>
+// layernorm over the rows of a 37 x 1000 f32 matrix, as tile_mlir.kernels builds it with the plan
+// warp: 4 row(s) per CTA of 128 threads, 1 warp(s) per row, 32 elements per thread per chunk, 1 chunk(s) of 1024 columns.
+// Arguments: %arg0 = X, %arg1 = W, %arg2 = B, %arg3 = Y, %arg4 = MEAN, %arg5 = RSTD, %arg6 = eps.
+// Written by python/tile_mlir/kernels/forward.py; regenerate with
+//   python -m tile_mlir.kernels layernorm --shape 37x1000 --dtype f32 --emit > examples/layernorm.mlir
+#loop_unroll = #llvm.loop_unroll<full = true>
+#loop_annotation = #llvm.loop_annotation<unroll = #loop_unroll>
 module attributes {gpu.container_module} {
-  gpu.module @kernels [#nvvm.target<chip = "${CHIP}">] {
-    gpu.func @layernorm(%X: !X {llvm.align = 16 : i64}, %Wt: !Wt {llvm.align = 16 : i64},
-                        %B: !Wt {llvm.align = 16 : i64}, %Y: !X {llvm.align = 16 : i64}, %eps: f32) kernel
-        attributes {known_block_size = array<i32: ${THREADS}, 1, 1>} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_90a">] {
+    gpu.func @layernorm(%arg0: memref<37x1000xf32> {llvm.align = 16 : i64}, %arg1: memref<1000xf32> {llvm.align = 16 : i64}, %arg2: memref<1000xf32> {llvm.align = 16 : i64}, %arg3: memref<37x1000xf32> {llvm.align = 16 : i64}, %arg4: memref<37xf32> {llvm.align = 16 : i64}, %arg5: memref<37xf32> {llvm.align = 16 : i64}, %arg6: f32) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %block_id_x = gpu.block_id  x
+      %c4 = arith.constant 4 : index
+      %0 = arith.muli %block_id_x, %c4 : index
+      %alloca = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+      %alloca_0 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+      %alloca_1 = memref.alloca() : memref<32xf32, #gpu.address_space<private>>
+      %alloca_2 = memref.alloca() : memref<32xf32, #gpu.address_space<private>>
+      %alloca_3 = memref.alloca() : memref<32xf32, #gpu.address_space<private>>
+      %cst = arith.constant 1.000000e+03 : f32
+      %cst_4 = arith.constant 0.000000e+00 : f32
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
-      %cV = arith.constant ${V} : index
-      %cE = arith.constant ${E} : index
-      %cK = arith.constant ${K} : index
-      %cC = arith.constant ${C} : index
-      %cCH = arith.constant ${CH} : index
-      %cR = arith.constant ${R} : index
-      %cN = arith.constant ${N} : index
-      %cTW = arith.constant ${TW} : index
-      %cSL = arith.constant ${SLICE} : index
-      %n = arith.constant ${N}.0 : f32
-      %zero = arith.constant 0.0 : f32
-      %zv = arith.constant dense<0.0> : !v
-      %block = gpu.block_id x
-      %row = arith.muli %block, %cR : index
-      %tid = gpu.thread_id x
-      %tr = arith.remui %tid, %cTW : index
-      %lead = arith.muli %tr, %cV : index       // the thread's first column in a chunk
-      %lanes = arith.constant dense<[${LANES}]> : !vi   // 0, 1, ..., V - 1
-      %x = memref.alloca() : !tile
-      %w = memref.alloca() : !tile
-      %b = memref.alloca() : !tile
-      %p = memref.alloca() : !one
-      %q = memref.alloca() : !one
-      // Pass 1: the row's sum (each thread's, then a sum over the row's threads).
-      %s = scf.for %k = %c0 to %cK step %c1 iter_args(%s0 = %zero) -> (f32) {
-        %col = arith.muli %k, %cCH : index
-        "tile.copy"(%x, %X, %row, %col) {exec_scope = "cta", layout = #rows} : (!tile, !X, index, index) -> ()
-        %s1 = scf.for %i = %c0 to %cE step %cV iter_args(%acc = %s0) -> (f32) {
-          %xT = vector.load %x[%i] : !tile, !vT
-          %xv = ${EXTF} %xT : !vT to !v
-          %r = vector.reduction <add>, %xv, %acc : !v into f32
-          scf.yield %r : f32
-        } {llvm.loop_annotation = #unroll}
-        scf.yield %s1 : f32
+      %c1_5 = arith.constant 1 : index
+      %1 = scf.for %arg7 = %c0 to %c1 step %c1_5 iter_args(%arg8 = %cst_4) -> (f32) {
+        %c1024 = arith.constant 1024 : index
+        %14 = arith.muli %arg7, %c1024 : index
+        "tile.copy"(%alloca_1, %arg0, %0, %14) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<32xf32, #gpu.address_space<private>>, memref<37x1000xf32>, index, index) -> ()
+        %c0_22 = arith.constant 0 : index
+        %c32_23 = arith.constant 32 : index
+        %c4_24 = arith.constant 4 : index
+        %15 = scf.for %arg9 = %c0_22 to %c32_23 step %c4_24 iter_args(%arg10 = %arg8) -> (f32) {
+          %16 = vector.load %alloca_1[%arg9] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+          %17 = vector.reduction <add>, %16, %arg10 : vector<4xf32> into f32
+          scf.yield %17 : f32
+        } {llvm.loop_annotation = #loop_annotation}
+        scf.yield %15 : f32
       }
-      memref.store %s, %p[%c0] : !one
-      "tile.reduce"(%q, %p) {kind = "sum", exec_scope = "cta", axes = array<i64: 1>,
-          src_layout = #part, dst_layout = #res} : (!one, !one) -> ()
-      %S = memref.load %q[%c0] : !one
-      %mean = arith.divf %S, %n : f32
-      %mv = vector.broadcast %mean : f32 to !v
-      // Pass 2, last chunk first (it is still in registers): the sum of (x - mean)^2 over
-      // the columns inside the row (the padding is 0, not the mean).
-      %d2 = scf.for %k = %c0 to %cK step %c1 iter_args(%s0 = %zero) -> (f32) {
-        %kr = arith.subi %cK, %k : index
-        %j = arith.subi %kr, %c1 : index
-        %col = arith.muli %j, %cCH : index
-        %again = arith.cmpi ne, %k, %c0 : index
-        scf.if %again {
-          "tile.copy"(%x, %X, %row, %col) {exec_scope = "cta", layout = #rows} : (!tile, !X, index, index) -> ()
+      %c0_6 = arith.constant 0 : index
+      memref.store %1, %alloca[%c0_6] : memref<1xf32, #gpu.address_space<private>>
+      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+      %c0_7 = arith.constant 0 : index
+      %2 = memref.load %alloca_0[%c0_7] : memref<1xf32, #gpu.address_space<private>>
+      %3 = arith.divf %2, %cst : f32
+      %4 = vector.broadcast %3 : f32 to vector<4xf32>
+      %thread_id_x = gpu.thread_id  x
+      %c32 = arith.constant 32 : index
+      %5 = arith.remui %thread_id_x, %c32 : index
+      %c4_8 = arith.constant 4 : index
+      %6 = arith.muli %5, %c4_8 : index
+      %cst_9 = arith.constant dense<[0, 1, 2, 3]> : vector<4xindex>
+      %7 = vector.broadcast %cst_4 : f32 to vector<4xf32>
+      %c0_10 = arith.constant 0 : index
+      %c1_11 = arith.constant 1 : index
+      %c1_12 = arith.constant 1 : index
+      %8 = scf.for %arg7 = %c0_10 to %c1_11 step %c1_12 iter_args(%arg8 = %cst_4) -> (f32) {
+        %c1_22 = arith.constant 1 : index
+        %14 = arith.subi %c1_22, %arg7 : index
+        %c1_23 = arith.constant 1 : index
+        %15 = arith.subi %14, %c1_23 : index
+        %c1024 = arith.constant 1024 : index
+        %16 = arith.muli %15, %c1024 : index
+        %c0_24 = arith.constant 0 : index
+        %17 = arith.cmpi ne, %arg7, %c0_24 : index
+        scf.if %17 {
+          "tile.copy"(%alloca_1, %arg0, %0, %16) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<32xf32, #gpu.address_space<private>>, memref<37x1000xf32>, index, index) -> ()
         }
-        %first = arith.addi %col, %lead : index
-        %s1 = scf.for %c = %c0 to %cC step %c1 iter_args(%acc = %s0) -> (f32) {
-          %i = arith.muli %c, %cV : index
-          %xT = vector.load %x[%i] : !tile, !vT
-          %xv = ${EXTF} %xT : !vT to !v
-          %d = arith.subf %xv, %mv : !v
-          %dd = arith.mulf %d, %d : !v
-          %at = arith.muli %c, %cSL : index
-          %from = arith.addi %first, %at : index        // vector c starts at this column
-          %room = arith.subi %cN, %from : index
-          %rv = vector.broadcast %room : index to !vi
-          %inside = arith.cmpi slt, %lanes, %rv : !vi
-          %ddm = arith.select %inside, %dd, %zv : vector<${V}xi1>, !v
-          %r = vector.reduction <add>, %ddm, %acc : !v into f32
-          scf.yield %r : f32
-        } {llvm.loop_annotation = #unroll}
-        scf.yield %s1 : f32
+        %18 = arith.addi %16, %6 : index
+        %c0_25 = arith.constant 0 : index
+        %c8 = arith.constant 8 : index
+        %c1_26 = arith.constant 1 : index
+        %19 = scf.for %arg9 = %c0_25 to %c8 step %c1_26 iter_args(%arg10 = %arg8) -> (f32) {
+          %c4_27 = arith.constant 4 : index
+          %20 = arith.muli %arg9, %c4_27 : index
+          %21 = vector.load %alloca_1[%20] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+          %22 = arith.subf %21, %4 : vector<4xf32>
+          %c1000 = arith.constant 1000 : index
+          %c128 = arith.constant 128 : index
+          %23 = arith.muli %arg9, %c128 : index
+          %24 = arith.addi %18, %23 : index
+          %25 = arith.subi %c1000, %24 : index
+          %26 = vector.broadcast %25 : index to vector<4xindex>
+          %27 = arith.cmpi slt, %cst_9, %26 : vector<4xindex>
+          %28 = arith.mulf %22, %22 : vector<4xf32>
+          %29 = arith.select %27, %28, %7 : vector<4xi1>, vector<4xf32>
+          %30 = vector.reduction <add>, %29, %arg10 : vector<4xf32> into f32
+          scf.yield %30 : f32
+        } {llvm.loop_annotation = #loop_annotation}
+        scf.yield %19 : f32
       }
-      memref.store %d2, %p[%c0] : !one
-      "tile.reduce"(%q, %p) {kind = "sum", exec_scope = "cta", axes = array<i64: 1>,
-          src_layout = #part, dst_layout = #res} : (!one, !one) -> ()
-      %D2 = memref.load %q[%c0] : !one
-      %var = arith.divf %D2, %n : f32
-      %ve = arith.addf %var, %eps : f32
-      %rstd = math.rsqrt %ve : f32
-      %rv = vector.broadcast %rstd : f32 to !v
-      // Pass 3, first chunk first (still in registers): Y = (x - mean) * rstd * weight + bias.
-      scf.for %k = %c0 to %cK step %c1 {
-        %col = arith.muli %k, %cCH : index
-        %again = arith.cmpi ne, %k, %c0 : index
-        scf.if %again {
-          "tile.copy"(%x, %X, %row, %col) {exec_scope = "cta", layout = #rows} : (!tile, !X, index, index) -> ()
+      %c0_13 = arith.constant 0 : index
+      memref.store %8, %alloca[%c0_13] : memref<1xf32, #gpu.address_space<private>>
+      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+      %c0_14 = arith.constant 0 : index
+      %9 = memref.load %alloca_0[%c0_14] : memref<1xf32, #gpu.address_space<private>>
+      %10 = arith.divf %9, %cst : f32
+      %11 = arith.addf %10, %arg6 : f32
+      %12 = math.rsqrt %11 : f32
+      %13 = vector.broadcast %12 : f32 to vector<4xf32>
+      %c0_15 = arith.constant 0 : index
+      %c1_16 = arith.constant 1 : index
+      %c1_17 = arith.constant 1 : index
+      scf.for %arg7 = %c0_15 to %c1_16 step %c1_17 {
+        %c1024 = arith.constant 1024 : index
+        %14 = arith.muli %arg7, %c1024 : index
+        %c0_22 = arith.constant 0 : index
+        %15 = arith.cmpi ne, %arg7, %c0_22 : index
+        scf.if %15 {
+          "tile.copy"(%alloca_1, %arg0, %0, %14) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<32xf32, #gpu.address_space<private>>, memref<37x1000xf32>, index, index) -> ()
         }
-        "tile.copy"(%w, %Wt, %col) {exec_scope = "cta", layout = #cols} : (!tile, !Wt, index) -> ()
-        "tile.copy"(%b, %B, %col) {exec_scope = "cta", layout = #cols} : (!tile, !Wt, index) -> ()
-        scf.for %i = %c0 to %cE step %cV {
-          %xT = vector.load %x[%i] : !tile, !vT
-          %wT = vector.load %w[%i] : !tile, !vT
-          %bT = vector.load %b[%i] : !tile, !vT
-          %xv = ${EXTF} %xT : !vT to !v
-          %wv = ${EXTF} %wT : !vT to !v
-          %bv = ${EXTF} %bT : !vT to !v
-          %d = arith.subf %xv, %mv : !v
-          %xn = arith.mulf %d, %rv : !v
-          %y = math.fma %xn, %wv, %bv : !v
-          %yT = ${TRUNCF} %y : !v to !vT
-          vector.store %yT, %x[%i] : !tile, !vT
-        } {llvm.loop_annotation = #unroll}
-        "tile.copy"(%Y, %x, %row, %col) {exec_scope = "cta", layout = #rows} : (!X, !tile, index, index) -> ()
+        "tile.copy"(%alloca_2, %arg1, %14) {exec_scope = "cta", layout = #tile.layout<"S[((8, 32, 4)) : ((4, 1@laneid, 1))] + R[4 : 1@warpid]">} : (memref<32xf32, #gpu.address_space<private>>, memref<1000xf32>, index) -> ()
+        "tile.copy"(%alloca_3, %arg2, %14) {exec_scope = "cta", layout = #tile.layout<"S[((8, 32, 4)) : ((4, 1@laneid, 1))] + R[4 : 1@warpid]">} : (memref<32xf32, #gpu.address_space<private>>, memref<1000xf32>, index) -> ()
+        %c0_23 = arith.constant 0 : index
+        %c32_24 = arith.constant 32 : index
+        %c4_25 = arith.constant 4 : index
+        scf.for %arg8 = %c0_23 to %c32_24 step %c4_25 {
+          %16 = vector.load %alloca_1[%arg8] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+          %17 = vector.load %alloca_2[%arg8] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+          %18 = vector.load %alloca_3[%arg8] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+          %19 = arith.subf %16, %4 : vector<4xf32>
+          %20 = arith.mulf %19, %13 : vector<4xf32>
+          %21 = math.fma %20, %17, %18 : vector<4xf32>
+          vector.store %21, %alloca_1[%arg8] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+        } {llvm.loop_annotation = #loop_annotation}
+        "tile.copy"(%arg3, %alloca_1, %0, %14) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<37x1000xf32>, memref<32xf32, #gpu.address_space<private>>, index, index) -> ()
       }
+      %alloca_18 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+      %c0_19 = arith.constant 0 : index
+      memref.store %3, %alloca_18[%c0_19] : memref<1xf32, #gpu.address_space<private>>
+      "tile.copy"(%arg4, %alloca_18, %0) {exec_scope = "cta", layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">} : (memref<37xf32>, memref<1xf32, #gpu.address_space<private>>, index) -> ()
+      %alloca_20 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+      %c0_21 = arith.constant 0 : index
+      memref.store %12, %alloca_20[%c0_21] : memref<1xf32, #gpu.address_space<private>>
+      "tile.copy"(%arg5, %alloca_20, %0) {exec_scope = "cta", layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">} : (memref<37xf32>, memref<1xf32, #gpu.address_space<private>>, index) -> ()
       gpu.return
     }
   }

@@ -1,79 +1,80 @@
-// RMSNorm of each row of an M x N matrix: Y[r] = X[r] / sqrt(mean(X[r]^2) + eps) * weight.
-// A template: examples/_rowwise.py fills in its fields (a dollar sign and a name in
-// braces) for one shape and plan; docs/fused-kernels.md explains them.
-!X = memref<${M}x${N}x${T}>
-!Wt = memref<${N}x${T}>
-!tile = memref<${E}x${T}, #gpu.address_space<private>>
-!one = memref<1xf32, #gpu.address_space<private>>
-!vT = vector<${V}x${T}>
-!v = vector<${V}xf32>
-#rows = #tile.layout<"${ROWS}">
-#cols = #tile.layout<"${WEIGHTS}">
-#part = #tile.layout<"${PARTIALS}">
-#res = #tile.layout<"${RESULT}">
-#unroll = #llvm.loop_annotation<unroll = <full = true>>
+// rmsnorm over the rows of a 37 x 1000 f32 matrix, as tile_mlir.kernels builds it with the plan
+// warp: 4 row(s) per CTA of 128 threads, 1 warp(s) per row, 32 elements per thread per chunk, 1 chunk(s) of 1024 columns.
+// Arguments: %arg0 = X, %arg1 = W, %arg2 = Y, %arg3 = RSTD, %arg4 = eps.
+// Written by python/tile_mlir/kernels/forward.py; regenerate with
+//   python -m tile_mlir.kernels rmsnorm --shape 37x1000 --dtype f32 --emit > examples/rmsnorm.mlir
+#loop_unroll = #llvm.loop_unroll<full = true>
+#loop_annotation = #llvm.loop_annotation<unroll = #loop_unroll>
 module attributes {gpu.container_module} {
-  gpu.module @kernels [#nvvm.target<chip = "${CHIP}">] {
-    gpu.func @rmsnorm(%X: !X {llvm.align = 16 : i64}, %Wt: !Wt {llvm.align = 16 : i64},
-                      %Y: !X {llvm.align = 16 : i64}, %eps: f32) kernel
-        attributes {known_block_size = array<i32: ${THREADS}, 1, 1>} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_90a">] {
+    gpu.func @rmsnorm(%arg0: memref<37x1000xf32> {llvm.align = 16 : i64}, %arg1: memref<1000xf32> {llvm.align = 16 : i64}, %arg2: memref<37x1000xf32> {llvm.align = 16 : i64}, %arg3: memref<37xf32> {llvm.align = 16 : i64}, %arg4: f32) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %block_id_x = gpu.block_id  x
+      %c4 = arith.constant 4 : index
+      %0 = arith.muli %block_id_x, %c4 : index
+      %alloca = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+      %alloca_0 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+      %alloca_1 = memref.alloca() : memref<32xf32, #gpu.address_space<private>>
+      %alloca_2 = memref.alloca() : memref<32xf32, #gpu.address_space<private>>
+      %cst = arith.constant 0.000000e+00 : f32
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
-      %cV = arith.constant ${V} : index
-      %cE = arith.constant ${E} : index
-      %cK = arith.constant ${K} : index
-      %cCH = arith.constant ${CH} : index
-      %cR = arith.constant ${R} : index
-      %n = arith.constant ${N}.0 : f32
-      %zero = arith.constant 0.0 : f32
-      %block = gpu.block_id x
-      %row = arith.muli %block, %cR : index
-      %x = memref.alloca() : !tile
-      %w = memref.alloca() : !tile
-      %p = memref.alloca() : !one
-      %q = memref.alloca() : !one
-      // Pass 1: each thread's sum of squares, then the row's (a sum over its threads).
-      %ss = scf.for %k = %c0 to %cK step %c1 iter_args(%s0 = %zero) -> (f32) {
-        %col = arith.muli %k, %cCH : index
-        "tile.copy"(%x, %X, %row, %col) {exec_scope = "cta", layout = #rows} : (!tile, !X, index, index) -> ()
-        %s1 = scf.for %i = %c0 to %cE step %cV iter_args(%acc = %s0) -> (f32) {
-          %xT = vector.load %x[%i] : !tile, !vT
-          %xv = ${EXTF} %xT : !vT to !v
-          %sq = arith.mulf %xv, %xv : !v
-          %r = vector.reduction <add>, %sq, %acc : !v into f32
-          scf.yield %r : f32
-        } {llvm.loop_annotation = #unroll}
-        scf.yield %s1 : f32
+      %c1_3 = arith.constant 1 : index
+      %1 = scf.for %arg5 = %c0 to %c1 step %c1_3 iter_args(%arg6 = %cst) -> (f32) {
+        %c1024 = arith.constant 1024 : index
+        %7 = arith.muli %arg5, %c1024 : index
+        "tile.copy"(%alloca_1, %arg0, %0, %7) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<32xf32, #gpu.address_space<private>>, memref<37x1000xf32>, index, index) -> ()
+        %c0_12 = arith.constant 0 : index
+        %c32 = arith.constant 32 : index
+        %c4_13 = arith.constant 4 : index
+        %8 = scf.for %arg7 = %c0_12 to %c32 step %c4_13 iter_args(%arg8 = %arg6) -> (f32) {
+          %9 = vector.load %alloca_1[%arg7] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+          %10 = arith.mulf %9, %9 : vector<4xf32>
+          %11 = vector.reduction <add>, %10, %arg8 : vector<4xf32> into f32
+          scf.yield %11 : f32
+        } {llvm.loop_annotation = #loop_annotation}
+        scf.yield %8 : f32
       }
-      memref.store %ss, %p[%c0] : !one
-      "tile.reduce"(%q, %p) {kind = "sum", exec_scope = "cta", axes = array<i64: 1>,
-          src_layout = #part, dst_layout = #res} : (!one, !one) -> ()
-      %SS = memref.load %q[%c0] : !one
-      %ms = arith.divf %SS, %n : f32
-      %mse = arith.addf %ms, %eps : f32
-      %rstd = math.rsqrt %mse : f32
-      %rv = vector.broadcast %rstd : f32 to !v
-      // Pass 2, last chunk first (it is still in registers): Y = x * rstd * weight.
-      scf.for %k = %c0 to %cK step %c1 {
-        %kr = arith.subi %cK, %k : index
-        %j = arith.subi %kr, %c1 : index
-        %col = arith.muli %j, %cCH : index
-        %again = arith.cmpi ne, %k, %c0 : index
-        scf.if %again {
-          "tile.copy"(%x, %X, %row, %col) {exec_scope = "cta", layout = #rows} : (!tile, !X, index, index) -> ()
+      %c0_4 = arith.constant 0 : index
+      memref.store %1, %alloca[%c0_4] : memref<1xf32, #gpu.address_space<private>>
+      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+      %c0_5 = arith.constant 0 : index
+      %2 = memref.load %alloca_0[%c0_5] : memref<1xf32, #gpu.address_space<private>>
+      %cst_6 = arith.constant 1.000000e+03 : f32
+      %3 = arith.divf %2, %cst_6 : f32
+      %4 = arith.addf %3, %arg4 : f32
+      %5 = math.rsqrt %4 : f32
+      %alloca_7 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+      %c0_8 = arith.constant 0 : index
+      memref.store %5, %alloca_7[%c0_8] : memref<1xf32, #gpu.address_space<private>>
+      "tile.copy"(%arg3, %alloca_7, %0) {exec_scope = "cta", layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">} : (memref<37xf32>, memref<1xf32, #gpu.address_space<private>>, index) -> ()
+      %6 = vector.broadcast %5 : f32 to vector<4xf32>
+      %c0_9 = arith.constant 0 : index
+      %c1_10 = arith.constant 1 : index
+      %c1_11 = arith.constant 1 : index
+      scf.for %arg5 = %c0_9 to %c1_10 step %c1_11 {
+        %c1_12 = arith.constant 1 : index
+        %7 = arith.subi %c1_12, %arg5 : index
+        %c1_13 = arith.constant 1 : index
+        %8 = arith.subi %7, %c1_13 : index
+        %c1024 = arith.constant 1024 : index
+        %9 = arith.muli %8, %c1024 : index
+        %c0_14 = arith.constant 0 : index
+        %10 = arith.cmpi ne, %arg5, %c0_14 : index
+        scf.if %10 {
+          "tile.copy"(%alloca_1, %arg0, %0, %9) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<32xf32, #gpu.address_space<private>>, memref<37x1000xf32>, index, index) -> ()
         }
-        "tile.copy"(%w, %Wt, %col) {exec_scope = "cta", layout = #cols} : (!tile, !Wt, index) -> ()
-        scf.for %i = %c0 to %cE step %cV {
-          %xT = vector.load %x[%i] : !tile, !vT
-          %wT = vector.load %w[%i] : !tile, !vT
-          %xv = ${EXTF} %xT : !vT to !v
-          %wv = ${EXTF} %wT : !vT to !v
-          %xn = arith.mulf %xv, %rv : !v
-          %y = arith.mulf %xn, %wv : !v
-          %yT = ${TRUNCF} %y : !v to !vT
-          vector.store %yT, %x[%i] : !tile, !vT
-        } {llvm.loop_annotation = #unroll}
-        "tile.copy"(%Y, %x, %row, %col) {exec_scope = "cta", layout = #rows} : (!X, !tile, index, index) -> ()
+        "tile.copy"(%alloca_2, %arg1, %9) {exec_scope = "cta", layout = #tile.layout<"S[((8, 32, 4)) : ((4, 1@laneid, 1))] + R[4 : 1@warpid]">} : (memref<32xf32, #gpu.address_space<private>>, memref<1000xf32>, index) -> ()
+        %c0_15 = arith.constant 0 : index
+        %c32 = arith.constant 32 : index
+        %c4_16 = arith.constant 4 : index
+        scf.for %arg6 = %c0_15 to %c32 step %c4_16 {
+          %11 = vector.load %alloca_1[%arg6] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+          %12 = vector.load %alloca_2[%arg6] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+          %13 = arith.mulf %11, %6 : vector<4xf32>
+          %14 = arith.mulf %13, %12 : vector<4xf32>
+          vector.store %14, %alloca_1[%arg6] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+        } {llvm.loop_annotation = #loop_annotation}
+        "tile.copy"(%arg2, %alloca_1, %0, %9) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<37x1000xf32>, memref<32xf32, #gpu.address_space<private>>, index, index) -> ()
       }
       gpu.return
     }

@@ -1,97 +1,98 @@
-// Softmax of each row of an M x N matrix: Y[r] = exp(X[r] - max X[r]) / sum(exp(X[r] - max X[r])).
-// A template: examples/_rowwise.py fills in its fields (a dollar sign and a name in
-// braces) for one shape and plan; docs/fused-kernels.md explains them.
-!X = memref<${M}x${N}x${T}>
-!tile = memref<${E}x${T}, #gpu.address_space<private>>
-!one = memref<1xf32, #gpu.address_space<private>>
-!all = vector<${E}x${T}>
-!vT = vector<${V}x${T}>
-!v = vector<${V}xf32>
-#rows = #tile.layout<"${ROWS}">
-#part = #tile.layout<"${PARTIALS}">
-#res = #tile.layout<"${RESULT}">
-#unroll = #llvm.loop_annotation<unroll = <full = true>>
+// softmax over the rows of a 37 x 1000 f32 matrix, as tile_mlir.kernels builds it with the plan
+// warp: 4 row(s) per CTA of 128 threads, 1 warp(s) per row, 32 elements per thread per chunk, 1 chunk(s) of 1024 columns.
+// Arguments: %arg0 = X, %arg1 = Y.
+// Written by python/tile_mlir/kernels/forward.py; regenerate with
+//   python -m tile_mlir.kernels softmax --shape 37x1000 --dtype f32 --emit > examples/softmax.mlir
+#loop_unroll = #llvm.loop_unroll<full = true>
+#loop_annotation = #llvm.loop_annotation<unroll = #loop_unroll>
 module attributes {gpu.container_module} {
-  gpu.module @kernels [#nvvm.target<chip = "${CHIP}">] {
-    gpu.func @softmax(%X: !X {llvm.align = 16 : i64}, %Y: !X {llvm.align = 16 : i64}) kernel
-        attributes {known_block_size = array<i32: ${THREADS}, 1, 1>} {
+  gpu.module @kernels [#nvvm.target<chip = "sm_90a">] {
+    gpu.func @softmax(%arg0: memref<37x1000xf32> {llvm.align = 16 : i64}, %arg1: memref<37x1000xf32> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+      %block_id_x = gpu.block_id  x
+      %c4 = arith.constant 4 : index
+      %0 = arith.muli %block_id_x, %c4 : index
+      %alloca = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+      %alloca_0 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+      %alloca_1 = memref.alloca() : memref<32xf32, #gpu.address_space<private>>
+      %cst = arith.constant 0.000000e+00 : f32
+      %cst_2 = arith.constant 0.000000e+00 : f32
+      %cst_3 = arith.constant 0xFF800000 : f32
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
-      %cV = arith.constant ${V} : index
-      %cE = arith.constant ${E} : index
-      %cK = arith.constant ${K} : index
-      %cCH = arith.constant ${CH} : index
-      %cR = arith.constant ${R} : index
-      %ninf = arith.constant 0xFF800000 : f32
-      %zero = arith.constant 0.0 : f32
-      %one = arith.constant 1.0 : f32
-      %block = gpu.block_id x
-      %row = arith.muli %block, %cR : index
-      %x = memref.alloca() : !tile
-      %p = memref.alloca() : !one
-      %q = memref.alloca() : !one
-      // Pass 1, chunk by chunk: each thread's running max m, and sum s of exp(x - m).
-      %m, %s = scf.for %k = %c0 to %cK step %c1 iter_args(%m0 = %ninf, %s0 = %zero) -> (f32, f32) {
-        %col = arith.muli %k, %cCH : index
-        "tile.copy"(%x, %X, %row, %col) {exec_scope = "cta", layout = #rows, padding = ${NEG_INF} : ${T}}
-          : (!tile, !X, index, index) -> ()
-        %xa = vector.load %x[%c0] : !tile, !all
-        %mkT = vector.reduction <maximumf>, %xa : !all into ${T}
-        %mk = ${EXTF} %mkT : ${T} to f32
-        %m1 = arith.maximumf %m0, %mk : f32
-        %empty = arith.cmpf oeq, %m1, %ninf : f32
-        %a = arith.select %empty, %zero, %m1 : f32          // all -inf so far: shift by 0
-        %av = vector.broadcast %a : f32 to !v
-        %da = arith.subf %m0, %a : f32
-        %scale = math.exp %da : f32
-        %s0r = arith.mulf %s0, %scale : f32
-        %s1 = scf.for %i = %c0 to %cE step %cV iter_args(%acc = %s0r) -> (f32) {
-          %xT = vector.load %x[%i] : !tile, !vT
-          %xv = ${EXTF} %xT : !vT to !v
-          %d = arith.subf %xv, %av : !v
-          %e = math.exp %d : !v
-          %r = vector.reduction <add>, %e, %acc : !v into f32
-          scf.yield %r : f32
-        } {llvm.loop_annotation = #unroll}
-        scf.yield %m1, %s1 : f32, f32
+      %c1_4 = arith.constant 1 : index
+      %1:2 = scf.for %arg2 = %c0 to %c1 step %c1_4 iter_args(%arg3 = %cst_3, %arg4 = %cst_2) -> (f32, f32) {
+        %c1024 = arith.constant 1024 : index
+        %12 = arith.muli %arg2, %c1024 : index
+        "tile.copy"(%alloca_1, %arg0, %0, %12) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">, padding = 0xFF800000 : f32} : (memref<32xf32, #gpu.address_space<private>>, memref<37x1000xf32>, index, index) -> ()
+        %c0_14 = arith.constant 0 : index
+        %13 = vector.load %alloca_1[%c0_14] : memref<32xf32, #gpu.address_space<private>>, vector<32xf32>
+        %14 = vector.reduction <maximumf>, %13 : vector<32xf32> into f32
+        %15 = arith.maximumf %arg3, %14 : f32
+        %cst_15 = arith.constant 0xFF800000 : f32
+        %16 = arith.cmpf oeq, %15, %cst_15 : f32
+        %17 = arith.select %16, %cst_2, %15 : f32
+        %18 = vector.broadcast %17 : f32 to vector<4xf32>
+        %19 = arith.subf %arg3, %17 : f32
+        %20 = math.exp %19 : f32
+        %21 = arith.mulf %arg4, %20 : f32
+        %c0_16 = arith.constant 0 : index
+        %c32 = arith.constant 32 : index
+        %c4_17 = arith.constant 4 : index
+        %22 = scf.for %arg5 = %c0_16 to %c32 step %c4_17 iter_args(%arg6 = %21) -> (f32) {
+          %23 = vector.load %alloca_1[%arg5] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+          %24 = arith.subf %23, %18 : vector<4xf32>
+          %25 = math.exp %24 : vector<4xf32>
+          %26 = vector.reduction <add>, %25, %arg6 : vector<4xf32> into f32
+          scf.yield %26 : f32
+        } {llvm.loop_annotation = #loop_annotation}
+        scf.yield %15, %22 : f32, f32
       }
-      // The row's max M and sum S over its threads: S = sum of s * exp(m - M).
-      memref.store %m, %p[%c0] : !one
-      "tile.reduce"(%q, %p) {kind = "maximum", exec_scope = "cta", axes = array<i64: 1>,
-          src_layout = #part, dst_layout = #res} : (!one, !one) -> ()
-      %M = memref.load %q[%c0] : !one
-      %none = arith.cmpf oeq, %M, %ninf : f32
-      %A = arith.select %none, %zero, %M : f32
-      %dm = arith.subf %m, %A : f32
-      %em = math.exp %dm : f32
-      %t = arith.mulf %s, %em : f32
-      memref.store %t, %p[%c0] : !one
-      "tile.reduce"(%q, %p) {kind = "sum", exec_scope = "cta", axes = array<i64: 1>,
-          src_layout = #part, dst_layout = #res} : (!one, !one) -> ()
-      %S = memref.load %q[%c0] : !one
-      %inv = arith.divf %one, %S : f32
-      %Av = vector.broadcast %A : f32 to !v
-      %invv = vector.broadcast %inv : f32 to !v
-      // Pass 2, last chunk first (it is still in registers): Y = exp(x - M) / S.
-      scf.for %k = %c0 to %cK step %c1 {
-        %kr = arith.subi %cK, %k : index
-        %j = arith.subi %kr, %c1 : index
-        %col = arith.muli %j, %cCH : index
-        %again = arith.cmpi ne, %k, %c0 : index
-        scf.if %again {
-          "tile.copy"(%x, %X, %row, %col) {exec_scope = "cta", layout = #rows, padding = ${NEG_INF} : ${T}}
-            : (!tile, !X, index, index) -> ()
+      %c0_5 = arith.constant 0 : index
+      memref.store %1#0, %alloca[%c0_5] : memref<1xf32, #gpu.address_space<private>>
+      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "maximum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+      %c0_6 = arith.constant 0 : index
+      %2 = memref.load %alloca_0[%c0_6] : memref<1xf32, #gpu.address_space<private>>
+      %cst_7 = arith.constant 0xFF800000 : f32
+      %3 = arith.cmpf oeq, %2, %cst_7 : f32
+      %4 = arith.select %3, %cst, %2 : f32
+      %5 = arith.subf %1#0, %4 : f32
+      %6 = math.exp %5 : f32
+      %7 = arith.mulf %1#1, %6 : f32
+      %c0_8 = arith.constant 0 : index
+      memref.store %7, %alloca[%c0_8] : memref<1xf32, #gpu.address_space<private>>
+      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+      %c0_9 = arith.constant 0 : index
+      %8 = memref.load %alloca_0[%c0_9] : memref<1xf32, #gpu.address_space<private>>
+      %9 = vector.broadcast %4 : f32 to vector<4xf32>
+      %cst_10 = arith.constant 1.000000e+00 : f32
+      %10 = arith.divf %cst_10, %8 : f32
+      %11 = vector.broadcast %10 : f32 to vector<4xf32>
+      %c0_11 = arith.constant 0 : index
+      %c1_12 = arith.constant 1 : index
+      %c1_13 = arith.constant 1 : index
+      scf.for %arg2 = %c0_11 to %c1_12 step %c1_13 {
+        %c1_14 = arith.constant 1 : index
+        %12 = arith.subi %c1_14, %arg2 : index
+        %c1_15 = arith.constant 1 : index
+        %13 = arith.subi %12, %c1_15 : index
+        %c1024 = arith.constant 1024 : index
+        %14 = arith.muli %13, %c1024 : index
+        %c0_16 = arith.constant 0 : index
+        %15 = arith.cmpi ne, %arg2, %c0_16 : index
+        scf.if %15 {
+          "tile.copy"(%alloca_1, %arg0, %0, %14) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">, padding = 0xFF800000 : f32} : (memref<32xf32, #gpu.address_space<private>>, memref<37x1000xf32>, index, index) -> ()
         }
-        scf.for %i = %c0 to %cE step %cV {
-          %xT = vector.load %x[%i] : !tile, !vT
-          %xv = ${EXTF} %xT : !vT to !v
-          %d = arith.subf %xv, %Av : !v
-          %e = math.exp %d : !v
-          %y = arith.mulf %e, %invv : !v
-          %yT = ${TRUNCF} %y : !v to !vT
-          vector.store %yT, %x[%i] : !tile, !vT
-        } {llvm.loop_annotation = #unroll}
-        "tile.copy"(%Y, %x, %row, %col) {exec_scope = "cta", layout = #rows} : (!X, !tile, index, index) -> ()
+        %c0_17 = arith.constant 0 : index
+        %c32 = arith.constant 32 : index
+        %c4_18 = arith.constant 4 : index
+        scf.for %arg3 = %c0_17 to %c32 step %c4_18 {
+          %16 = vector.load %alloca_1[%arg3] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+          %17 = arith.subf %16, %9 : vector<4xf32>
+          %18 = math.exp %17 : vector<4xf32>
+          %19 = arith.mulf %18, %11 : vector<4xf32>
+          vector.store %19, %alloca_1[%arg3] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+        } {llvm.loop_annotation = #loop_annotation}
+        "tile.copy"(%arg1, %alloca_1, %0, %14) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<37x1000xf32>, memref<32xf32, #gpu.address_space<private>>, index, index) -> ()
       }
       gpu.return
     }

@@ -2,8 +2,9 @@
 
 ``tile_mlir.compile(module)`` returns a module's kernels, ready to ``launch(grid, block,
 *args)``; ``tile_mlir.load_kernel(path)`` loads them from a saved artifact;
-``tile_mlir.build.kernel(...)`` builds a launchable module from Python. Every error is
-a ``tile_mlir.TileError``.
+``tile_mlir.build.kernel(...)`` builds a launchable module from Python, and
+``tile_mlir.kernels`` is the fused row kernels built that way, as a library
+(``K.softmax(x)``, ``K.rms_norm(x, w)``...). Every error is a ``tile_mlir.TileError``.
 
 The package splits in two halves so that a GPU machine without MLIR can still
 launch cached kernels:
@@ -11,7 +12,8 @@ launch cached kernels:
 * the compile half (``tile_mlir.ir``, ``tile_mlir.passes``, ``tile_mlir.pipeline``,
   ``tile_mlir.build``, ``tile_mlir.tools.tile_opt``) imports the MLIR 22 Python bindings;
 * the launch half (``tile_mlir.api``, ``tile_mlir.runtime``, ``tile_mlir.arrays``,
-  ``tile_mlir.cache``, ``tile_mlir.signature``) needs only numpy, and cuda-python to
+  ``tile_mlir.cache``, ``tile_mlir.signature``, and ``tile_mlir.kernels`` but for its
+  builders, ``kernels.forward`` and ``kernels.rows``) needs only numpy, and cuda-python to
   launch on a GPU.
 
 ``import tile_mlir`` imports neither: ``compile`` and ``load_kernel`` import the front

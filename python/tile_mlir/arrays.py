@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import bf16
 from .errors import LaunchError
 from .signature import ArgSpec, KernelSignature
 
@@ -84,7 +85,7 @@ def _typestr_dtype(typestr: str) -> tuple[str, int]:
     torch and ml_dtypes spell bfloat16 ``<V2``, an opaque 2-byte type.
     """
     dtype = np.dtype(typestr)
-    return ("bfloat16" if dtype.kind == "V" and dtype.itemsize == 2 else dtype.name), dtype.itemsize
+    return ("bfloat16" if bf16.is_bf16(dtype) else dtype.name), dtype.itemsize
 
 
 def _c_contiguous(shape, strides, itemsize: int) -> bool:
@@ -196,14 +197,6 @@ def device_view(obj, stream: int, where: str) -> DeviceView | None:
 # --- kernelParams --------------------------------------------------------------------
 
 
-def bf16_bits(value) -> int:
-    """``value`` rounded to bfloat16 (to nearest even), as its 16 bits."""
-    bits = int(np.float32(value).view(np.uint32))
-    if bits & 0x7FFFFFFF > 0x7F800000:
-        return 0x7FC0  # NaN
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
-
-
 class Params:
     """A kernel's ``kernelParams``, allocated once: an 8-byte value slot per argument, and
     the array of slot addresses (the ``void**`` that cuLaunchKernel reads). A launch only
@@ -223,18 +216,16 @@ class Params:
 
     def set_scalar(self, i: int, spec: ArgSpec, value, where: str) -> None:
         view = self.scalars[i]
-        if spec.dtype == "bfloat16":
-            view[0] = bf16_bits(value)
-        elif view.dtype.kind in "iu":
+        if view.dtype.kind in "iu" and spec.dtype != "bfloat16":
             info = np.iinfo(view.dtype)
             if not info.min <= int(value) <= info.max:
                 raise LaunchError(f"{where}: {value!r} does not fit a {spec.describe()}")
             view[0] = int(value)
-        else:
-            try:
-                view[0] = value
-            except OverflowError:  # an int beyond any float
-                raise LaunchError(f"{where}: {value!r} does not fit a {spec.describe()}") from None
+            return
+        try:  # bf16: rounded once, as the interpreter does; NaN: the quiet NaN, its sign kept
+            view[0] = bf16.to_bits(value) if spec.dtype == "bfloat16" else value
+        except OverflowError:  # an int beyond any float
+            raise LaunchError(f"{where}: {value!r} does not fit a {spec.describe()}") from None
 
 
 def pack(sig: KernelSignature, args: tuple, params: Params, stream: int) -> list[tuple[int, np.ndarray]]:

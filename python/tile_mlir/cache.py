@@ -8,6 +8,7 @@ Layout, under ``cache_dir()``::
     <key>/meta.json           format, chip, sha256 of each file above, and ``Artifact.meta``
                               (which ``store`` fills with the compiler's toolchain versions)
     by-source/<source key>    a text file naming the <key> last stored for that source
+    by-name/<name key>        the IR text a named kernel was last built from (``remember``)
     .tmp-*, .trash-*          entries being written or removed (a crash may leave them;
                               lookups never read them)
 
@@ -22,6 +23,12 @@ versions the compiling machine had and cannot recompute that key. It uses the
   full key: a toolchain change is a miss;
 * ``lookup`` without it follows the index: it gets the entry most recently stored for that
   source, whatever compiler built it.
+
+A kernel built from Python (``tile_mlir.kernels``) has no text until the builder, which
+needs MLIR, writes it. So where one is built for the cache its text is also kept under a
+name (``remember(name, text)``: the kernel, its shape, dtype, plan and chip), and a
+machine without MLIR finds it by that name (``recall``) and then the entry by its text.
+The name's file is replaced each time; a name no longer built keeps its last text.
 
 Writes are atomic: an entry is written into a fresh ``.tmp-*`` directory in the cache
 directory and renamed into place. A concurrent writer that loses the race (the rename
@@ -274,6 +281,30 @@ def store(ir_text: str, options: Options, artifact: Artifact) -> Artifact:
         f.write(full)
     os.replace(tmp, index / source_key(ir_text, options))
     return stored
+
+
+def remember(name: str, ir_text: str) -> None:
+    """Keep ``ir_text`` as what the kernel called ``name`` is built from (``by-name/``)."""
+    index = cache_dir() / "by-name"
+    path = index / hashlib.sha256(name.encode()).hexdigest()
+    try:
+        if path.read_text() == ir_text:
+            return
+    except OSError:
+        pass
+    index.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=index)
+    with os.fdopen(fd, "w") as f:
+        f.write(ir_text)
+    os.replace(tmp, path)
+
+
+def recall(name: str) -> str | None:
+    """The IR text last remembered for ``name``, or None."""
+    try:
+        return (cache_dir() / "by-name" / hashlib.sha256(name.encode()).hexdigest()).read_text()
+    except OSError:
+        return None
 
 
 def _discard(path: Path) -> None:

@@ -33,7 +33,7 @@ from .analysis import analyze
 from .analysis_copy import analyze_copy
 from .diagnostics import format_diag, format_errors, parse_failure
 from .errors import CompileError
-from .ir import find_ops, ir, make_context
+from .ir import find_ops, ir, make_context, memref_shape, name_source
 from .options import Options
 from .passes import add_pass
 from .pipeline import STAGES, TILE_STAGES, run_stages, save_repro
@@ -51,15 +51,17 @@ class Lowered:
     chip: str
 
 
-def kernel_signatures(module: ir.Module) -> tuple[KernelSignature, ...]:
-    """The launch signature of every ``gpu.func ... kernel`` in the module."""
+def kernel_signatures(module: ir.Module, *, dynamic: bool = False) -> tuple[KernelSignature, ...]:
+    """The launch signature of every ``gpu.func ... kernel`` in the module; ``dynamic``:
+    memref arguments may have dynamic dims (the interpreter runs them, the CUDA path's
+    bare pointers cannot carry their extents)."""
     sigs = []
     for op in find_ops(module.operation, "gpu.func"):
         if "gpu.kernel" not in op.attributes:
             continue
         fn_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
         name = ir.StringAttr(op.attributes["sym_name"]).value
-        args = tuple(_arg_spec(name, i, t) for i, t in enumerate(fn_type.inputs))
+        args = tuple(_arg_spec(name, i, t, dynamic) for i, t in enumerate(fn_type.inputs))
         sigs.append(KernelSignature(name, args, *_block_needs(name, op), *_cluster_needs(name, op)))
     return tuple(sigs)
 
@@ -115,12 +117,16 @@ def _cluster_needs(kernel: str, fn) -> tuple[tuple[int, int, int] | None, bool]:
     return None, False
 
 
-def _arg_spec(kernel: str, i: int, t: ir.Type) -> ArgSpec:
+def _arg_spec(kernel: str, i: int, t: ir.Type, dynamic: bool) -> ArgSpec:
     if isinstance(t, ir.MemRefType):
         elem = str(t.element_type)
-        if elem not in MLIR_TO_NUMPY or not t.has_static_shape:
+        if elem not in MLIR_TO_NUMPY:
             raise CompileError("signature", f"kernel {kernel}: argument {i} has unsupported type {t}", "")
-        return ArgSpec("memref", MLIR_TO_NUMPY[elem], tuple(t.shape))
+        if not t.has_static_shape and not dynamic:
+            raise CompileError("signature", f"kernel {kernel}: argument {i} is {t}: a dynamic dim runs only in "
+                               'the interpreter (backend="interpreter"), the CUDA backend passes a memref as a '
+                               "bare pointer, which needs a static shape", "")
+        return ArgSpec("memref", MLIR_TO_NUMPY[elem], memref_shape(t))
     if str(t) not in MLIR_TO_NUMPY:
         raise CompileError("signature", f"kernel {kernel}: argument {i} has unsupported type {t}", "")
     return ArgSpec("scalar", MLIR_TO_NUMPY[str(t)])
@@ -173,11 +179,13 @@ def lower_tile_ops(text: str, options: Options | None = None, *,
                    source_name: str = SOURCE) -> tuple[str, tuple[KernelSignature, ...]]:
     """Run only the tile lowerings (``tile-lower-copy``, ``tile-lower-reduction``): the
     scf/arith/memref/vector/gpu level the CPU interpreter executes. Returns the lowered text and the kernel signatures.
-    Diagnostics call the text ``source_name``."""
+    Diagnostics call the text ``source_name``, and so do the lowered text's locations,
+    where the interpreter's errors read it."""
     options = Options.from_mapping(options)
     with make_context(), ir.Location.unknown():
         module = parse(text, source_name=source_name)
-        signatures = kernel_signatures(module)
+        name_source(module.operation, source_name)
+        signatures = kernel_signatures(module, dynamic=True)
         run_stages(module, STAGES[:TILE_STAGES], options, source=text, source_name=source_name)
         # with locations, so that the interpreter names ops where the user wrote them
         # (generic form: some custom parsers, nvvm.barrier's, cannot take a loc alias after them)

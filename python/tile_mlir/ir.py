@@ -89,6 +89,11 @@ def layout_attr(text: str, context: ir.Context | None = None) -> ir.Attribute:
     return ir.Attribute.parse(f'#tile.layout<"{text}">', context)
 
 
+def memref_shape(t) -> tuple[int | None, ...]:
+    """The shape of a memref type, None for each dynamic dim (``ArgSpec.shape``)."""
+    return tuple(None if t.is_dynamic_dim(i) else d for i, d in enumerate(t.shape))
+
+
 def find_ops(root, name: str) -> list:
     """Every op called ``name`` under ``root`` (an ir.Operation, itself included), in
     program order."""

@@ -5,7 +5,9 @@ stored in the compile cache as JSON, so it imports nothing from MLIR.
 
 With the bare-pointer calling convention (``use-bare-ptr-memref-call-conv=1``)
 a ``memref<4x8xf32>`` kernel argument is one device pointer to 32 contiguous
-f32; scalars (``i32``, ``f32``, ``index``...) are passed by value.
+f32; scalars (``i32``, ``f32``, ``index``...) are passed by value. A dynamic dim
+(``memref<?x8xf32>``, None in ``ArgSpec.shape``) takes its extent from the array a
+launch passes; only the interpreter runs such kernels so far.
 """
 
 from __future__ import annotations
@@ -38,10 +40,15 @@ class ArgSpec:
 
     kind: str  # "memref" | "scalar"
     dtype: str  # numpy dtype name (see MLIR_TO_NUMPY)
-    shape: tuple[int, ...] = ()
+    shape: tuple[int | None, ...] = ()  # None: a dynamic dim
+
+    @property
+    def dynamic(self) -> bool:
+        return None in self.shape
 
     @property
     def numel(self) -> int:
+        """The elements of a static shape."""
         return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
 
     @property
@@ -51,7 +58,7 @@ class ArgSpec:
     def describe(self) -> str:
         if self.kind == "scalar":
             return f"scalar {self.dtype}"
-        return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
+        return f"{self.dtype}[{', '.join('?' if d is None else str(d) for d in self.shape)}]"
 
 
 @dataclass(frozen=True)
@@ -144,8 +151,13 @@ class KernelSignature:
             raise LaunchError(f"{where} is a {spec.describe()}, got an array")
         if dtype_name not in accepted_dtypes(spec.dtype):
             raise LaunchError(f"{where} must be {spec.describe()}, got dtype {dtype_name}")
-        # The exact shape, or flat with as many elements (numel only then: it is slow).
-        if tuple(shape) != spec.shape and not (len(shape) == 1 and shape[0] == spec.numel):
+        # The exact shape, or flat with as many elements (numel only then: it is slow); with
+        # a dynamic dim, the rank and the static dims.
+        if spec.dynamic:
+            fits = len(shape) == len(spec.shape) and all(d is None or d == e for d, e in zip(spec.shape, shape))
+        else:
+            fits = tuple(shape) == spec.shape or (len(shape) == 1 and shape[0] == spec.numel)
+        if not fits:
             raise LaunchError(f"{where} must be {spec.describe()}, got shape {tuple(shape)}")
 
     def check_scalar(self, i: int, value) -> None:

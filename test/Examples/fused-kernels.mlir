@@ -1,9 +1,10 @@
-// The fused kernels' templates (examples/softmax.mlir ...), filled in by their Python
-// modules, through the whole pipeline to PTX: 16-byte loads and stores only, no local
-// memory, the barriers of each form (docs/fused-kernels.md, "The generated code").
+// The fused kernels (tile_mlir.kernels, built from Python: python/tile_mlir/kernels/forward.py),
+// through the whole pipeline to PTX: 16-byte loads and stores only, no local memory, the
+// barriers of each kind of plan (docs/fused-kernels.md, "The generated code"). Then the
+// MLIR of each as examples/ keeps it (python -m tile_mlir.kernels NAME --emit), as written.
 //
 // One warp per row, 4 rows per block (f32, N = 1000: 8 vectors of 4 per lane):
-// RUN: %python -c "from tile_mlir.examples import softmax; print(softmax.kernel_text(64, 1000, 'f32'))" > %t.softmax.mlir
+// RUN: %python -c "from tile_mlir.kernels import kernel_text; print(kernel_text('softmax', 64, 1000, 'f32'))" > %t.softmax.mlir
 // RUN: tile-opt %t.softmax.mlir --tile-to-ptx | FileCheck %s --check-prefix=WARP --implicit-check-not=.local --implicit-check-not=bar.sync --implicit-check-not=ld.global.b
 // WARP-LABEL: .entry softmax(
 // WARP-COUNT-8: ld.global.v4.b32
@@ -14,7 +15,7 @@
 //
 // Several warps per row (bf16, N = 4096: 4 warps, one 16-byte vector of 8 per thread and
 // per vector of x, weight and bias), one barrier per reduction:
-// RUN: %python -c "from tile_mlir.examples import layernorm; print(layernorm.kernel_text(64, 4096, 'bf16'))" > %t.layernorm.mlir
+// RUN: %python -c "from tile_mlir.kernels import kernel_text; print(kernel_text('layernorm', 64, 4096, 'bf16'))" > %t.layernorm.mlir
 // RUN: tile-opt %t.layernorm.mlir --tile-to-ptx | FileCheck %s --check-prefix=WARPS --implicit-check-not=.local --implicit-check-not=ld.global.b
 // WARPS-LABEL: .entry layernorm(
 // WARPS-COUNT-4: ld.global.v4.b32
@@ -24,7 +25,7 @@
 // WARPS:         ret;
 //
 // Online (f32, N = 40000: 32 warps, 3 chunks), the output pass loading the chunks again:
-// RUN: %python -c "from tile_mlir.examples import rmsnorm; print(rmsnorm.kernel_text(8, 40000, 'f32'))" > %t.rmsnorm.mlir
+// RUN: %python -c "from tile_mlir.kernels import kernel_text; print(kernel_text('rmsnorm', 8, 40000, 'f32'))" > %t.rmsnorm.mlir
 // RUN: tile-opt %t.rmsnorm.mlir --tile-to-ptx | FileCheck %s --check-prefix=ONLINE --implicit-check-not=.local --implicit-check-not=ld.global.b
 // ONLINE-LABEL: .entry rmsnorm(
 // ONLINE-COUNT-4: ld.global.v4.b32
@@ -33,3 +34,12 @@
 // ONLINE:         ld.global.v4.b32
 // ONLINE:         st.global.v4.b32
 // ONLINE:         ret;
+//
+// The examples, as written (37 x 1000 f32: one warp per row):
+// RUN: tile-opt %S/../../examples/softmax.mlir --tile-to-ptx | FileCheck %s --check-prefix=WARP
+// RUN: tile-opt %S/../../examples/logsumexp.mlir --tile-to-ptx | FileCheck %s --check-prefix=EXAMPLE --implicit-check-not=.local
+// RUN: tile-opt %S/../../examples/rmsnorm.mlir --tile-to-ptx | FileCheck %s --check-prefix=EXAMPLE --implicit-check-not=.local
+// RUN: tile-opt %S/../../examples/layernorm.mlir --tile-to-ptx | FileCheck %s --check-prefix=EXAMPLE --implicit-check-not=.local
+// EXAMPLE: .entry {{softmax|logsumexp|rmsnorm|layernorm}}(
+// EXAMPLE: ld.global.v4.b32
+// EXAMPLE: ret;

@@ -122,21 +122,10 @@ from benchmarks import fused, report_fused, triton_fused  # noqa: E402
 
 
 @pytest.fixture
-def fused_modules(monkeypatch):
-    """The fused-kernel modules: the real ones where they load, else stand-ins with the
-    agreed interface (``compiled``, ``kernel_text``, the entry point with its ``eps``)."""
-    import types
-
-    stubs = {}
-    for name in fused.missing():
-        mod = types.ModuleType(f"tile_mlir.examples.{name}")
-        mod.kernel_text = lambda M, N, dtype, name=name: f"// {name} {M}x{N} {dtype}\n"
-        mod.compiled = lambda M, N, dtype: (_ for _ in ()).throw(RuntimeError("a stand-in compiles nothing"))
-        setattr(mod, name, lambda x, *params, eps=1e-6: None)
-        monkeypatch.setitem(sys.modules, mod.__name__, mod)
-        stubs[name] = mod
+def fused_modules(monkeypatch, tmp_path):
+    """The fused kernels (tile_mlir.kernels), which load here; a fresh compile cache."""
+    monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
     assert not fused.missing()
-    return stubs
 
 
 def test_fused_cases_cover_the_issue():
@@ -176,14 +165,28 @@ def test_prepare_compiles_every_fused_case(fused_modules):
     texts = prepare.all_kernels()
     for name, M, N, dtype in fused.CASES:
         text, fold = texts[fused.label(name, M, N, dtype)]
-        assert text == fused.module(name).kernel_text(M, N, dtype) and fold == "linear"
+        assert text == fused.kernel_text(name, M, N, dtype) and fold == "linear"
+
+
+def test_prepare_remembers_the_fused_texts_for_the_gpu_machine(fused_modules, tmp_path, monkeypatch):
+    """benchmarks.prepare keeps each fused case's text by name; a machine without MLIR
+    (here: the builder made to fail) reads it back for preflight and the run."""
+    from tile_mlir.kernels import library
+
+    fused.remember_texts()
+    assert len(list((tmp_path / "by-name").iterdir())) == len(fused.CASES)
+    name, M, N, dtype = fused.CASES[0]
+    made = fused.kernel_text(name, M, N, dtype)
+    library._text.cache_clear()
+    monkeypatch.setattr(library, "_built", lambda *a: (_ for _ in ()).throw(ImportError("no MLIR")))
+    assert fused.kernel_text(name, M, N, dtype) == made
+    library._text.cache_clear()
 
 
 def test_eps_is_our_kernels_default():
-    """torch and Triton get the epsilon our kernels use by default: torch's own per dtype
-    for RMSNorm (finfo eps), 1e-5 for LayerNorm."""
-    assert fused.eps_of("rmsnorm", "f32") == 2.0**-23
-    assert fused.eps_of("rmsnorm", "bf16") == 2.0**-7
+    """torch and Triton get the epsilon our kernels use by default: K.rms_norm's 1e-6,
+    K.layer_norm's 1e-5."""
+    assert fused.eps_of("rmsnorm", "f32") == fused.eps_of("rmsnorm", "bf16") == 1e-6
     assert fused.eps_of("layernorm", "bf16") == 1e-5
 
 
@@ -193,12 +196,13 @@ def test_preflight_reports_fused_kernels(fused_modules, monkeypatch):
     from benchmarks import run
 
     monkeypatch.setattr(prepare, "all_kernels", lambda: {})
-    mod = fused.module("logsumexp")
-    monkeypatch.setattr(mod, "compiled", lambda M, N, dtype: (_ for _ in ()).throw(RuntimeError("not in the cache")))
+    real = fused.ours
+    monkeypatch.setattr(fused, "ours", lambda name, M, N, dtype: (_ for _ in ()).throw(RuntimeError("not in the cache"))
+                        if name == "logsumexp" else real(name, M, N, dtype))
     problems = run.preflight(("logsumexp",))
-    assert len(problems) == 1 and "logsumexp.compiled(16384, 1024, 'f32') failed" in problems[0]
+    assert len(problems) == 1 and "tile_mlir.kernels.compiled('logsumexp', 16384, 1024, 'f32') failed" in problems[0]
     assert "not in the cache" in problems[0]
-    monkeypatch.setitem(sys.modules, "tile_mlir.examples.softmax", None)  # import fails
+    monkeypatch.setattr(fused, "missing", lambda names=(): {n: "ImportError: no" for n in names if n == "softmax"})
     problems = run.preflight(("softmax", "logsumexp"))
     assert len(problems) == 1 and problems[0].startswith("the fused kernel softmax does not load")
     assert run.preflight(()) == []

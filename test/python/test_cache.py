@@ -317,3 +317,15 @@ def test_prune_stale_keeps_this_toolchains_entries_and_what_the_index_needs(cach
     assert cache.lookup(IR, SM90) == fresh and cache.lookup(other, SM90) is None
     assert cache.prune_stale() == 0  # without MLIR, the versions are unknown: nothing goes
     assert len(entries(cache_root)) == 3
+
+
+def test_a_named_kernels_text_is_remembered_and_recalled(cache_root):
+    """``remember`` keeps the text a named kernel was built from (by-name/), replaced by
+    the next one; ``recall`` reads it back, or None for a name never remembered."""
+    assert cache.recall("softmax 4x100 f32") is None
+    cache.remember("softmax 4x100 f32", "module {}\n")
+    cache.remember("softmax 4x200 f32", "module { }\n")
+    assert cache.recall("softmax 4x100 f32") == "module {}\n"
+    cache.remember("softmax 4x100 f32", "// newer\nmodule {}\n")
+    assert cache.recall("softmax 4x100 f32") == "// newer\nmodule {}\n"
+    assert sorted(p.name.startswith(".tmp-") for p in (cache_root / "by-name").iterdir()) == [False, False]

@@ -306,13 +306,23 @@ def test_torch_like_tensors_and_bf16(kernels, fake):
     assert param(fake.launches[-1][4], 1, ctypes.c_uint16) == 0xC000
 
 
-@pytest.mark.parametrize(
-    "value, bits",
-    [(1.0, 0x3F80), (-2.0, 0xC000), (1.00390625, 0x3F80), (1.01171875, 0x3F82), (float("inf"), 0x7F80),
-     (float("nan"), 0x7FC0), (3.4e38, 0x7F80)],
-)
-def test_bf16_rounding(value, bits):
-    assert arrays.bf16_bits(value) == bits
+# A bf16 scalar argument: rounded once to nearest even (not through f32: the fifth), a
+# NaN the quiet NaN with its sign. The interpreter packs the same bits
+# (test_interpreter_nan_bits.py).
+BF16_SCALARS = [(1.0, 0x3F80), (-2.0, 0xC000), (1.00390625, 0x3F80), (1.01171875, 0x3F82),
+                (1 + 2**-8 + 2**-30, 0x3F81), (float("inf"), 0x7F80), (float("nan"), 0x7FC0),
+                (-float("nan"), 0xFFC0), (3.4e38, 0x7F80), (-0.0, 0x8000), (2.0**-133, 0x0001), (3, 0x4040)]
+
+
+@pytest.mark.parametrize("value, bits", BF16_SCALARS)
+def test_a_bf16_scalar_is_packed_rounded_once(value, bits, kernels, fake):
+    kernels.half.launch(1, 1, np.zeros(4, np.uint16), value)
+    assert param(fake.launches[-1][4], 1, ctypes.c_uint16) == bits
+
+
+def test_a_bf16_scalar_beyond_any_float_is_a_launch_error(kernels, fake):
+    with pytest.raises(LaunchError, match="argument 1: 1000.* does not fit a scalar bfloat16"):
+        kernels.half.launch(1, 1, np.zeros(4, np.uint16), 10**400)
 
 
 def test_kernel_params_are_packed_once_per_kernel(kernels, fake):

@@ -25,7 +25,8 @@ import numpy as np
 from ..errors import InterpreterError
 from ..ir import ir
 from .core import Unsupported, register
-from .elements import ELEMS, round_bf16, sext_i1, to_bf16
+from .. import bf16
+from .elements import ELEMS, round_bf16, sext_i1
 from .vector import elementwise, numel, vector_shape
 
 # ---------------------------------------------------------------------------------------
@@ -218,7 +219,7 @@ def _float_converter(dst):
     if not dst.is_float:
         raise Unsupported(f"result of type {dst.name}")
     if dst.name == "bf16":
-        return to_bf16
+        return round_bf16
     nan = dst.nan
 
     def convert(x):
@@ -307,41 +308,55 @@ def _bitcast(op, src, dst):
 
 
 def _constant(cx, op, where):
+    """A constant's exact bits, as PTX moves them: a NaN keeps its payload and sign,
+    and a signaling NaN stays signaling (only arithmetic makes NaNs canonical)."""
     type_ = op.result.type
     attr = op.attributes["value"]
     if not isinstance(type_, ir.VectorType):
-        elem = cx.elem(type_)
-        cx.preset(op.result, _scalar(elem, attr.value))  # IntegerAttr, FloatAttr or BoolAttr
+        cx.preset(op.result, _scalar(cx.elem(type_), attr))  # IntegerAttr, FloatAttr or BoolAttr
         return
     elem = cx.elem(type_.element_type)
     n = numel(vector_shape(type_))
     if attr.is_splat:
-        values = [attr.get_splat_value().value] * n
+        values = [_scalar(elem, attr.get_splat_value())] * n
     elif elem.name == "bf16":  # the bindings read no bf16 elements: take the bits
-        values = [float(v) for v in _bf16_values(attr)]
-    else:
-        values = [attr[k] for k in range(n)]
-    cx.preset(op.result, tuple(_scalar(elem, v) for v in values))
+        values = list(elem.from_bits(_bf16_bits(attr)))
+    elif elem.is_float:  # the buffer holds the bits
+        values = list(np.asarray(ir.DenseElementsAttr(attr)).reshape(-1).view(elem.dtype))
+    else:  # the elements are Python ints or bools
+        values = [elem.scalar(elem.wrap(int(attr[k]))) for k in range(n)]
+    cx.preset(op.result, tuple(values))
 
 
-def _scalar(elem, value):
-    return elem.scalar(value if elem.is_float else elem.wrap(int(value)))
+def _scalar(elem, attr):
+    """The value of an IntegerAttr, BoolAttr or FloatAttr; a NaN from its bits, which
+    the attribute prints in hex (``0x7FC1 : bf16``): its Python float has lost them."""
+    value = attr.value
+    if not elem.is_float:
+        return elem.scalar(elem.wrap(int(value)))
+    if value == value:
+        return elem.scalar(value)  # exact: a float of any of the types is a Python float
+    return elem.from_bits(np.array(int(str(attr).split(" ", 1)[0], 16), elem.udtype))[()]
 
 
 _BF16_ELEMENT = re.compile(r"0x[0-9A-Fa-f]+|[-+]?[0-9.]+(?:e[-+]?[0-9]+)?|[-+]?inf|nan")
 
 
-def _bf16_values(attr):
-    """The elements of a dense bf16 attribute, read from its text (the bindings give
-    no bf16 elements): decimal numbers (exact to the 7 digits printed) or bit patterns."""
-    body = str(attr)[len("dense<") : str(attr).rindex("> :")]
-    values = []
+def _bf16_bits(attr) -> np.ndarray:
+    """The bits of the elements of a dense bf16 attribute, read from its text (the
+    bindings give no bf16 elements): a hex blob (little-endian, as MLIR prints large
+    attributes), or decimal numbers (exact to the 7 digits printed) and bit patterns."""
+    text = str(attr)
+    body = text[len("dense<") : text.rindex("> :")]
+    if body.startswith('"0x'):
+        return np.frombuffer(bytes.fromhex(body[3:-1]), "<u2").astype(np.uint16)
+    bits = []
     for token in _BF16_ELEMENT.findall(body):
         if token.startswith("0x"):
-            values.append(float((np.uint32(int(token, 16)) << np.uint32(16)).view(np.float32)))
+            bits.append(int(token, 16))
         else:
-            values.append(float(to_bf16(np.float64(token))))
-    return values
+            bits.append(int(bf16.to_bits(np.float64(token))))
+    return np.array(bits, np.uint16)
 
 
 def _select(cx, op, where):

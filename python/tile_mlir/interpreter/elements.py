@@ -2,12 +2,16 @@
 
 f32, f64 and f16 compute in the numpy type of the same name, so every op rounds to
 its type. bf16 values are float32 numbers rounded to bf16 (to nearest even) after
-every op, and are stored in memory as uint16 bits. i1 is bool, index is int64.
+every op, and are stored in memory as uint16 bits (``tile_mlir.bf16``). i1 is bool,
+index is int64.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .. import bf16
+from ..vocab import CANONICAL_NAN_BITS
 
 
 class Elem:
@@ -30,8 +34,7 @@ class Elem:
             # nan: what float arithmetic returns for NaN, as NVIDIA GPUs do: positive,
             # all payload bits set. (x86 returns a negative NaN for inf - inf, and the
             # first operand's NaN for NaN + NaN: lanes would disagree on the bits.)
-            nan_bits = {"f16": 0x7FFF, "bf16": 0x7FFF0000, "f32": 0x7FFFFFFF, "f64": 2**63 - 1}[name]
-            self.nan = np.array(nan_bits, f"uint{self.dtype.itemsize * 8}").view(self.dtype)[()]
+            self.nan = self.from_bits(np.array(CANONICAL_NAN_BITS[name], self.udtype))[()]
         elif bits == 1:
             self.poison = np.bool_(True)
         else:
@@ -41,9 +44,10 @@ class Elem:
         self.from_storage = self.from_bits if name == "bf16" else None
 
     def scalar(self, value):
-        """A Python number as a uniform value of this type (OverflowError if out of range)."""
+        """A Python number as a uniform value of this type (OverflowError if out of range);
+        a bf16 as the runtime packs a scalar argument (``bf16.to_bits``)."""
         if self.name == "bf16":
-            return to_bf16(np.float64(value))
+            return bf16.rounded(value)
         return self.dtype.type(value)
 
     def wrap(self, value: int) -> int:
@@ -54,13 +58,13 @@ class Elem:
     def to_bits(self, v):
         """Values -> their bit patterns, as unsigned integers of the type's width."""
         if self.name == "bf16":
-            return (v.view(np.uint32) >> 16).astype(np.uint16)
+            return bf16.truncated(v)
         return v.view(self.udtype)
 
     def from_bits(self, b):
         """Unsigned bit patterns of the type's width -> values."""
         if self.name == "bf16":
-            return (b.astype(np.uint32) << 16).view(np.float32)
+            return bf16.from_bits(b)
         return b.view(self.dtype)
 
 
@@ -82,30 +86,10 @@ ELEMS = {
 
 
 def round_bf16(x):
-    """float32 values rounded to the nearest bf16 (ties to even); NaN becomes the canonical NaN."""
-    bits = np.asarray(x, np.float32).view(np.uint32)
-    out = (bits + (((bits >> 16) & 1) + 0x7FFF)) & 0xFFFF0000
-    nan = (bits & 0x7FFFFFFF) > 0x7F800000
-    if np.count_nonzero(nan):
-        out = np.where(nan, 0x7FFF0000, out)
-    return out.view(np.float32)[()]
-
-
-def round_to_odd_f32(x):
-    """float64 -> float32 rounded to odd, so that rounding it again to bf16 is exact."""
-    x = np.asarray(x, np.float64)
-    y = x.astype(np.float32)
-    back = y.astype(np.float64)
-    bits = y.view(np.uint32) - (np.abs(back) > np.abs(x)).astype(np.uint32)
-    bits |= ((back != x) & (x == x)).astype(np.uint32)
-    return bits.view(np.float32)[()]
-
-
-def to_bf16(x):
-    """Float or integer values -> bf16, rounded once (int64 beyond 2**53 rounds twice)."""
-    if x.dtype != np.float32:
-        x = round_to_odd_f32(x.astype(np.float64))
-    return round_bf16(x)
+    """Float or integer values rounded to the nearest bf16 (ties to even), as float32,
+    the way a GPU's ``cvt.rn.bf16`` does: once (float64 included; integers beyond 2**53
+    twice), and a NaN is the canonical NaN."""
+    return bf16.rounded(x, nan=CANONICAL_NAN_BITS["bf16"])
 
 
 def sext_i1(x):

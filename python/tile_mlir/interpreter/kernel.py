@@ -17,9 +17,9 @@ import numpy as np
 
 from ..arrays import dim3
 from ..errors import InterpreterError, LaunchError
-from ..ir import ir, make_context
+from ..ir import ir, make_context, memref_shape
 from ..signature import ArgSpec, KernelSignature
-from ..vocab import MLIR_TO_NUMPY
+from ..vocab import MAX_BLOCK_THREADS, MLIR_TO_NUMPY, WARP_SIZE
 from .cf import region_ops
 from .cluster import run_cluster
 from .core import (
@@ -37,7 +37,7 @@ from .core import (
 from .memref import memref_type
 from .sync import BlockSync, ClusterSync
 
-MAX_BLOCK_THREADS = 1024
+_SHAPES_KEPT = 16  # the programs an interpreted kernel keeps, one per dynamic extents
 
 
 @functools.cache
@@ -79,7 +79,7 @@ def _check_signature(func, inputs, signature: KernelSignature) -> None:
         )
     for i, (t, spec) in enumerate(zip(inputs, signature.args)):
         if isinstance(t, ir.MemRefType):
-            fits = spec == ArgSpec("memref", _arg_dtype(t.element_type), tuple(t.shape))
+            fits = spec == ArgSpec("memref", _arg_dtype(t.element_type), memref_shape(t))
         else:
             fits = spec == ArgSpec("scalar", _arg_dtype(t))
         if not fits:
@@ -88,9 +88,14 @@ def _check_signature(func, inputs, signature: KernelSignature) -> None:
 
 class _Program:
     """A compiled gpu.func: its ops, the initial environment, its argument slots, and
-    ``unsupported``: the ops it has that the interpreter cannot run (at their locations)."""
+    ``unsupported``: the ops it has that the interpreter cannot run (at their locations).
 
-    def __init__(self, module, name: str, signature: KernelSignature):
+    ``shapes``: the extents of the memref arguments with dynamic dims (``dynamic``, by
+    argument index), which the program is built for; without them, extents of 1 (a
+    program that only tells what the interpreter cannot run)."""
+
+    def __init__(self, module, name: str, signature: KernelSignature, shapes: Mapping | None = None):
+        self.module = module
         func = _find_kernel(module, name)
         inputs = list(func.attributes["function_type"].value.inputs)
         _check_signature(func, inputs, signature)
@@ -98,6 +103,9 @@ class _Program:
         args = list(body.arguments)
         cx = Compiler()
         self.arg_slots = [cx.define(a) for a in args[: len(inputs)]]
+        self.dynamic = [i for i, spec in enumerate(signature.args) if spec.kind == "memref" and spec.dynamic]
+        for i in self.dynamic:  # memref_of gives these values these extents
+            cx.shapes[args[i]] = tuple(shapes[i]) if shapes else tuple(1 if d is None else d for d in signature.args[i].shape)
         try:
             self.arg_elems = [cx.elem(getattr(t, "element_type", t)) for t in inputs]
         except Unsupported as e:
@@ -132,13 +140,38 @@ class InterpretedKernel:
         self.name = name
         self.signature = signature
         self._program = _Program(_parse(module_text), name, signature)
+        self._shaped: dict = {}  # dynamic extents -> the program built for them
         _check_supported([self._program])
 
     @classmethod
     def _of(cls, program: _Program, signature: KernelSignature) -> InterpretedKernel:
         kernel = cls.__new__(cls)
         kernel.name, kernel.signature, kernel._program = signature.name, signature, program
+        kernel._shaped = {}
         return kernel
+
+    def _program_for(self, args) -> _Program:
+        """The program for these arguments: the kernel's, or for memref arguments with
+        dynamic dims, one built for their arrays' extents (kept for the next launches)."""
+        program = self._program
+        if not program.dynamic:
+            return program
+        self.signature.check_count(args)
+        shapes = {}
+        for i in program.dynamic:
+            if not isinstance(args[i], np.ndarray):
+                return program  # not an array: _bind says so, before anything runs
+            self.signature.check_array(i, args[i].dtype.name, args[i].shape)
+            shapes[i] = args[i].shape
+        key = tuple(shapes.values())
+        shaped = self._shaped.get(key)
+        if shaped is None:
+            shaped = _Program(program.module, self.name, self.signature, shapes)
+            _check_supported([shaped])
+            if len(self._shaped) >= _SHAPES_KEPT:
+                del self._shaped[next(iter(self._shaped))]
+            self._shaped[key] = shaped
+        return shaped
 
     def __repr__(self) -> str:
         return f"InterpretedKernel({self.signature.describe()})"
@@ -152,18 +185,19 @@ class InterpretedKernel:
         if n > MAX_BLOCK_THREADS:
             raise LaunchError(f"kernel {self.name}: block {block} has {n} threads, over {MAX_BLOCK_THREADS}")
         cluster = self.signature.cluster or (1, 1, 1)
-        env = list(self._program.template)
+        program = self._program_for(args)
+        env = list(program.template)
         env[CLUSTER_DIM] = tuple(cluster)
         with np.errstate(all="ignore"):
             copies = self._bind(args, env)
-        ops = self._program.ops
+        ops = program.ops
 
         def run(block_env):
             with np.errstate(all="ignore"):  # wrapping integers, inf and NaN are the semantics
                 run_ops(ops, block_env, None)
 
         for envs in _clusters(block_environments(env, grid, block), grid, cluster):
-            shared = ClusterSync(len(envs), -(-n // 32))
+            shared = ClusterSync(len(envs), -(-n // WARP_SIZE))
             for rank, block_env in enumerate(envs):
                 block_env[SYNC] = BlockSync(n, block_env, shared, rank)
             run_cluster(envs, run)

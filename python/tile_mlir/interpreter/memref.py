@@ -7,8 +7,10 @@ block; other allocations
 as a ``[numel, nthreads]`` array. Fresh memory holds NaN (floats) or 0xA5 bytes
 (integers; ``true`` for i1), so that a read before a write shows. Out-of-bounds
 accesses by active threads are errors; only identity-layout memrefs run, of a static
-shape, or of a dynamic shape that a ``memref.cast`` from a static memref fixes (the
-cast's result is its source's array; ``memref.dim`` reads the source's extents).
+shape, or of a dynamic shape that the launch fixes (a kernel argument: the extents of
+the array passed, for which the kernel is built, ``kernel._Program``) or a ``memref.cast``
+from such a memref (the cast's result is its source's array; ``memref.dim`` reads the
+source's extents).
 """
 
 from __future__ import annotations
@@ -248,18 +250,27 @@ def write(env, mem, flat, value, mask, to_storage, where: Where) -> None:
 
 
 def _cast(cx, op, where):
-    """The result is the source's array; a dynamic result keeps the source's shape."""
+    """The result is the source's array; a dynamic result keeps the source's shape. A
+    static result must have the source's shape, which for a dynamic source the kernel
+    learns at launch: a cast to another shape is an error when it runs."""
     source, result = op.operands[0], op.result
     shape = memref_of(cx, source).shape
+    cx.alias(result, cx.use(source))
     if not ir.MemRefType(result.type).has_static_shape:
         cx.shapes[result] = shape
     elif tuple(ir.MemRefType(result.type).shape) != shape:
-        raise Unsupported(f"a cast of a memref of shape {list(shape)} to {result.type}")
-    cx.alias(result, cx.use(source))  # no work at run time
+        message = f"{where}: the memref has shape {list(shape)}, not {list(ir.MemRefType(result.type).shape)}"
+
+        def run(env, mask):
+            raise InterpreterError(message)
+
+        return run
+    return None  # no work at run time
 
 
 def _dim(cx, op, where):
-    """A constant: the extent of a static dim, or of the shape a memref.cast fixed."""
+    """A constant: the extent of a static dim, or of a dynamic one, as the launch's
+    array (a dynamic argument) or a memref.cast fixed it."""
     source, index = op.operands
     slot = cx.use(index)
     if slot not in cx.constants:

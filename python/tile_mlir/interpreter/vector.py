@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import InterpreterError
 from ..ir import ir
-from .core import Unsupported, assign, register
+from .core import N, Unsupported, assign, first_active, register, thread_name
 
 DYNAMIC = -(2**63)  # a dynamic position in static_position
 
@@ -135,12 +135,21 @@ def _offset_fn(cx, op, static, shape, dynamic_operands, where):
     dims = [d for d, p in enumerate(static) if p == DYNAMIC]
     base = sum(p * s for p, s in zip(static, stride) if p != DYNAMIC)
 
-    def offset(env):
+    def offset(env, mask):
+        """The offset per thread; a position out of bounds is an error on an active
+        thread, and position 0 on the others (which skip the op)."""
         total = base
         for d, slot in zip(dims, slots):
             i = env[slot]
-            if np.count_nonzero((np.asarray(i) < 0) | (np.asarray(i) >= shape[d])):
-                raise InterpreterError(f"{where}: position {i} is out of bounds for dim {d} of {shape}")
+            bad = (i < 0) | (i >= shape[d])
+            if np.count_nonzero(bad):
+                live = bad if mask is None else bad & mask
+                if np.count_nonzero(live):
+                    k = first_active(np.broadcast_to(live, (env[N],)))
+                    at = int(i[k]) if type(i) is np.ndarray else int(i)
+                    raise InterpreterError(f"{where}: position {at} is out of bounds for dim {d} of {shape} "
+                                           f"in {thread_name(env, k)}")
+                i = np.where(bad, 0, i)
             total = total + i * stride[d]
         return total
 
@@ -149,7 +158,8 @@ def _offset_fn(cx, op, static, shape, dynamic_operands, where):
 
 def _pick(elements, offset):
     """Per thread, ``elements[offset]`` (offset an array): a value per thread."""
-    stacked = np.stack(np.broadcast_arrays(*elements))
+    *columns, offset = np.broadcast_arrays(*elements, offset)  # uniform elements too
+    stacked = np.stack(columns)
     return stacked[offset, np.arange(stacked.shape[1])]
 
 
@@ -163,7 +173,7 @@ def _extract(cx, op, where):
     scalar = not isinstance(op.result.type, ir.VectorType)
 
     def run(env, mask):
-        at = constant if offset is None else offset(env)
+        at = constant if offset is None else offset(env, mask)
         value = env[v]
         if type(at) is not np.ndarray:
             part = value[int(at) : int(at) + width]
@@ -184,7 +194,7 @@ def _insert(cx, op, where):
     scalar = not isinstance(operands[0].type, ir.VectorType)
 
     def run(env, mask):
-        at = constant if offset is None else offset(env)
+        at = constant if offset is None else offset(env, mask)
         part = (env[s],) if scalar else env[s]
         value = list(env[v])
         if type(at) is not np.ndarray:

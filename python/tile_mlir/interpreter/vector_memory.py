@@ -115,7 +115,11 @@ class _Access:
             )
 
     def load(self, env, mask, enabled, fill):
-        """The elements (``fill[k]`` where not valid or not enabled)."""
+        """The elements (``fill[k]`` where not valid or not enabled).
+
+        ``fill[k]`` None: the op has no fill (``vector.load``), so an element is only
+        invalid on the threads that do not run it (an active one raised in ``places``);
+        what they hold is never seen, and they keep what ``read`` gave them."""
         if self.alignment:
             self.aligned(env, mask, enabled)
         mem, from_storage = env[self.m], self.mr.elem.from_storage
@@ -123,7 +127,7 @@ class _Access:
         for k, (flat, valid) in enumerate(self.places(env, mask, enabled)):
             keep = valid if enabled[k] is None else (enabled[k] if valid is None else valid & enabled[k])
             value = read(env, mem, flat, from_storage, self._on(env, mask, keep), self.where)
-            values.append(value if keep is None else np.where(keep, value, fill[k])[()])
+            values.append(value if keep is None or fill[k] is None else np.where(keep, value, fill[k])[()])
         return tuple(values)
 
     @staticmethod

@@ -38,7 +38,7 @@ from mlir.dialects import arith, memref, scf
 from ..analysis import known_block_size
 from ..dispatch import predicate, register_dispatch
 from ..ir import ir
-from ..vocab import WARP_SIZE, WARPGROUP_SIZE
+from ..vocab import MAX_BLOCK_THREADS, WARP_SIZE, WARPGROUP_SIZE
 from . import emit
 from .local import match_storage_scope, reduce_info, validate_op
 from .registers import Plan, emit_across_lanes, fold_values, lane_butterfly, lower_with, name
@@ -91,7 +91,7 @@ def _instances(scope: str, block: tuple[int, ...] | None) -> int:
     """How many instances of the scope a block holds: 1 cta; up to 8 warpgroups."""
     if scope == "cta":
         return 1
-    threads = int(np.prod(block)) if block else 1024
+    threads = int(np.prod(block)) if block else MAX_BLOCK_THREADS
     return max(1, -(-threads // WARPGROUP_SIZE))
 
 

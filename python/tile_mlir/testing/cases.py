@@ -54,8 +54,8 @@ return the canonical NaN), so ``check`` tells an unwritten place from a NaN
 result. Integers: the ``0x7f7f...`` byte pattern.
 
 **Values in memory.** f32, f16, f64, i32, i64 are the numpy dtypes of those names;
-bf16 is ``np.uint16`` holding the bits (converted from float64 with
-round-to-nearest-even).
+bf16 is ``np.uint16`` holding the bits (``tile_mlir.bf16``: converted from float64 with
+round-to-nearest-even, once).
 
 **Tolerances** (docs/spec.md, "Semantics"; ``check``):
 
@@ -79,6 +79,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .. import bf16
 from ..layout import Place, TileLayout
 from ..vocab import DTYPES, FLOAT_DTYPES, KINDS, MAX_BLOCK_THREADS, SCOPE_THREADS, WARP_SIZE  # noqa: F401  (DTYPES, KINDS: re-exported)
 
@@ -129,19 +130,17 @@ def widen(a: np.ndarray, dtype: str) -> np.ndarray:
     """Host values of ``dtype`` -> float64 (floats) or int64 (integers), exactly."""
     a = np.asarray(a, dtype=_STORAGE[dtype])
     if dtype == "bf16":
-        return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+        return bf16.from_bits(a).astype(np.float64)
     return a.astype(np.float64 if is_float(dtype) else np.int64)
 
 
 def narrow(v: np.ndarray, dtype: str) -> np.ndarray:
-    """float64/int values -> host values of ``dtype`` (round to nearest even; ints wrap)."""
+    """float64/int values -> host values of ``dtype`` (round to nearest even, once; ints
+    wrap; a bf16 NaN is the quiet NaN with its sign)."""
     v = np.asarray(v)
     if dtype != "bf16":
         return v.astype(_STORAGE[dtype])
-    f32 = v.astype(np.float32).view(np.uint32).astype(np.uint64)  # room for the carry
-    rounded = (f32 + 0x7FFF + ((f32 >> 16) & 1)) >> 16
-    quiet_nan = (f32 >> 16) | 0x0040
-    return np.where(np.isnan(v), quiet_nan, rounded).astype(np.uint16)
+    return bf16.to_bits(v)
 
 
 # --- one case ----------------------------------------------------------------------------

@@ -28,9 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..layout import TileLayout
+from .cases import storage_dtype
 
-STORAGE = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16, "f64": np.float64,
-           "i32": np.int32, "i64": np.int64}
 # padding attribute text, and the bits a load puts in the registers
 PADDING = {"f32": ("0xFF800000 : f32", np.float32(-np.inf)), "bf16": ("0xFF80 : bf16", np.uint16(0xFF80)),
            "f16": ("-2.5 : f16", np.float16(-2.5)), "f64": ("1.5 : f64", 1.5),
@@ -90,7 +89,7 @@ class CopyCase:
         mem = memory(rng, self.mem_shape, self.dtype)
         per_thread = self.per_thread
         if self.direction == "load":
-            dump = np.zeros((self.threads, self.numel), STORAGE[self.dtype])
+            dump = np.zeros((self.threads, self.numel), storage_dtype(self.dtype))
             kernels.k.launch(1, self.threads, mem, dump, *self.args)
             got, want = dump, reference_load(self, mem, per_thread)
         else:
@@ -187,8 +186,8 @@ def memory(rng, shape, dtype) -> np.ndarray:
         bits[::17] = 0x8000
         return bits.reshape(shape)
     if dtype[0] == "i":
-        return (rng.integers(1, 1 << 30, n) * rng.choice([-1, 1], n)).astype(STORAGE[dtype]).reshape(shape)
-    x = (rng.uniform(0.25, 4.0, n) * rng.choice([-1.0, 1.0], n)).astype(STORAGE[dtype])
+        return (rng.integers(1, 1 << 30, n) * rng.choice([-1, 1], n)).astype(storage_dtype(dtype)).reshape(shape)
+    x = (rng.uniform(0.25, 4.0, n) * rng.choice([-1.0, 1.0], n)).astype(storage_dtype(dtype))
     x[::13], x[5::29], x[7::31] = -0.0, np.inf, -np.inf
     return x.reshape(shape)
 
@@ -211,7 +210,7 @@ def reference_load(case: CopyCase, mem, per_thread=False) -> np.ndarray:
     """Every thread's registers after the load; ``per_thread``: every thread copies its
     own tile (``CopyCase.per_thread``)."""
     pad = PADDING[case.dtype][1] if case.padding else 0
-    out = np.full((case.threads, case.numel), SENTINEL_BITS.get(case.dtype, SENTINEL[case.dtype]), STORAGE[case.dtype])
+    out = np.full((case.threads, case.numel), SENTINEL_BITS.get(case.dtype, SENTINEL[case.dtype]), storage_dtype(case.dtype))
     layout = TileLayout.parse(case.layout)
     for t in range(case.threads) if per_thread else [0]:
         for c in itertools.product(*map(range, layout.shape)):

@@ -68,7 +68,7 @@ from pathlib import Path
 import numpy as np
 
 from ..layout import Iter, TileLayout
-from ..vocab import CTA_BITS_BASE, DTYPES, KINDS, LANE_BITS
+from ..vocab import CTA_BITS_BASE, DTYPE_BYTES, DTYPES, KINDS, LANE_BITS
 from .cases import ReduceCase
 
 SCOPES = ("thread", "warp", "warp", "warpgroup", "cta", "cluster")  # drawn uniformly: warp twice as often
@@ -79,7 +79,6 @@ SRC_REGISTERS = 64  # registers per thread in one random src tile
 # most 128 or 64 hardware registers.
 FEWER_REGISTERS = {9: 16, 10: 8}
 SCRATCH_LIMIT = 48 * 1024  # bytes of static workgroup memory a block may declare
-_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "f64": 8, "i64": 8}
 _WARP_AXIS = {"warpgroup": "wid_in_wg", "cta": "warpid", "cluster": "warpid"}
 
 
@@ -255,7 +254,7 @@ def scratch_bytes(case: ReduceCase, reduced_bits, replica_bits, slots: int) -> i
     replica_bits = [b for b in replica_bits if b < CTA_BITS_BASE]
     partials = 1 << ((threads - 1).bit_length() - sum(b < LANE_BITS for b in reduced_bits) - len(replica_bits))
     instances = 8 if case.exec_scope == "warpgroup" else 1
-    return instances * partials * slots * _BYTES[case.dtype]
+    return instances * partials * slots * DTYPE_BYTES[case.dtype]
 
 
 def sample(count: int, seed: int) -> list[ReduceCase]:

@@ -1,12 +1,61 @@
-"""Test data for the fused row kernels of examples/ (softmax, rmsnorm, layernorm,
-logsumexp), shared by the interpreter tests (test/python/test_fused.py) and the GPU tests
-(test/gpu/test_fused_gpu.py): rows of special values, and what each kernel must give for
-them (docs/fused-kernels.md, "Special values").
+"""Test data for the fused row kernels (``tile_mlir.kernels``: softmax, rmsnorm,
+layernorm, logsumexp), shared by the interpreter tests (test/python/test_fused.py), the
+GPU tests (test/gpu/test_fused_gpu.py) and ``python -m tile_mlir.kernels``: random
+inputs, their conversions to and from bf16 bits, the check against a float64 reference,
+rows of special values and what each kernel must give for them (docs/fused-kernels.md,
+"Special values"), and the shapes the GPU tests run. numpy only.
 """
 
 import numpy as np
 
+from .. import bf16
+
 INF, NAN = np.inf, np.nan
+
+# The kernels and shapes test/gpu/test_fused_gpu.py checks on the GPU (issue 10's, and
+# one with N = 1000), and the default shape of ``python -m tile_mlir.kernels``, both
+# dtypes: ``python -m tile_mlir.testing.prepare`` compiles them ahead, for a GPU machine
+# without MLIR.
+KERNELS = ("softmax", "rmsnorm", "layernorm", "logsumexp")
+DTYPES = ("f32", "bf16")
+GPU_SHAPES = ((16384, 1024), (4096, 4096), (4096, 16384), (1024, 65536), (16384, 1000))
+MAIN_SHAPE = (37, 1000)
+GPU_CASES = [(name, M, N, dtype) for name in KERNELS for (M, N) in (*GPU_SHAPES, MAIN_SHAPE) for dtype in DTYPES]
+
+# How close a kernel's output must be to the float64 reference: within RTOL·|ref| + ATOL.
+# bf16: one rounding of the output, and f32 math. A statistic (mean, rstd) is f32 for
+# either dtype.
+RTOL = {"f32": 2e-5, "bf16": 2.0**-8}
+ATOL = {"f32": 1e-6, "bf16": 1e-5}
+
+
+def to_dtype(a, dtype: str) -> np.ndarray:
+    """``a`` as an array of ``dtype``: float32, or bf16 as uint16 bits."""
+    return bf16.to_bits(np.asarray(a, np.float32)) if dtype == "bf16" else np.asarray(a, np.float32)
+
+
+def as_f64(a) -> np.ndarray:
+    """An f32 or bf16 (uint16 bits, or ml_dtypes.bfloat16) array's values in float64."""
+    a = np.asarray(a)
+    return (bf16.from_bits(a) if a.dtype == np.uint16 else a).astype(np.float64)
+
+
+def random_inputs(rng, M: int, N: int, dtype: str, params: int) -> list[np.ndarray]:
+    """x (M x N, standard normal) and ``params`` per-column vectors (around 1), in dtype."""
+    arrays = [rng.standard_normal((M, N)), *(1 + 0.5 * rng.standard_normal(N) for _ in range(params))]
+    return [to_dtype(a, dtype) for a in arrays]
+
+
+def check(y, ref: np.ndarray, dtype: str) -> tuple[float, bool]:
+    """(max abs error, whether y agrees with the float64 ``ref``): within RTOL·|ref| + ATOL,
+    and NaN exactly where ref is NaN, infinities equal."""
+    got = as_f64(y)
+    finite = np.isfinite(ref)
+    special = ~finite & ~np.isnan(ref)
+    same_special = np.array_equal(np.isnan(got), np.isnan(ref)) and np.array_equal(got[special], ref[special])
+    error = float(np.max(np.abs(got[finite] - ref[finite]), initial=0.0))
+    ok = same_special and bool(np.all(np.abs(got[finite] - ref[finite]) <= RTOL[dtype] * np.abs(ref[finite]) + ATOL[dtype]))
+    return error, ok
 
 
 def special_rows(rng, N, huge=True):

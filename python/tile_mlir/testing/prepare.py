@@ -1,6 +1,7 @@
 """Compile every conformance case, every tile.copy case, the port of Triton's reduction
-tests, every example and the fused kernels of test/gpu/test_fused_gpu.py into the compile
-cache, for a GPU machine without MLIR.
+tests, every example and the fused kernels of test/gpu/test_fused_gpu.py (and of
+``python -m tile_mlir.kernels``'s default shape) into the compile cache, for a GPU machine
+without MLIR.
 
     python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_90a] [--jobs N]
 
@@ -29,10 +30,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from .. import api, cache
-from ..examples._rowwise import GPU_KERNELS, kernel_text
+from ..kernels import kernel_text
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
 from . import copies, loops, triton_port
+from .fused import GPU_CASES
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
@@ -41,12 +43,11 @@ from .shared_cases import SHARED_CASES
 # shared cases are added below.
 CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES, *(() if triton_port.unsupported() else triton_port.CASES))
 
-# The examples (the demonstration among them), so they launch from the cache too. The
-# fused kernels' files are templates (fields ``${NAME}``): FUSED, their instances for the
-# shapes of test/gpu/test_fused_gpu.py, are compiled instead.
-EXAMPLES = sorted(p for p in (Path(__file__).resolve().parent.parent / "examples").glob("*.mlir")
-                  if "${" not in p.read_text())
-FUSED = GPU_KERNELS
+# The examples (the demonstration among them), so they launch from the cache too; and
+# the fused kernels (``tile_mlir.kernels``), built for each case of FUSED. Building one
+# remembers its text in the cache by name (``kernels.kernel_text``), for the GPU machine.
+EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
+FUSED = GPU_CASES
 
 def prepare_one(text: str, chip: str) -> bool:
     """Make sure the cache holds ``text`` for ``chip``; True if it had to be built."""
@@ -78,7 +79,7 @@ def main(argv=None) -> int:
     if triton_port.unsupported():
         print(f"the port of Triton's reduction tests is left out: {triton_port.unsupported()}")
     texts = [case.kernel_text(args.chip) for case in CASES + SHARED_CASES] + [p.read_text() for p in EXAMPLES]
-    texts += [kernel_text(name, plan, args.chip) for name, plan in FUSED]
+    texts += [kernel_text(name, M, N, dtype, chip=args.chip, remember=True) for name, M, N, dtype in FUSED]
     # Spawned workers, not forked ones: the caller may hold MLIR contexts and their threads.
     with ProcessPoolExecutor(
         max_workers=max(1, args.jobs),

@@ -1,0 +1,248 @@
+"""The fused kernels as a library: compile each once, run it on arrays.
+
+``compiled(name, M, N, dtype)`` is one kernel (``forward.<name>``, built for M rows of
+the plan of N and dtype) with its launch configuration, compiled once per process (and
+through the compile cache for the GPU); ``kernel_text`` is its MLIR. ``run(name, x,
+*params)`` runs it on arrays: a numpy array (f32, or bf16 as ``uint16`` bits or an
+``ml_dtypes.bfloat16`` array) through copies (or in the interpreter), a torch tensor on
+the GPU by pointer on torch's current stream (zero copy), a torch tensor on the CPU
+through numpy. x has any shape (..., N); the leading dims are the rows.
+
+A kernel is built from Python, with MLIR; a GPU machine without MLIR cannot build it, so
+where it is compiled for the GPU its text is also remembered in the compile cache under a
+name that says what it is (``cache.remember``: kernel, shape, dtype, plan, chip), and
+read back by that name there (``cache.recall``). ``python -m tile_mlir.testing.prepare`` makes the
+kernels of the GPU tests; ``benchmarks.prepare`` those of the benchmarks.
+
+Importing this module imports neither MLIR nor CUDA; building a kernel imports
+``tile_mlir.kernels.forward`` (the builders), which needs MLIR.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import api, cache
+from ..errors import BindingsTooOld, LaunchError, OptionError
+from ..options import Options
+from ..vocab import DEFAULT_CHIP
+from .plan import RowPlan, plan
+
+__all__ = ["SPECS", "Compiled", "Kernel", "compiled", "kernel_text", "run"]
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """What a kernel takes and gives: x, then the per-column ``params`` (N each), the
+    ``outputs`` as (name, role) (``rows``: like x; ``row``: one value per row of x's
+    dtype; ``stat``: one f32 per row), then ``eps`` if it has a default."""
+
+    name: str
+    params: tuple[str, ...] = ()
+    outputs: tuple[tuple[str, str], ...] = (("y", "rows"),)
+    eps: float | None = None
+
+    @property
+    def signature(self) -> str:
+        names = ("x", *self.params, *(n for n, _ in self.outputs), *(("eps",) if self.eps is not None else ()))
+        return f"{self.name}({', '.join(names)})"
+
+
+SPECS = {
+    "softmax": Kernel("softmax"),
+    "logsumexp": Kernel("logsumexp", outputs=(("y", "row"),)),
+    "rmsnorm": Kernel("rmsnorm", ("weight",), (("y", "rows"), ("rstd", "stat")), 1e-6),
+    "layernorm": Kernel("layernorm", ("weight", "bias"), (("y", "rows"), ("mean", "stat"), ("rstd", "stat")), 1e-5),
+}
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """What a launch needs: ``kernel.launch(grid, block, *args)`` or, for benchmarks,
+    ``kernel.bind(grid, block, *args)``; ``args`` in the order ``signature`` gives."""
+
+    kernel: object
+    grid: int
+    block: int
+    plan: RowPlan
+    backend: str
+    signature: str
+
+
+def _spec(name: str) -> Kernel:
+    if name not in SPECS:
+        raise OptionError(f"kernel must be one of {', '.join(SPECS)}, got {name!r}")
+    return SPECS[name]
+
+
+def kernel_text(name: str, M: int, N: int, dtype: str = "f32", *, chip: str = DEFAULT_CHIP, remember: bool = False,
+                **overrides) -> str:
+    """The MLIR of kernel ``name`` for an M x N matrix of ``dtype`` (``plan`` takes the
+    ``overrides``), with the Python line of each op as its location. Without MLIR, the
+    text the compile cache remembers for it; with ``remember``, the cache remembers this
+    one (what the prepare scripts do, for a GPU machine without MLIR)."""
+    name, p = _spec(name).name, plan(M, N, dtype, name, **overrides)
+    text = _text(name, M, p, chip)
+    if remember:
+        cache.remember(_name(name, M, p, chip), text)
+    return text
+
+
+def compiled(name: str, M: int, N: int, dtype: str = "f32", *, backend: str = "auto", chip: str = DEFAULT_CHIP,
+             **overrides) -> Compiled:
+    """Kernel ``name`` compiled for an M x N matrix of ``dtype``, with its grid and block:
+    once per process for each (name, M, plan, backend, chip)."""
+    return _compiled(_spec(name).name, M, plan(M, N, dtype, name, **overrides), api.choose_backend(backend), chip)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(name: str, M: int, p: RowPlan, backend: str, chip: str) -> Compiled:
+    if backend == "interpreter":
+        kernels = api.compile(_built(name, M, p, chip), backend="interpreter")
+    else:
+        text = _text(name, M, p, chip)
+        kernels = api.compile(text, Options(chip=chip), backend="cuda")
+        cache.remember(_name(name, M, p, chip), text)
+    return Compiled(kernels[name], p.grid(M), p.threads, p, backend, SPECS[name].signature)
+
+
+def _name(name: str, M: int, p: RowPlan, chip: str) -> str:
+    """What the compile cache remembers the kernel's text by (``cache.remember``)."""
+    return f"tile_mlir.kernels.{name} {M}x{p.N} {p.dtype} {p.label()} {chip}"
+
+
+@functools.lru_cache(maxsize=256)
+def _text(name: str, M: int, p: RowPlan, chip: str) -> str:
+    try:
+        return _built(name, M, p, chip).operation.get_asm(enable_debug_info=True)
+    except ImportError as e:  # no MLIR here: the text the cache remembers
+        text = cache.recall(_name(name, M, p, chip))
+        if text is None:
+            raise BindingsTooOld(
+                f"building kernel {name} for {M}x{p.N} {p.dtype} ({p.label()}) needs the MLIR Python bindings ({e}),"
+                f" and the compile cache at {cache.cache_dir()} does not have it: make it where MLIR is, with"
+                " python -m tile_mlir.testing.prepare (or benchmarks.prepare), and copy the cache here") from e
+        return text
+
+
+def _built(name: str, M: int, p: RowPlan, chip: str):
+    """The module of kernel ``name`` (``tile_mlir.kernels.forward``: needs MLIR)."""
+    forward = importlib.import_module(".forward", __package__)
+    return forward.BUILDERS[name](p, M, chip).module
+
+
+# --- arrays -----------------------------------------------------------------------------
+
+
+def run(name: str, x, *params, eps: float | None = None, backend: str = "auto", **overrides) -> tuple:
+    """Run kernel ``name`` on x (..., N) and its per-column ``params`` (N each); return
+    its outputs (``SPECS[name].outputs``): arrays of x's kind (numpy, or torch on x's
+    device), the rows' of x's shape and dtype, one value per row of x's leading shape
+    (in x's dtype, or f32 for a statistic)."""
+    spec = _spec(name)
+    if len(params) != len(spec.params):
+        raise LaunchError(f"{name} takes x and {len(spec.params)} more array(s) {spec.params}, got {len(params)}")
+    if getattr(x, "ndim", 0) < 1:
+        raise LaunchError(f"{name} needs an array of at least one dim, got {_summary(x)}")
+    torch_in = _is_torch(x)
+    dtype = _torch_dtype(x) if torch_in else _numpy_dtype(np.asarray(x))
+    N, M = x.shape[-1], math.prod(x.shape[:-1])
+    if N < 1:
+        raise OptionError(f"{name} needs rows of at least one column, got shape {tuple(x.shape)}")
+    scalars = (float(spec.eps if eps is None else eps),) if spec.eps is not None else ()
+    backend = api.choose_backend(backend)
+    if torch_in and x.is_cuda and backend == "cuda":
+        return _on_device(spec, x, params, scalars, M, N, dtype, overrides)
+    host = [_host(spec, a, dtype) for a in (x, *params)]
+    outs = [np.empty((M, N) if role == "rows" else (M,), np.float32 if role == "stat" else host[0].dtype)
+            for _, role in spec.outputs]
+    if M:
+        c = compiled(name, M, N, dtype, backend=backend, **overrides)
+        inputs = [host[0].reshape(M, N), *(_param(spec, a, N) for a in host[1:])]
+        c.kernel.launch(c.grid, c.block, *inputs, *outs, *scalars)
+    outs = [o.reshape(_shape(x, role)) for o, (_, role) in zip(outs, spec.outputs)]
+    if torch_in:
+        return tuple(_to_torch(o, x) for o in outs)
+    return tuple(outs)
+
+
+def _shape(x, role: str) -> tuple:
+    return tuple(x.shape) if role == "rows" else tuple(x.shape[:-1])
+
+
+def _on_device(spec: Kernel, x, params, scalars, M, N, dtype, overrides) -> tuple:
+    import torch
+
+    for a in params:
+        if not (_is_torch(a) and a.is_cuda and a.dtype == x.dtype):
+            raise LaunchError(f"{spec.name}: with a CUDA x, {', '.join(spec.params)} must be CUDA tensors of"
+                              f" {x.dtype}, got {_summary(a)}")
+    outs = [torch.empty(_shape(x, role), dtype=torch.float32 if role == "stat" else x.dtype, device=x.device)
+            for _, role in spec.outputs]
+    if M:
+        c = compiled(spec.name, M, N, dtype, backend="cuda", **overrides)
+        inputs = [x.reshape(M, N).contiguous(), *(_param(spec, a.contiguous(), N) for a in params)]
+        flat = [o.view(M, N) if role == "rows" else o.view(M) for o, (_, role) in zip(outs, spec.outputs)]
+        c.kernel.launch(c.grid, c.block, *inputs, *flat, *scalars, stream=torch.cuda.current_stream())
+    return tuple(outs)
+
+
+def _numpy_dtype(a: np.ndarray) -> str:
+    if a.dtype == np.float32:
+        return "f32"
+    if a.dtype == np.uint16 or a.dtype.name == "bfloat16":
+        return "bf16"
+    raise LaunchError("the fused kernels take f32 or bf16 arrays (bf16 as uint16 bits or ml_dtypes.bfloat16);"
+                      f" got {_summary(a)}")
+
+
+def _torch_dtype(t) -> str:
+    name = str(t.dtype).removeprefix("torch.")
+    if name not in ("float32", "bfloat16"):
+        raise LaunchError(f"the fused kernels take float32 or bfloat16 tensors; got {_summary(t)}")
+    return "f32" if name == "float32" else "bf16"
+
+
+def _is_torch(a) -> bool:
+    return type(a).__module__.startswith("torch")
+
+
+def _summary(a) -> str:
+    """What an argument is, without its data: its type, shape and dtype."""
+    shape, dtype = getattr(a, "shape", None), getattr(a, "dtype", None)
+    if shape is None:
+        return type(a).__name__
+    return f"{type(a).__module__.split('.')[0]}.{type(a).__name__} of shape {tuple(shape)} and dtype {dtype}"
+
+
+def _host(spec: Kernel, a, dtype: str) -> np.ndarray:
+    if _is_torch(a):
+        import torch
+
+        a = a.detach().cpu().contiguous()
+        a = a.view(torch.int16).numpy().view(np.uint16) if dtype == "bf16" else a.numpy()
+    if not isinstance(a, np.ndarray):
+        raise LaunchError(f"{spec.name}: the arrays are numpy arrays or torch tensors, got {_summary(a)}")
+    a = np.ascontiguousarray(a)
+    if _numpy_dtype(a) != dtype:
+        raise LaunchError(f"{spec.name}: every array must have x's dtype ({dtype}); got {_summary(a)}")
+    return a
+
+
+def _param(spec: Kernel, a, N: int):
+    if tuple(a.shape) != (N,):
+        raise LaunchError(f"{spec.name}: {', '.join(spec.params)} must have shape ({N},), got {_summary(a)}")
+    return a
+
+
+def _to_torch(a: np.ndarray, x):
+    import torch
+
+    if a.dtype == np.uint16 or a.dtype.name == "bfloat16":
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16).to(x.device)
+    return torch.from_numpy(a).to(x.device)
