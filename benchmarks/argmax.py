@@ -28,7 +28,6 @@ is the GPU section (``python -m benchmarks.run --only argmax``, about 2-3 minute
 from __future__ import annotations
 
 import dataclasses
-import functools
 import traceback
 
 from tile_mlir.testing.triton_port import unsupported
@@ -183,34 +182,8 @@ def _check_softmax(c: SoftmaxConfig, rng) -> None:
 # --- the GPU section ------------------------------------------------------------------------
 
 
-@functools.cache
 def _triton_argmax():
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def _larger(v1, i1, v2, i2):
-        # the larger value; of equal ones, the lower index (the benchmark's inputs hold no NaN)
-        left = (v1 > v2) | ((v1 == v2) & (i1 < i2))
-        return tl.where(left, v1, v2), tl.where(left, i1, i2)
-
-    @triton.jit
-    def argmax_rows(X, Y, N, BLOCK_N: tl.constexpr, ONE_PASS: tl.constexpr):
-        row = tl.program_id(0).to(tl.int64)
-        cols = tl.arange(0, BLOCK_N)
-        base = X + row * N
-        if ONE_PASS:
-            best = tl.argmax(tl.load(base + cols), axis=0)
-        else:
-            acc_v = tl.full([BLOCK_N], float("-inf"), tl.float32)
-            acc_i = tl.zeros([BLOCK_N], tl.int32)
-            for start in range(0, N, BLOCK_N):
-                x = tl.load(base + start + cols).to(tl.float32)
-                take = x > acc_v
-                acc_v = tl.where(take, x, acc_v)
-                acc_i = tl.where(take, start + cols, acc_i)
-            _, best = tl.reduce((acc_v, acc_i), 0, _larger)
-        tl.store(Y + row, best.to(tl.int32))
+    from .triton_argmax import argmax_rows
 
     return argmax_rows
 
