@@ -38,10 +38,14 @@ one buffer per src and stores every dst place to row ``t`` of one buffer per dst
   NaN, so the result depends on the order). tile-mlir's argmax/argmin follow torch: a NaN
   wins, the first NaN's index and the canonical NaN. The scenarios ``nans``, ``all_nan``
   and ``infinite`` (groups of -inf for argmax, +inf for argmin) test that.
-* Triton promises nothing for a non-commutative combiner in ``tl.reduce``. tile-mlir's
-  order puts the lower coordinates on the left of every combine, so ``first`` gives the
-  element of the lowest coordinate and ``cummax`` the last index of the maximum, exactly,
-  on every replica.
+* Triton's ``tl.reduce`` promises nothing for a combiner that is associative but not
+  commutative (its scans do: ``test_scan2d``). tile-mlir's contract says such a combiner
+  gives the reduction in coordinate order, the same bits on every replica; the ported
+  scan combiners hold it to that: ``first`` is the element of the lowest coordinate,
+  ``linear_recurrence`` the recurrence's last value, ``cummax`` the last index of the
+  maximum. (A fold that pairs lanes from the highest lane bit down, or folds a thread's
+  registers first where they are not the lowest digits of the coordinate, visits the
+  coordinates out of order, and fails these.)
 * Triton's dtypes without a tile-mlir counterpart (int8, int16, unsigned) are left out.
 
 Imports no MLIR: test/python/test_triton_reduce_port.py runs the cases in the CPU
