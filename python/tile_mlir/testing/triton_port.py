@@ -180,6 +180,10 @@ class PortCase:
     kind: str | None = None  # argmax / argmin; None: ``combiner``
     dtype: str = "f32"  # the src dtype of an argmax/argmin
     combiner: str | None = None
+    # A combiner that is associative but not commutative, on a layout whose documented
+    # fold visits the reduced coordinates out of row-major order: the reduction only if
+    # "associative" is enough for the result to be the reduction (module docstring).
+    out_of_order: bool = False
 
     # -- operands ----------------------------------------------------------------------------
 
@@ -532,19 +536,29 @@ def _combiner_cases() -> list[PortCase]:
             src, dst = _layouts(dims, rep, (0,), True)
             out.append(PortCase(f"tp_generic_{name}_512{tag}", f"test_generic_reduction ({name}), SIZE=512",
                                 scope, src, dst, (0,), combiner=name))
-    scans = {  # test_scan2d's shapes, with 4 and 16 warps
-        ((8, 32), 1, 4): [[(4, "1@warpid"), (2, "m")], [(WARP_SIZE, "1@laneid")]],
-        ((8, 32), 0, 4): [[(4, "1@warpid"), (2, "m")], [(WARP_SIZE, "1@laneid")]],
-        ((2, 1024), 1, 16): [[(2, "m")], [(16, "1@warpid"), (WARP_SIZE, "1@laneid"), (2, "m")]],
-        ((1024, 2), 0, 16): [[(16, "1@warpid"), (WARP_SIZE, "1@laneid"), (2, "m")], [(2, "m")]],
-        ((32, 32), 0, 4): [[(8, "m"), (4, "1@warpid")], [(WARP_SIZE, "1@laneid")]],
+    # test_scan2d's shapes, with 4 and 16 warps (and one thread): (shape, axis, warps) ->
+    # (dims, replica, whether the documented fold visits the reduced coordinates in order).
+    # Out of order: lanes (a butterfly pairs them from the highest lane bit), and
+    # registers that are not the lowest digits of the coordinate (a thread folds its own
+    # first).
+    lanes = (WARP_SIZE, "1@laneid")
+    scans = {
+        ((8, 32), 1, 4): ([[(4, "1@warpid"), (2, "m")], [lanes]], [], False),
+        ((8, 32), 0, 4): ([[(4, "1@warpid"), (2, "m")], [lanes]], [], True),
+        ((64, 8), 0, 16): ([[(16, "1@warpid"), (4, "m")], [(8, "m")]], [lanes], True),
+        ((16, 8), 1, 0): ([[(16, "m")], [(8, "m")]], [], True),
+        ((2, 1024), 1, 16): ([[(2, "m")], [(16, "1@warpid"), lanes, (2, "m")]], [], False),
+        ((1024, 2), 0, 16): ([[(16, "1@warpid"), lanes, (2, "m")], [(2, "m")]], [], False),
+        ((32, 32), 0, 4): ([[(8, "m"), (4, "1@warpid")], [lanes]], [], False),
     }
-    for name, ((shape, axis, warps), dims) in itertools.product(("first", "linear_recurrence", "cummax"), scans.items()):
-        src, dst = _layouts(dims, [], (axis,), False)
+    for name, ((shape, axis, warps), (dims, rep, in_order)) in itertools.product(
+            ("first", "linear_recurrence", "cummax"), scans.items()):
+        src, dst = _layouts(dims, rep, (axis,), False)
         tag = "x".join(map(str, shape))
-        out.append(PortCase(f"tp_scan_{name}_{tag}_a{axis}_w{warps}",
+        out.append(PortCase(f"tp_scan_{name}_{tag}_a{axis}_{f'w{warps}' if warps else 'thread'}",
                             f"test_scan2d[{name}-{shape}-axis {axis}-num_warps {warps}], as a reduction",
-                            "cta", src, dst, (axis,), combiner=name))
+                            "cta" if warps else "thread", src, dst, (axis,), combiner=name,
+                            out_of_order=not in_order and name != "first"))
     return out
 
 
