@@ -29,11 +29,10 @@ import difflib
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from .analysis_exchange import exchange_problems, thread_bits
 from .errors import LayoutError
 from .ir import ir, layout_text
-from .layout import Iter, TileLayout
+from .layout import TileLayout
 from .vocab import (
     ADDRESS_SPACES,
     CTA_BITS_BASE,
@@ -46,11 +45,8 @@ from .vocab import (
     SCOPE_THREADS,
     SCOPES,
     WARP_SIZE,
+    WARPGROUP_SIZE,
 )
-
-# Where each thread axis's bits start in the thread index.
-_AXIS_BIT_BASE = {"laneid": 0, "tid_in_wg": 0, "wid_in_wg": LANE_BITS, "warpid": LANE_BITS,
-                  "cta_in_cluster": CTA_BITS_BASE}
 
 
 @dataclass(frozen=True)
@@ -120,32 +116,21 @@ class ReduceInfo:
         return self.src_layout.reach("cta_in_cluster") + 1
 
 
+class InLayoutText(str):
+    """A reason about the text of the layout attribute ``attribute``, a plain string
+    everywhere, that also knows the ``column`` (1-based) of that text it is about (None:
+    no column), so that tile-verify can point there."""
+
+    def __new__(cls, reason: str, attribute: str, column: int | None):
+        self = super().__new__(cls, reason)
+        self.attribute, self.column = attribute, column
+        return self
+
+
 @dataclass
 class Analysis:
     info: ReduceInfo | None = None
     errors: list[str] = field(default_factory=list)
-
-
-def thread_bits(iters: tuple[Iter, ...]) -> tuple[int, ...]:
-    """The thread-index bits moved by the thread-axis iters among ``iters`` (module
-    docstring); register iters move none.
-
-    Raises LayoutError when an extent or stride is not a power of two, or when
-    two iters move the same bit.
-    """
-    bits: list[int] = []
-    for it in iters:
-        if it.axis == "m" or it.extent == 1:
-            continue
-        for what, v in (("extent", it.extent), ("stride", it.stride)):
-            if v < 1 or v & (v - 1):
-                raise LayoutError(f"{what} {v} on {it.axis} is not a power of two")
-        low = _AXIS_BIT_BASE[it.axis] + it.stride.bit_length() - 1
-        new = range(low, low + it.extent.bit_length() - 1)
-        if set(new) & set(bits):
-            raise LayoutError(f"two {it.axis} iters move the same thread bit")
-        bits.extend(new)
-    return tuple(sorted(bits))
 
 
 # --- reading the op ---------------------------------------------------------------
@@ -211,7 +196,10 @@ def _attr(op, name: str, kind: type, what: str, errors: list[str]):
     return a
 
 
-def _layout(op, name: str, operand: Operand, errors: list[str]) -> TileLayout | None:
+def _layout(op, name: str, operand: Operand, errors: list[str], scope: str) -> TileLayout | None:
+    """The layout attribute ``name`` of the ``operand`` (its default without one), or None
+    with the reasons in ``errors``: an invalid layout's problems, and the axes ``scope``
+    does not allow, all at once (the scope's other checks need a valid layout)."""
     if name not in op.attributes:
         return _default_layout(name, operand, errors)
     text = layout_text(op.attributes[name])
@@ -221,10 +209,12 @@ def _layout(op, name: str, operand: Operand, errors: list[str]) -> TileLayout | 
     try:
         layout = TileLayout.parse(text)
     except LayoutError as e:
-        errors.append(f'{name}: cannot parse "{text}": {e}')
+        errors.append(InLayoutText(f'{name}: cannot parse "{text}": {e}', name, e.column))
         return None
     bad = layout.problems()
     errors.extend(f"{name}: {p}" for p in bad)
+    if bad:
+        errors.extend(axis_problems(name, layout, scope))
     return None if bad else layout
 
 
@@ -315,16 +305,15 @@ def memoized(memo: dict, op, analyze_op) -> Analysis:
 
 def _analyze(op) -> Analysis:
     out = _analyze_op(op)
-    if out.info is not None and out.info.exec_scope in ("cta", "cluster"):
+    if out.info is not None:
         _check_block(out, known_block_size(op), known_cluster_size(op))
     return out
 
 
 def _check_block(out: Analysis, block: tuple[int, ...] | None, cluster: tuple[int, ...] | None) -> None:
-    """At cta and cluster scope, a register layout's warps are the block's warps: where
-    the function fixes its block size, the two must agree; at cluster scope its CTAs are
-    the cluster's (``cluster_problems``). (An operand in workgroup or global memory is
-    one tile that the whole block shares: its layout spreads nothing over threads.)"""
+    """What the op needs of its block (``block_needs``) against the block the function
+    fixes, if it does; at cluster scope the layouts' CTAs are the cluster's
+    (``cluster_problems``)."""
     info = out.info
     layouts = [(f"{name}_layout", layout) for name, layout, operand in
                (("src", info.src_layout, info.src), ("dst", info.dst_layout, info.dst))
@@ -336,21 +325,45 @@ def _check_block(out: Analysis, block: tuple[int, ...] | None, cluster: tuple[in
         out.info = None
 
 
-def block_problems(layouts, block: tuple[int, ...] | None, scope: str = "cta") -> list[str]:
-    """Why the cta-scope (or cluster-scope) ``layouts`` ((name, layout) pairs) do not span
-    the block's warps, which ``block`` (the function's known_block_size, or None:
-    unknown) fixes."""
+# The threads a block must be a whole number of, for an op at each scope below cta: its
+# instances are whole warps, and whole aligned warpgroups (docs/spec.md, "Exec scopes").
+_SCOPE_UNIT = {"thread": 1, "warp": WARP_SIZE, "warpgroup": WARPGROUP_SIZE}
+
+
+def block_needs(scope: str, layout: TileLayout | None) -> tuple[int | None, int]:
+    """(exactly how many threads or None, a number the threads must be a multiple of)
+    that an op at ``scope`` needs of its block, for its register ``layout`` (None: an
+    operand in workgroup memory, which spreads nothing over threads).
+
+    At thread, warp and warpgroup scope: whole instances of the scope. At cta and cluster
+    scope, a register layout's warps are the block's: exactly ``32 * warps``; but a
+    layout that reaches no thread other than 0 (no thread axis moves: each thread
+    reduces or copies its own tile) needs nothing. tile-verify checks these against
+    ``known_block_size`` (``block_problems``); the launch signature records them."""
+    if scope not in ("cta", "cluster"):
+        return None, _SCOPE_UNIT[scope]
+    if layout is None or layout.thread_reach() == 0:
+        return None, 1
+    return WARP_SIZE * (layout.reach("warpid") + 1), WARP_SIZE
+
+
+def block_problems(layouts, block: tuple[int, ...] | None, scope: str) -> list[str]:
+    """Why the block that ``block`` fixes (the function's known_block_size, or None:
+    unknown) cannot run an op at ``scope`` with these register ``layouts`` ((name,
+    layout) pairs): see ``block_needs``."""
     if block is None:
         return []
-    threads = 1
-    for extent in block:
-        threads *= extent
+    threads = math.prod(block)
+    _, unit = block_needs(scope, None)
+    if threads % unit:
+        return [f"a {scope}-scope op runs on whole {scope}s ({unit} threads each), but the block has "
+                f"{threads} threads (known_block_size = {list(block)})"]
     problems = []
     for name, layout in layouts:
-        warps = layout.reach("warpid") + 1
-        if warps * WARP_SIZE != threads:
+        exact, _ = block_needs(scope, layout)
+        if exact is not None and exact != threads:
             problems.append(
-                f"{name} spans {warps} warp(s) ({warps * WARP_SIZE} threads), but the block has "
+                f"{name} spans {exact // WARP_SIZE} warp(s) ({exact} threads), but the block has "
                 f"{threads} threads (known_block_size = {list(block)}): at {scope} scope they must match"
             )
     return problems
@@ -403,14 +416,12 @@ def _analyze_op(op) -> Analysis:
     if errors:
         return out
 
-    src_layout = _layout(op, "src_layout", src, errors)
-    dst_layout = _layout(op, "dst_layout", dst, errors)
-    if errors:
-        return out
-
+    src_layout = _layout(op, "src_layout", src, errors, scope)
+    dst_layout = _layout(op, "dst_layout", dst, errors, scope)
     for name, layout, operand in (("src", src_layout, src), ("dst", dst_layout, dst)):
-        errors.extend(scope_problems(f"{name}_layout", layout, scope))
-        errors.extend(span_problems(name, operand, f"{name}_layout", layout))
+        if layout is not None:  # an invalid one has said what it could
+            errors.extend(scope_problems(f"{name}_layout", layout, scope))
+            errors.extend(span_problems(name, operand, f"{name}_layout", layout))
     if errors:
         return out
 
@@ -443,35 +454,7 @@ def _analyze_op(op) -> Analysis:
         return out
     # The reduced bits never overlap the src replica bits (which would count copies of an
     # element twice): a valid layout's replica moves only thread bits its shard leaves free.
-    reduced_mask = sum(1 << b for b in reduced)
-    for d in range(rank):
-        if d in axes:
-            continue
-        hit = int(np.bitwise_or.reduce(src_layout.thread_offsets(d), initial=0)) & reduced_mask
-        if hit:
-            errors.append(
-                f"src_layout: kept dim {d} moves thread bit(s) {_bits(b for b in reduced if hit >> b & 1)}, "
-                f"which the reduced dims move too: the butterfly over bits {_bits(reduced)} would "
-                "mix its elements"
-            )
-    want_rep = set(reduced) | set(src_rep)
-    if set(dst_rep) != want_rep:
-        errors.append(
-            f"dst_layout must replicate over thread bits {_bits(want_rep)} "
-            f"(the src replica bits {_bits(src_rep)} and the reduced bits {_bits(reduced)}), "
-            f"but it replicates over {_bits(dst_rep)}"
-        )
-    for d in range(rank):
-        dd = dst_dim[d]
-        if d in axes or dd is None:
-            continue
-        # Same shape and the same thread for every coordinate imply the same
-        # number of registers per thread: no separate register-extent rule.
-        if not np.array_equal(src_layout.thread_offsets(d), dst_layout.thread_offsets(dd)):
-            errors.append(
-                f"dst_layout dim {dd} does not put the elements of src dim {d} on the same "
-                "threads: their thread iters differ"
-            )
+    errors.extend(exchange_problems(src_layout, dst_layout, axes, dst_dim, reduced, src_rep, dst_rep))
     if errors:
         return out
 
@@ -495,6 +478,18 @@ def _analyze_op(op) -> Analysis:
 def scope_problems(name: str, layout: TileLayout, scope: str) -> list[str]:
     """Why the layout called ``name`` does not fit ``scope``: an axis the scope does not
     allow, or a thread past the scope's last."""
+    problems = axis_problems(name, layout, scope)
+    if not problems and layout.thread_reach() >= SCOPE_THREADS[scope]:
+        problems.append(
+            f"{name} reaches thread {layout.thread_reach()}, but {scope} scope has "
+            f"threads 0..{SCOPE_THREADS[scope] - 1}"
+        )
+    return problems
+
+
+def axis_problems(name: str, layout: TileLayout, scope: str) -> list[str]:
+    """The axes of the layout called ``name`` that ``scope`` does not allow, one reason
+    each. Asked of an invalid layout too: its other problems do not hide these."""
     problems = []
     for axis in sorted(layout.axes()):
         if axis not in SCOPE_AXES[scope]:
@@ -503,11 +498,6 @@ def scope_problems(name: str, layout: TileLayout, scope: str) -> list[str]:
                 f"{name}: axis {axis} is not allowed at {scope} scope "
                 f"(allowed: {', '.join(SCOPE_AXES[scope])}){hint}"
             )
-    if layout.thread_reach() >= SCOPE_THREADS[scope] and layout.axes() <= set(SCOPE_AXES[scope]):
-        problems.append(
-            f"{name} reaches thread {layout.thread_reach()}, but {scope} scope has "
-            f"threads 0..{SCOPE_THREADS[scope] - 1}"
-        )
     return problems
 
 
@@ -516,10 +506,6 @@ def span_problems(role: str, operand: Operand, name: str, layout: TileLayout) ->
     if layout.span > operand.numel:
         return [f"{role}: the memref holds {operand.numel} element(s) but {name} spans {layout.span} register slot(s)"]
     return []
-
-
-def _bits(bits) -> str:
-    return "{" + ", ".join(map(str, sorted(bits))) + "}"
 
 
 def _match_dst_shape(src_shape, dst_shape, axes, errors) -> tuple[int | None, ...]:

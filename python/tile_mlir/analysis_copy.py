@@ -208,7 +208,7 @@ def _analyze(op) -> Analysis:
     direction, registers, memory = sides
     _indices(op, memory, errors)
     padding = _padding(op, direction, memory.dtype, errors)
-    layout = _layout(op, "layout", registers, errors)
+    layout = _layout(op, "layout", registers, errors, scope)
     if errors:
         return out
     if layout.rank != memory.rank:
@@ -218,8 +218,8 @@ def _analyze(op) -> Analysis:
         )
     errors.extend(scope_problems("layout", layout, scope))
     errors.extend(span_problems(("dst", "src")[direction == "store"], registers, "layout", layout))
-    if scope == "cta" and not errors:
-        errors.extend(block_problems((("layout", layout),), known_block_size(op)))
+    if not errors:
+        errors.extend(block_problems((("layout", layout),), known_block_size(op), scope))
     if errors:
         return out
     forced = dispatch.value if dispatch is not None else None

@@ -29,7 +29,7 @@ from pathlib import Path
 from mlir.dialects import gpu
 from mlir.passmanager import PassManager
 
-from .analysis import analyze
+from .analysis import analyze, block_needs
 from .analysis_copy import analyze_copy
 from .diagnostics import format_diag, format_errors, parse_failure
 from .errors import CompileError
@@ -38,7 +38,7 @@ from .options import Options
 from .passes import add_pass
 from .pipeline import STAGES, TILE_STAGES, run_stages, save_repro
 from .signature import MLIR_TO_NUMPY, ArgSpec, KernelSignature
-from .vocab import DEFAULT_CHIP, WARP_SIZE, WARPGROUP_SIZE
+from .vocab import DEFAULT_CHIP
 
 # The name of the text in diagnostics, where it has no file name.
 SOURCE = "<source>"
@@ -66,28 +66,24 @@ def kernel_signatures(module: ir.Module, *, dynamic: bool = False) -> tuple[Kern
     return tuple(sigs)
 
 
-# Threads a block must be a whole number of, for a tile op of each exec scope.
-_SCOPE_UNIT = {"thread": 1, "warp": WARP_SIZE, "warpgroup": WARPGROUP_SIZE, "cta": WARP_SIZE, "cluster": WARP_SIZE}
-
-
 def _block_needs(kernel: str, fn) -> tuple[int | None, int]:
     """(exact threads, threads multiple) that a kernel needs of its block
     (``KernelSignature``): exactly its ``known_block_size``, which the lowering may rely
-    on; whole warps or warpgroups for register tile ops of those scopes; exactly the
-    layout's warps for a cta-scope register tile op. Needs that disagree are an error."""
+    on, and what each tile op needs (``analysis.block_needs``: whole warps or warpgroups
+    at those scopes, exactly the layout's warps for a cta- or cluster-scope register
+    tile that spreads over threads). Needs that disagree are an error."""
     exact, multiple = None, 1
     if "known_block_size" in fn.attributes:
         exact = math.prod(ir.DenseI32ArrayAttr(fn.attributes["known_block_size"]))
-    # Register tiles only: a tile in workgroup memory spreads nothing over threads.
-    ops = [(info, "src_layout") for info in (analyze(op).info for op in find_ops(fn, "tile.reduce"))
-           if info is not None and info.src.storage == "local"]
-    ops += [(analyze_copy(op).info, "layout") for op in find_ops(fn, "tile.copy")]
-    for info, layout in ops:
-        if info is None:
-            continue
-        multiple = math.lcm(multiple, _SCOPE_UNIT[info.exec_scope])
-        if info.exec_scope in ("cta", "cluster"):
-            threads = WARP_SIZE * (getattr(info, layout).reach("warpid") + 1)
+    # An operand in workgroup memory spreads nothing over threads: no layout.
+    ops = [(info.exec_scope, info.src_layout if info.src.storage == "local" else None)
+           for info in (analyze(op).info for op in find_ops(fn, "tile.reduce")) if info is not None]
+    ops += [(info.exec_scope, info.layout)
+            for info in (analyze_copy(op).info for op in find_ops(fn, "tile.copy")) if info is not None]
+    for scope, layout in ops:
+        threads, unit = block_needs(scope, layout)
+        multiple = math.lcm(multiple, unit)
+        if threads is not None:
             if exact not in (None, threads):
                 raise CompileError(
                     "signature", f"kernel {kernel}: its block must have both {exact} and {threads} "

@@ -16,7 +16,8 @@ go through it.
 
 A string parsed with ``ir.Module.parse`` has the file name ``-`` in its locations; the
 sink and ``to_diag`` give it the name of the text's source (a file name, ``<stdin>``,
-``<source>``).
+``<source>``). A diagnostic at ``layout_location`` (a column of a layout attribute's
+text) is placed at that character of the op's source text, where the source is known.
 """
 
 from __future__ import annotations
@@ -108,16 +109,16 @@ def to_diag(diagnostic, buffer: str, *, op_notes: bool = True,
     ``buffer``; ``files`` holds the source lines that ``rephrase`` may read, and
     ``dialects`` the IRDL dialects (default: tile). Without ``op_notes``, the verifier's
     "see current operation" notes are left out."""
-    diag = rephrase(_copy(diagnostic, buffer), files or {},
+    diag = rephrase(_copy(diagnostic, buffer, files or {}), files or {},
                     tile_dialects() if dialects is None else dialects)
     if not op_notes:
         diag = _without_op_notes(diag)
     return diag
 
 
-def _copy(diagnostic, buffer: str) -> Diag:
-    return Diag(_SEVERITY[diagnostic.severity], _where(diagnostic.location, buffer),
-                diagnostic.message, tuple(_copy(n, buffer) for n in diagnostic.notes))
+def _copy(diagnostic, buffer: str, files: dict[str, list[str]]) -> Diag:
+    return Diag(_SEVERITY[diagnostic.severity], _where(diagnostic.location, buffer, files),
+                diagnostic.message, tuple(_copy(n, buffer, files) for n in diagnostic.notes))
 
 
 def _without_op_notes(diag: Diag) -> Diag:
@@ -126,12 +127,75 @@ def _without_op_notes(diag: Diag) -> Diag:
     return replace(diag, notes=notes)
 
 
-def _where(loc: ir.Location, buffer: str) -> Place | str:
+def _where(loc: ir.Location, buffer: str, files: dict[str, list[str]]) -> Place | str:
+    inside = _LAYOUT_COLUMN.fullmatch(loc.name_str) if loc.is_a_name() else None
+    if inside:  # layout_location's: the op's own location, then the column in its text
+        loc = loc.child_loc
     file_loc = file_location(loc)
     if file_loc is None:
         return "<unknown>:0" if str(loc) == "loc(unknown)" else str(loc)
     name = buffer if file_loc.filename == "-" else file_loc.filename
-    return Place(name, file_loc.start_line, file_loc.start_col)
+    place = Place(name, file_loc.start_line, file_loc.start_col)
+    if inside and name in files:
+        return _in_layout_text(place, inside["attribute"], int(inside["column"]), files[name])
+    return place
+
+
+# --- a place inside a layout attribute --------------------------------------------------
+#
+# An attribute has no location of its own in MLIR: an op's diagnostic sits at the op. A
+# diagnostic about column N of a layout's text (a parse error) is emitted at a name
+# location around the op's, which says so; where the source text is at hand (tile-opt,
+# compile), the place becomes that column of the layout in the op's own text.
+
+_LAYOUT_COLUMN = re.compile(r"#tile\.layout column (?P<column>\d+) of (?P<attribute>\w+)")
+
+
+def layout_location(op_loc: ir.Location, attribute: str, column: int) -> ir.Location:
+    """The location of column ``column`` (1-based) of the text of the layout attribute
+    ``attribute`` of the op at ``op_loc``: a name location around ``op_loc``, which is
+    where it stays when the source is not known."""
+    return ir.Location.name(f"#tile.layout column {column} of {attribute}", childLoc=op_loc)
+
+
+def _in_layout_text(op: Place, attribute: str, column: int, lines: list[str]) -> Place:
+    """The place of ``column`` of ``attribute = #tile.layout<"...">`` in the text of the op
+    that starts at ``op``: searched from there to the op's type signature (the first
+    ``:`` outside brackets and strings), so never in another op. MLIR counts columns in
+    UTF-8 bytes, and so does this. ``op`` itself when the text is not there (an alias)."""
+    text = "\n".join(lines[op.line - 1:op.line - 1 + _OP_LINES]).encode()
+    start = op.col - 1  # the op's first byte
+    end = _signature_start(text, start)
+    found = re.compile(rb"\b" + re.escape(attribute.encode()) + rb'\s*=\s*#tile\.layout<\s*"').search(text, start, end)
+    if found is None:
+        return op
+    at = found.end() + column - 1
+    line = text.count(b"\n", 0, at)
+    col = at - (text.rfind(b"\n", 0, at) + 1) + 1
+    return Place(op.file, op.line + line, col)
+
+
+_OP_LINES = 200  # the longest op text searched, in lines
+
+
+def _signature_start(text: bytes, start: int) -> int:
+    """The offset of the first ``:`` at bracket depth 0, outside strings, from ``start``
+    (the end of ``text`` if none): where an op in generic form gives its type."""
+    depth, i = 0, start
+    while i < len(text):
+        c = text[i:i + 1]
+        if c == b'"':
+            i += 1
+            while i < len(text) and text[i:i + 1] != b'"':
+                i += 2 if text[i:i + 1] == b"\\" else 1
+        elif c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+        elif c == b":" and depth <= 0:
+            return i
+        i += 1
+    return len(text)
 
 
 def format_errors(error: ir.MLIRError, source_name: str, text: str | None,

@@ -41,8 +41,12 @@ class LayoutError(TileError, ValueError):
     """A text or structure that is not a layout, or a question the layout cannot answer.
 
     The message is the human-readable reason; parse errors start with ``at column N:``
-    (1-based).
+    (1-based), and carry N as ``column`` (None for other errors).
     """
+
+    def __init__(self, message: str, column: int | None = None):
+        super().__init__(message)
+        self.column = column
 
 
 class DispatchError(TileError):

@@ -80,6 +80,12 @@ class Iter:
         if self.axis not in AXES:
             raise LayoutError(f"unknown axis {self.axis!r} (expected one of {', '.join(AXES)})")
 
+    @property
+    def thread_step(self) -> int:
+        """What one digit adds to the thread index: ``stride`` times the axis's weight
+        (1 for ``laneid`` and ``tid_in_wg``, 32 for warps, 1024 for CTAs; 0 on ``m``)."""
+        return self.stride * _AXIS_WEIGHT[self.axis][0]
+
 
 @dataclass(frozen=True)
 class TileLayout:

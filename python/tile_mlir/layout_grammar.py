@@ -33,10 +33,10 @@ class Parser:
             number, name, punct, other = match.groups()
             column = match.start(match.lastindex) + 1
             if other:
-                raise LayoutError(f"at column {column}: unexpected character {other!r}")
+                raise _error(column, f"unexpected character {other!r}")
             if number is not None:
                 if len(number.lstrip("-")) > 19 or not INT64_MIN <= int(number) <= INT64_MAX:
-                    raise LayoutError(f"at column {column}: {number} does not fit in 64 bits")
+                    raise _error(column, f"{number} does not fit in 64 bits")
                 self.tokens.append(("int", int(number), column))
             elif name:
                 self.tokens.append(("name", name, column))
@@ -53,7 +53,7 @@ class Parser:
     def _fail(self, expected: str):
         kind, value, column = self._peek()
         got = "end of text" if kind == "end" else repr(str(value))
-        raise LayoutError(f"at column {column}: expected {expected}, got {got}")
+        raise _error(column, f"expected {expected}, got {got}")
 
     def _accept(self, kind: str, value=None) -> bool:
         token_kind, token_value, _ = self._peek()
@@ -87,10 +87,8 @@ class Parser:
             column = self._peek()[2]
             strides = _dims(self._nest(self._stride))
             if [len(d) for d in strides] != [len(d) for d in extents]:
-                raise LayoutError(
-                    f"at column {column}: the strides' nesting (iters per dim: {_nesting(strides)}) "
-                    f"does not match the modes' ({_nesting(extents)})"
-                )
+                raise _error(column, f"the strides' nesting (iters per dim: {_nesting(strides)}) "
+                                     f"does not match the modes' ({_nesting(extents)})")
         else:
             flat = iter(row_major_iters([e for dim in extents for e in dim]))
             strides = [[(next(flat).stride, "m") for _ in dim] for dim in extents]
@@ -108,17 +106,15 @@ class Parser:
         column = self._peek()[2]
         strides = _flat(self._nest(self._stride))
         if len(strides) != len(extents):
-            raise LayoutError(
-                f"at column {column}: {len(strides)} replica strides for {len(extents)} modes"
-            )
+            raise _error(column, f"{len(strides)} replica strides for {len(extents)} modes")
         self._expect("]")
         return tuple(Iter(e, s, axis) for e, (s, axis) in zip(extents, strides))
 
     def _nest(self, leaf, depth: int = 2):
         """A leaf, or a parenthesised list of nests at most ``depth`` levels deep."""
         if depth == 0 and self._peek()[0] == "(":
-            raise LayoutError(f"at column {self._peek()[2]}: nested too deep: a mode is an integer "
-                              "or a parenthesised list of integers, as in S[(4, (2, 8))]")
+            raise _error(self._peek()[2], "nested too deep: a mode is an integer or a parenthesised "
+                                          "list of integers, as in S[(4, (2, 8))]")
         if depth == 0 or not self._accept("("):
             return leaf()
         items = [self._nest(leaf, depth - 1)]
@@ -138,11 +134,14 @@ class Parser:
         if kind != "name":
             self._fail("an axis")
         if axis not in AXES:
-            raise LayoutError(
-                f"at column {column}: unknown axis {axis!r} (expected one of {', '.join(AXES)})"
-            )
+            raise _error(column, f"unknown axis {axis!r} (expected one of {', '.join(AXES)})")
         self.pos += 1
         return stride, axis
+
+
+def _error(column: int, reason: str) -> LayoutError:
+    """A parse error at ``column`` (1-based) of the layout text."""
+    return LayoutError(f"at column {column}: {reason}", column)
 
 
 def _dims(nest) -> list[list]:

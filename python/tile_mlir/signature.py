@@ -66,8 +66,9 @@ class KernelSignature:
     """What a launch must pass: the arguments, and the block sizes the kernel's tile ops
     can run on. A warp-scope op needs whole warps (``block_multiple`` 32), a
     warpgroup-scope op whole warpgroups (128), and a cta- or cluster-scope op exactly the
-    threads of its layout's warps (``block_threads``); anything else would compute a
-    wrong answer without a word, so a launch checks it (``check_block``).
+    threads of its register layout's warps (``block_threads``), unless the layout is each
+    thread's own tile (``analysis.block_needs``); anything else would compute a wrong
+    answer without a word, so a launch checks it (``check_block``).
 
     ``cluster``: the thread-block cluster the kernel runs in, as CTAs along x, y, z, or
     None. A cluster-scope op needs clusters of the CTAs its layouts span (``(C, 1, 1)``),

@@ -240,3 +240,27 @@ gpu.module @cta {
     gpu.return
   }
 }
+
+// -----
+
+// Two broken rules in one layout, both reported: warpid at warpgroup scope, and lane 1
+// holding two coordinates.
+func.func @axis_and_shared_place(%r: memref<8xf32, #gpu.address_space<private>>, %x: memref<64x100xf32>, %i: index, %j: index) {
+  // expected-error @+2 {{layout: coordinates (0, 1) and (1, 0) both map to lane 1 slot 0}}
+  // expected-error @+1 {{layout: axis warpid is not allowed at warpgroup scope}}
+  "tile.copy"(%r, %x, %i, %j) {exec_scope = "warpgroup", layout = #tile.layout<"S[(2, 2) : (1@laneid, 1@laneid)] + R[1 : 1@warpid]">} : (memref<8xf32, #gpu.address_space<private>>, memref<64x100xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+// A warpgroup is 128 threads: a block of 64 holds none.
+gpu.module @warpgroup {
+  gpu.func @warpgroup_block(%r: memref<4xf32, #gpu.address_space<private>>, %x: memref<4x128xf32>, %i: index, %j: index) kernel
+      attributes {known_block_size = array<i32: 64, 1, 1>} {
+    // expected-error @+1 {{a warpgroup-scope op runs on whole warpgroups (128 threads each), but the block has 64 threads (known_block_size = [64, 1, 1])}}
+    "tile.copy"(%r, %x, %i, %j) {exec_scope = "warpgroup", layout = #tile.layout<"S[(4, (32, 4)) : (1@wid_in_wg, (1@laneid, 1))]">}
+      : (memref<4xf32, #gpu.address_space<private>>, memref<4x128xf32>, index, index) -> ()
+    gpu.return
+  }
+}

@@ -139,7 +139,19 @@ func.func @zero_stride_huge_extent(%d: memref<1xf32, #gpu.address_space<private>
 
 // Kept rows on lanes {0, 3}, reduced over lane bit 0: lane 3 would shuffle with lane 2, which holds nothing.
 func.func @kept_dim_carries_into_reduced_bit(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<1xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{src_layout: kept dim 0 moves thread bit(s) {0}, which the reduced dims move too: the butterfly over bits {0} would mix its elements}}
+  // expected-error @+1 {{src_layout: dst coordinate (1) is held by threads {3, 4}, but reduced bit 0 pairs thread 3 with thread 2, which holds no element: its kept thread iters add up to thread 3, which has reduced bit(s) {0} set}}
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warp", axes = array<i64: 1>, src_layout = #tile.layout<"S[(2, 2) : (3@laneid, 1@laneid)]">, dst_layout = #tile.layout<"S[2 : 3@laneid] + R[2 : 1@laneid]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// Two broken rules in one layout, both reported: warpid is not a warpgroup's axis, and
+// two coordinates share warp 1. (The shared place used to hide the axis.)
+func.func @axis_and_shared_place(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<2xf32, #gpu.address_space<private>>) {
+  // expected-error @+3 {{src_layout: coordinates (0, 1) and (1, 0) both map to lane 0 warp 1 slot 0}}
+  // expected-error @+2 {{src_layout: axis warpid is not allowed at warpgroup scope (allowed: m, laneid, wid_in_wg, tid_in_wg)}}
+  // expected-error @+1 {{dst_layout: axis warpid is not allowed at warpgroup scope}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warpgroup", axes = array<i64: 1>, src_layout = #tile.layout<"S[(2, 2) : (1@warpid, 1@warpid)]">, dst_layout = #tile.layout<"S[2 : 1@warpid]">} : (memref<1xf32, #gpu.address_space<private>>, memref<2xf32, #gpu.address_space<private>>) -> ()
   return
 }

@@ -253,3 +253,13 @@ func.func @replica_over_used_registers(%d: memref<4xf32, #gpu.address_space<priv
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", axes = array<i64: 0>, dst_layout = #tile.layout<"S[2 : 1] + R[2 : 1]">} : (memref<4xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }
+
+// -----
+
+// A warpgroup is 128 threads (warps 4w .. 4w+3): a block of 64 holds none.
+func.func @warpgroup_in_64_threads(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>)
+    attributes {gpu.known_block_size = array<i32: 64, 1, 1>} {
+  // expected-error @+1 {{a warpgroup-scope op runs on whole warpgroups (128 threads each), but the block has 64 threads (known_block_size = [64, 1, 1])}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warpgroup", axes = array<i64: 0>} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}

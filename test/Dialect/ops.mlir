@@ -122,3 +122,18 @@ func.func @copy_default_layout(%r: memref<2x4xi32, #gpu.address_space<private>>,
     : (memref<2x4xi32, #gpu.address_space<private>>, memref<8x8xi32>, index, index) -> ()
   return
 }
+
+// A cta-scope copy and reduce whose layouts name no thread axis: each thread its own
+// tile, in a block of any size (here 128 threads, 4 warps).
+// CHECK-LABEL: gpu.func @cta_own_tiles
+// CHECK: "tile.copy"(%{{.*}}, %{{.*}}, %{{.*}}) {exec_scope = "cta"}
+// CHECK: "tile.reduce"(%{{.*}}, %{{.*}}) {axes = array<i64: 0>, exec_scope = "cta", kind = "sum"}
+gpu.module @own {
+  gpu.func @cta_own_tiles(%x: memref<512xf32>, %i: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %r = memref.alloca() : !r4
+    %d = memref.alloca() : !r1
+    "tile.copy"(%r, %x, %i) {exec_scope = "cta"} : (!r4, memref<512xf32>, index) -> ()
+    "tile.reduce"(%d, %r) {kind = "sum", exec_scope = "cta", axes = array<i64: 0>} : (!r1, !r4) -> ()
+    gpu.return
+  }
+}

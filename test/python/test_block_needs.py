@@ -159,3 +159,69 @@ def test_the_interpreter_runs_one_cluster_and_refuses_partial_ones():
     k.launch(4, 64, a, b)  # thread t of each block reads A[t]: 4 copies of A[:64]
     assert np.allclose(b[:64], 4 * a[:64].astype(np.float64).sum(), rtol=1e-5)
     assert (b[:64] == b[0]).all()
+
+
+# A cta-scope op whose layouts name no thread axis: each thread reduces (copies) its own
+# tile, so the op needs nothing of the block (it used to be held to one warp: refused
+# in a block of 128 threads by tile-verify, and by the launch).
+CTA_OWN = 'kind = "sum", exec_scope = "cta", axes = array<i64: 0>'
+
+
+def own_tiles(block: str = "", scope: str = "cta") -> str:
+    """Thread t copies A[4t .. 4t+3] into its registers and sums them into B[t], with a
+    copy and a reduce at ``scope`` and no layouts (each thread's own tile)."""
+    return f"""module attributes {{gpu.container_module}} {{
+  gpu.module @k [#nvvm.target<chip = "sm_90a">] {{
+    gpu.func @own(%A: memref<4096xf32>, %B: memref<1024xf32>) kernel{block} {{
+      %c0 = arith.constant 0 : index
+      %c4 = arith.constant 4 : index
+      %t = gpu.thread_id x
+      %o = arith.muli %t, %c4 : index
+      %src = memref.alloca() : memref<4xf32, {PRIV}>
+      %dst = memref.alloca() : memref<1xf32, {PRIV}>
+      "tile.copy"(%src, %A, %o) {{exec_scope = "{scope}"}} : (memref<4xf32, {PRIV}>, memref<4096xf32>, index) -> ()
+      "tile.reduce"(%dst, %src) {{kind = "sum", exec_scope = "{scope}", axes = array<i64: 0>}} : (memref<1xf32, {PRIV}>, memref<4xf32, {PRIV}>) -> ()
+      %b = memref.load %dst[%c0] : memref<1xf32, {PRIV}>
+      memref.store %b, %B[%t] : memref<1024xf32>
+      gpu.return
+    }}
+  }}
+}}
+"""
+
+
+def test_a_cta_op_with_no_thread_axis_needs_nothing_of_the_block():
+    assert (signature(kernel(CTA_OWN)).block_threads, signature(kernel(CTA_OWN)).block_multiple) == (None, 1)
+    sig = signature(own_tiles())
+    assert (sig.block_threads, sig.block_multiple) == (None, 1)
+    sig = signature(own_tiles(' attributes {known_block_size = array<i32: 128, 1, 1>}'))
+    assert (sig.block_threads, sig.block_multiple) == (128, 1)
+
+
+@pytest.mark.parametrize("block, threads", [(" attributes {known_block_size = array<i32: 128, 1, 1>}", 128),
+                                            ("", 128), ("", 48), ("", 1)])
+def test_each_thread_of_a_cta_reduces_its_own_tile(block, threads):
+    lowered, sigs = lower_tile_ops(own_tiles(block))
+    (k,) = interpreted_kernels(lowered, sigs).values()
+    rng = np.random.default_rng()
+    a, b = rng.standard_normal(4096).astype(np.float32), np.full(1024, np.nan, np.float32)
+    k.launch(1, threads, a, b)
+    want = a[: 4 * threads].astype(np.float64).reshape(threads, 4).sum(axis=1)
+    assert np.allclose(b[:threads], want, rtol=1e-6, atol=1e-6)
+    assert np.isnan(b[threads:]).all()
+
+
+@pytest.mark.parametrize("op", ["tile.reduce", "tile.copy"])
+def test_a_warpgroup_op_in_a_block_of_64_is_refused_at_the_op(op):
+    text = own_tiles(" attributes {known_block_size = array<i32: 64, 1, 1>}", scope="warpgroup")
+    with pytest.raises(CompileError) as e:
+        lower_tile_ops(text)
+    line = next(n for n, code in enumerate(text.split("\n"), 1) if f'"{op}"' in code)
+    assert (f"<source>:{line}:7: error: '{op}' op a warpgroup-scope op runs on whole warpgroups (128 threads "
+            "each), but the block has 64 threads (known_block_size = [64, 1, 1])") in str(e.value)
+
+
+def test_a_warp_op_in_a_block_of_48_is_refused_at_the_op():
+    text = own_tiles(" attributes {known_block_size = array<i32: 48, 1, 1>}", scope="warp")
+    with pytest.raises(CompileError, match=r"'tile.reduce' op a warp-scope op runs on whole warps \(32 threads each\)"):
+        lower_tile_ops(text)

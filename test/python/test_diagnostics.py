@@ -130,6 +130,22 @@ def test_compile_caret_after_non_ascii_text():
     assert caret.index("^") == source.index("layot<")
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_compile_puts_a_layout_parse_error_at_its_column(newline):
+    """A layout that does not parse: file:line:col and the caret point at the bad
+    character inside the attribute (here ``lane``, after non-ASCII text, and on the
+    attribute's own line when the op spans two), not at the op."""
+    op = reduce('kind = "sum", exec_scope = "warp", axes = array<i64: 0>,\n'
+                '          dispatch = "é…", src_layout = #tile.layout<"S[4 : 1@lane]">')
+    text = kernel("\n".join([BUFFERS, op])).replace("\n", newline)
+    message = _compile_error(text).message
+    assert assert_well_formed(message, text.split("\n"), message=True) == 1
+    line = next(n for n, code in enumerate(text.split("\n"), 1) if "src_layout" in code)
+    source, caret = message.split("\n")[1:3]
+    assert message.startswith(f"<source>:{line}:{len(source[:source.index('lane')].encode()) + 1}: error: ")
+    assert caret.index("^") == source.index("lane") and 'cannot parse "S[4 : 1@lane]": at column 9' in message
+
+
 def test_format_diag_puts_the_caret_under_the_byte_column():
     line = '  %x = "é" "tile.reduce"'
     col = len(line[: line.index('"tile')].encode()) + 1  # 13: "é" is two bytes

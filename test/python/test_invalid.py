@@ -14,7 +14,7 @@ from tile_mlir.diagnostics import to_diag
 from tile_mlir.ir import ir, make_context
 from tile_mlir.passes import add_pass
 from tile_mlir.testing.differential import random_case
-from tile_mlir.testing.invalid import RULES, random_invalid_case, valid_text
+from tile_mlir.testing.invalid import RULES, random_invalid_case, valid_text, with_rules_broken
 
 SEEN = Counter()
 
@@ -64,3 +64,19 @@ def test_every_rule_is_drawn():
 @given(st.randoms(use_true_random=False))
 def test_the_unbroken_ops_pass(rng):
     assert _verify(valid_text(random_case(rng))) == []
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False))
+def test_an_axis_outside_the_scope_and_a_shared_place_are_both_reported(rng):
+    """One diagnostic does not hide another: an op whose layout both names an axis its
+    scope does not allow and puts two coordinates on one place gets both errors (the
+    axis used to go unreported when the same layout also had a shared place)."""
+    case = random_case(rng, "bad")
+    if case.src_layout is None:
+        return
+    text, (axis, shared) = with_rules_broken(case, rng, ("axes of the scope", "no shared places"))
+    if shared is None:
+        return
+    messages = [message for _, message in _verify(text)]
+    assert any(axis in m for m in messages) and any(shared in m for m in messages), (messages, text)

@@ -7,7 +7,7 @@
 // located error and no traceback.
 
 // An empty layout.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "": at column 1: expected 'S[', got end of text{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:90: error: 'tile.reduce' op src_layout: cannot parse "": at column 1: expected 'S[', got end of text{{$}}
 func.func @empty(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -16,7 +16,7 @@ func.func @empty(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf3
 // -----
 
 // A lower-case s.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "s[4]": at column 1: expected 'S[', got 's'{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:90: error: 'tile.reduce' op src_layout: cannot parse "s[4]": at column 1: expected 'S[', got 's'{{$}}
 func.func @lower_case(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"s[4]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -25,7 +25,7 @@ func.func @lower_case(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 // -----
 
 // No '[' after S.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S 4]": at column 3: expected '[', got '4'{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:92: error: 'tile.reduce' op src_layout: cannot parse "S 4]": at column 3: expected '[', got '4'{{$}}
 func.func @no_bracket(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S 4]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -34,7 +34,7 @@ func.func @no_bracket(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 // -----
 
 // No closing ']'.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[4": at column 4: expected ']', got end of text{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:93: error: 'tile.reduce' op src_layout: cannot parse "S[4": at column 4: expected ']', got end of text{{$}}
 func.func @no_closing_bracket(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[4">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -43,7 +43,7 @@ func.func @no_closing_bracket(%d: memref<1xf32, #gpu.address_space<private>>, %s
 // -----
 
 // Unbalanced parentheses.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[(4, 8]": at column 8: expected ',' or ')', got ']'{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:97: error: 'tile.reduce' op src_layout: cannot parse "S[(4, 8]": at column 8: expected ',' or ')', got ']'{{$}}
 func.func @unbalanced_parens(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[(4, 8]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -52,7 +52,7 @@ func.func @unbalanced_parens(%d: memref<1xf32, #gpu.address_space<private>>, %s:
 // -----
 
 // A ':' with no strides.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[4 : ]": at column 7: expected an integer, got ']'{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:96: error: 'tile.reduce' op src_layout: cannot parse "S[4 : ]": at column 7: expected an integer, got ']'{{$}}
 func.func @no_strides(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[4 : ]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -61,7 +61,7 @@ func.func @no_strides(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 // -----
 
 // An '@' with no axis.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[4 : 1@]": at column 9: expected an axis, got ']'{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:98: error: 'tile.reduce' op src_layout: cannot parse "S[4 : 1@]": at column 9: expected an axis, got ']'{{$}}
 func.func @no_axis(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[4 : 1@]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -70,7 +70,7 @@ func.func @no_axis(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4x
 // -----
 
 // An axis that does not exist.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[4 : 1@lane]": at column 9: unknown axis 'lane' (expected one of m, laneid, warpid, wid_in_wg, tid_in_wg, cta_in_cluster){{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:96: error: 'tile.reduce' op src_layout: cannot parse "S[4 : 1@lane]": at column 9: unknown axis 'lane' (expected one of m, laneid, warpid, wid_in_wg, tid_in_wg, cta_in_cluster){{$}}
 func.func @unknown_axis(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warp", src_layout = #tile.layout<"S[4 : 1@lane]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -79,7 +79,7 @@ func.func @unknown_axis(%d: memref<1xf32, #gpu.address_space<private>>, %s: memr
 // -----
 
 // A replica without strides.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[4] + R[2]": at column 11: expected ':' (R[...] needs strides), got ']'{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:100: error: 'tile.reduce' op src_layout: cannot parse "S[4] + R[2]": at column 11: expected ':' (R[...] needs strides), got ']'{{$}}
 func.func @replica_no_strides(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[4] + R[2]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -88,7 +88,7 @@ func.func @replica_no_strides(%d: memref<1xf32, #gpu.address_space<private>>, %s
 // -----
 
 // A '+' with nothing after it.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[4] +": at column 7: expected 'R[', got end of text{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:96: error: 'tile.reduce' op src_layout: cannot parse "S[4] +": at column 7: expected 'R[', got end of text{{$}}
 func.func @dangling_plus(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[4] +">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -97,7 +97,7 @@ func.func @dangling_plus(%d: memref<1xf32, #gpu.address_space<private>>, %s: mem
 // -----
 
 // Two shards.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[4] S[4]": at column 6: expected '+' or end of text, got 'S'{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:95: error: 'tile.reduce' op src_layout: cannot parse "S[4] S[4]": at column 6: expected '+' or end of text, got 'S'{{$}}
 func.func @two_shards(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[4] S[4]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -106,7 +106,7 @@ func.func @two_shards(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 // -----
 
 // The replica first.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "R[4 : 1]": at column 1: expected 'S[', got 'R'{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:90: error: 'tile.reduce' op src_layout: cannot parse "R[4 : 1]": at column 1: expected 'S[', got 'R'{{$}}
 func.func @replica_first(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"R[4 : 1]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -115,7 +115,7 @@ func.func @replica_first(%d: memref<1xf32, #gpu.address_space<private>>, %s: mem
 // -----
 
 // Strides nested unlike the modes.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[(2, 2) : (1)]": at column 12: the strides' nesting (iters per dim: 1) does not match the modes' (1, 1){{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:101: error: 'tile.reduce' op src_layout: cannot parse "S[(2, 2) : (1)]": at column 12: the strides' nesting (iters per dim: 1) does not match the modes' (1, 1){{$}}
 func.func @nesting_mismatch(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[(2, 2) : (1)]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -124,7 +124,7 @@ func.func @nesting_mismatch(%d: memref<1xf32, #gpu.address_space<private>>, %s: 
 // -----
 
 // Too few replica strides.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[4] + R[(2, 2) : 1@laneid]": at column 19: 1 replica strides for 2 modes{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:106: error: 'tile.reduce' op src_layout: cannot parse "S[4] + R[(2, 2) : 1@laneid]": at column 19: 1 replica strides for 2 modes{{$}}
 func.func @replica_strides(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warp", src_layout = #tile.layout<"S[4] + R[(2, 2) : 1@laneid]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -133,7 +133,7 @@ func.func @replica_strides(%d: memref<1xf32, #gpu.address_space<private>>, %s: m
 // -----
 
 // Nesting three levels deep.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[(((4)))]": at column 5: nested too deep: a mode is an integer or a parenthesised list of integers, as in S[(4, (2, 8))]{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:94: error: 'tile.reduce' op src_layout: cannot parse "S[(((4)))]": at column 5: nested too deep: a mode is an integer or a parenthesised list of integers, as in S[(4, (2, 8))]{{$}}
 func.func @too_deep(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[(((4)))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -142,7 +142,7 @@ func.func @too_deep(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4
 // -----
 
 // A character outside the grammar.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[4 ; 1]": at column 5: unexpected character ';'{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:94: error: 'tile.reduce' op src_layout: cannot parse "S[4 ; 1]": at column 5: unexpected character ';'{{$}}
 func.func @semicolon(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[4 ; 1]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -151,7 +151,7 @@ func.func @semicolon(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<
 // -----
 
 // A float extent.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[4.0]": at column 4: unexpected character '.'{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:93: error: 'tile.reduce' op src_layout: cannot parse "S[4.0]": at column 4: unexpected character '.'{{$}}
 func.func @float_extent(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[4.0]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -160,7 +160,7 @@ func.func @float_extent(%d: memref<1xf32, #gpu.address_space<private>>, %s: memr
 // -----
 
 // An extent of 10^30.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[1000000000000000000000000000000]": at column 3: 1000000000000000000000000000000 does not fit in 64 bits{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:92: error: 'tile.reduce' op src_layout: cannot parse "S[1000000000000000000000000000000]": at column 3: 1000000000000000000000000000000 does not fit in 64 bits{{$}}
 func.func @extent_1e30(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[1000000000000000000000000000000]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -169,7 +169,7 @@ func.func @extent_1e30(%d: memref<1xf32, #gpu.address_space<private>>, %s: memre
 // -----
 
 // An extent of -10^30.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[-1000000000000000000000000000000]": at column 3: -1000000000000000000000000000000 does not fit in 64 bits{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:92: error: 'tile.reduce' op src_layout: cannot parse "S[-1000000000000000000000000000000]": at column 3: -1000000000000000000000000000000 does not fit in 64 bits{{$}}
 func.func @extent_minus_1e30(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[-1000000000000000000000000000000]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -178,7 +178,7 @@ func.func @extent_minus_1e30(%d: memref<1xf32, #gpu.address_space<private>>, %s:
 // -----
 
 // An extent of 2^63, one past int64.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[9223372036854775808]": at column 3: 9223372036854775808 does not fit in 64 bits{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:92: error: 'tile.reduce' op src_layout: cannot parse "S[9223372036854775808]": at column 3: 9223372036854775808 does not fit in 64 bits{{$}}
 func.func @extent_2_63(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", src_layout = #tile.layout<"S[9223372036854775808]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -214,7 +214,7 @@ func.func @extent_4096_squared(%d: memref<1xf32, #gpu.address_space<private>>, %
 // -----
 
 // A stride of 10^30 on a lane.
-// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op src_layout: cannot parse "S[4 : 1000000000000000000000000000000@laneid]": at column 7: 1000000000000000000000000000000 does not fit in 64 bits{{$}}
+// CHECK: bad-input-layouts.mlir:[[@LINE+2]]:94: error: 'tile.reduce' op src_layout: cannot parse "S[4 : 1000000000000000000000000000000@laneid]": at column 7: 1000000000000000000000000000000 does not fit in 64 bits{{$}}
 func.func @stride_1e30(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "warp", src_layout = #tile.layout<"S[4 : 1000000000000000000000000000000@laneid]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return

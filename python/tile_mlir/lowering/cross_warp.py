@@ -36,6 +36,7 @@ import numpy as np
 from mlir.dialects import arith, memref, scf
 
 from ..analysis import known_block_size
+from ..analysis_exchange import kept_threads
 from ..dispatch import predicate, register_dispatch
 from ..ir import ir
 from ..vocab import MAX_BLOCK_THREADS, WARP_SIZE, WARPGROUP_SIZE
@@ -62,11 +63,18 @@ def cross_warp_applies(op, ctx):
 
 
 def kept_replica_problems(info) -> list[str]:
-    """The kept dims that move a src replica bit (possible only with a kept dim whose
-    thread iter has a non-power-of-two extent or stride): no exchange lowers them."""
+    """Why some kept coordinate would have no writer: its kept thread iters add up to a
+    thread with a src replica bit set (possible only with kept thread iters of a
+    non-power-of-two extent or stride, alone or summed), and the writers are the threads
+    with no such bit. No exchange lowers that."""
     replica_mask = sum(1 << b for b in info.src_replica_bits)
-    return [f"kept dim {d} moves a src replica bit" for d in info.spatial_dims
-            if int(np.bitwise_or.reduce(info.src_layout.thread_offsets(d), initial=0)) & replica_mask]
+    kept = kept_threads(info.src_layout, info.axes)
+    hit = kept[(kept & replica_mask) != 0] if kept is not None and replica_mask else ()
+    if not len(hit):
+        return []
+    t = int(hit.min())
+    bits = ", ".join(str(b) for b in info.src_replica_bits if t >> b & 1)
+    return [f"the kept dims' thread iters reach thread {t}, which has src replica bit(s) {{{bits}}} set"]
 
 
 def register_exchange(variant: str, applies, emit):

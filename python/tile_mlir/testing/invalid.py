@@ -70,7 +70,9 @@ class _Op:
         )
 
     def layout(self, role: str) -> TileLayout:
-        return TileLayout.parse(getattr(self.case, f"{role}_layout"))
+        """The layout as the op has it now (so that two rules may break one op)."""
+        text = self.attrs[f"{role}_layout"]
+        return TileLayout.parse(text.removeprefix('#tile.layout<"').removesuffix('">'))
 
     def set_layout(self, role: str, layout: TileLayout | str) -> None:
         self.attrs[f"{role}_layout"] = f'#tile.layout<"{layout}">'
@@ -226,6 +228,30 @@ def _axis_not_in_scope(op: _Op, rng: random.Random):
     return f"src_layout: axis {axis} is not allowed at {op.case.exec_scope} scope"
 
 
+def _kept_sum_carries(op: _Op, rng: random.Random):
+    """A new leading kept dim of two lane iters, each clear of the reduced bits, whose
+    sum sets one (``S[(2, 2) : (3@laneid, 5@laneid)]`` reaches lane 8): the exchange would
+    pair its threads with others. Src and dst get the dim alike, and stay valid layouts."""
+    if op.case.src_layout is None or op.case.exec_scope == "thread":
+        return None
+    src, dst = op.layout("src"), op.layout("dst")
+    axes = sorted({a % src.rank for a in op.case.axes})
+    reduced = {b for a in axes for it in src.shard[a] for b in iter_bits(it)}
+    mask = sum(1 << b for b in reduced)
+    pairs = [(s1, s2) for s1 in range(1, 32) for s2 in range(s1 + 1, 32)
+             if not (s1 | s2) & mask and (s1 + s2) & mask and s1 + s2 < 32]
+    rng.shuffle(pairs)
+    for s1, s2 in pairs[:40]:
+        dim = (Iter(2, s1, "laneid"), Iter(2, s2, "laneid"))
+        new_src, new_dst = TileLayout((dim, *src.shard), src.replica), TileLayout((dim, *dst.shard), dst.replica)
+        if not new_src.problems() and not new_dst.problems():
+            op.set_layout("src", new_src)
+            op.set_layout("dst", new_dst)
+            op.attrs["axes"] = f"array<i64: {', '.join(str(a + 1) for a in axes)}>"
+            return "which has reduced bit(s)"
+    return None
+
+
 def _warp_bit_at_warp_scope(op: _Op, rng: random.Random):
     """A reduced dim spans two warps (``warpid`` or ``wid_in_wg``), and the dst replicates
     over them as the rules ask: only the scope forbids it."""
@@ -287,6 +313,7 @@ RULES = {
     "dst replicates over the reduced bits": _dst_replica,
     "axes of the scope": _axis_not_in_scope,
     "a warp bit at warp scope": _warp_bit_at_warp_scope,
+    "kept sums clear of the reduced bits": _kept_sum_carries,
     "dst replicates over the reduced warp bits": lambda op, rng: _dst_replica(op, rng, warp_bits=True),
     "a cta's block size": _block_size_mismatch,
     "CTAs inside the cluster": _ctas_past_the_cluster,
@@ -307,6 +334,15 @@ def random_invalid_case(rng: random.Random) -> InvalidCase:
             expected = RULES[rule](op, rng)
             if expected is not None:
                 return InvalidCase(rule, op.text(), expected)
+
+
+def with_rules_broken(case: ReduceCase, rng: random.Random, rules) -> tuple[str, list[str | None]]:
+    """The op of ``case`` with each of ``rules`` (names in ``RULES``) broken in turn, a
+    later one on what the earlier ones left: its text, and each rule's fragment of the
+    diagnostic (None where the rule did not apply)."""
+    op = _Op.of(case)
+    expected = [RULES[rule](op, rng) for rule in rules]
+    return op.text(), expected
 
 
 def valid_text(case: ReduceCase) -> str:

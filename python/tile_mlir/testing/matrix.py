@@ -108,6 +108,17 @@ PATTERNS = {
         # 3 kept rows on lanes 0, 8, 16, each reduced over its 8 adjacent lanes.
         _Pattern("lanes3x8", "warp", (1,), (1,), "S[(3, 8) : (8@laneid, 1@laneid)]",
                  (1,), "S[3 : 8@laneid] + R[8 : 1@laneid]"),
+        # Kept iters of 3 and 2 rows on lanes {0, 3, 6} + {0, 4}: their sums reach lane 10,
+        # below the reduced lane bit 4 (with it at bit 3, tile-verify would refuse).
+        _Pattern("kept_sum", "warp", (2,), (1,), "S[((3), (2), 2) : ((3@laneid), (4@laneid), 16@laneid)]",
+                 (1,), "S[((3), (2)) : ((3@laneid), (4@laneid))] + R[2 : 16@laneid]"),
+        # A kept iter on lanes {0, 3, 6} and a replica on lane bit 3: sums up to 14, below
+        # the reduced bit 4.
+        _Pattern("kept_replica_sum", "warp", (1,), (1,), "S[((3), 2) : ((3@laneid), 16@laneid)] + R[2 : 8@laneid]",
+                 (1,), "S[(3) : (3@laneid)] + R[(2, 2) : (8@laneid, 16@laneid)]"),
+        # 3 kept rows on warps 0-2, each reduced over 2 slots, 32 lanes and warp bit 2: 7 warps.
+        _Pattern("cta_kept3", "cta", (1,), (2,), "S[(3, (2, 32, 2)) : (1@warpid, (4@warpid, 1@laneid, 1))]",
+                 (1,), "S[3 : 1@warpid] + R[(32, 2) : (1@laneid, 4@warpid)]"),
     )
 }
 
