@@ -1,4 +1,4 @@
-"""Benchmark 6: argmax over rows, and softmax's (max, sum) pair in one exchange or two.
+"""Benchmark 7: argmax over rows, and softmax's (max, sum) pair in one exchange or two.
 
 * Argmax over rows (issue 17), ``SHAPES`` x ``DTYPES`` (16384x4096, 4096x16384 and
   1024x65536, f32 and bf16): ours is the fastest of ``candidates`` (``argmax_kernels.
@@ -129,7 +129,7 @@ def check_generators(rng, which=("argmax", "read", "two", "packed")) -> int:
     from tile_mlir.testing.cases import narrow, widen
 
     if unsupported() and set(which) & {"argmax", "packed"}:
-        print(f"section 6 (argmax) is left out: {unsupported()}", flush=True)
+        print(f"section 7 (argmax) is left out: {unsupported()}", flush=True)
         which = tuple(w for w in which if w not in ("argmax", "packed"))
     configs = [c for c in check_configs() if c.kind in which]
     for c in configs:
@@ -311,13 +311,13 @@ def _softmax(dtype: str, log) -> dict:
 
 
 def bench_argmax(deadline: float | None = None) -> dict:
-    """Section 6 (module docstring). A case is skipped, and the log says so, when the
+    """Section 7 (module docstring). A case is skipped, and the log says so, when the
     previous one's time says it would end after ``deadline`` seconds of the run."""
     import torch
 
     from .measure import log
 
-    log.section("6. argmax over rows (read GB/s = M*N*itemsize / median time), against the pure read, torch, Triton")
+    log.section("7. argmax over rows (read GB/s = M*N*itemsize / median time), against the pure read, torch, Triton")
     if unsupported():
         log(f"  left out: {unsupported()}")
         return {}
@@ -334,7 +334,7 @@ def bench_argmax(deadline: float | None = None) -> dict:
             log(f"  {M}x{N} {dtype}: failed\n{traceback.format_exc()}")
         torch.cuda.empty_cache()
         last = log.elapsed() - t0
-    log.section(f"6. softmax {SOFTMAX_SHAPE[0]}x{SOFTMAX_SHAPE[1]}, one 1024-thread block per row: "
+    log.section(f"7. softmax {SOFTMAX_SHAPE[0]}x{SOFTMAX_SHAPE[1]}, one 1024-thread block per row: "
                 "(max, sum) in two exchanges or one")
     for dtype in DTYPES:
         try:

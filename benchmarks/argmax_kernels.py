@@ -1,4 +1,4 @@
-"""MLIR text of the argmax benchmark's kernels (section 6), generated per shape.
+"""MLIR text of the argmax benchmark's kernels (section 7), generated per shape.
 
 Pure string building, like ``kernels.py``: no MLIR import, so the GPU machine regenerates
 the text that ``benchmarks.prepare`` compiled and finds it in the compile cache.

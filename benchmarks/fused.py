@@ -1,4 +1,4 @@
-"""Benchmark 5 on the GPU: the fused kernels against Triton, torch and a copy.
+"""Benchmark 5 on the GPU: the fused kernels against their peers, the copy and the pure read.
 
 Our kernels are ``tile_mlir.kernels``'s, for ``name`` in ``KERNELS``:
 ``kernels.compiled(name, M, N, dtype)`` gives the kernel, its grid and its block
@@ -10,17 +10,21 @@ that ``traffic`` does not count), and ``kernels.kernel_text(name, M, N, dtype)``
 
 1. draws fresh ``torch.randn`` inputs (input sets that together are ~512 MB, each with
    its own output; the weight and bias once), and the float64 reference from the first;
-2. checks ours, the Triton kernel (``triton_fused``, autotuned on its first call) and
-   torch (``torch.softmax``, ``F.rms_norm``, ``F.layer_norm``, ``torch.logsumexp``)
-   against it, each into a NaN-poisoned output: ||y - ref|| / ||ref|| under
-   ``TOLERANCE`` (f32: 1e-5; bf16 out: 4e-3, twice the worst rounding of a result to
-   bf16), no NaN;
+2. checks ours and each peer of ``PEERS`` against it, each into a NaN-poisoned output (or
+   on what it returns): ||y - ref|| / ||ref|| under ``TOLERANCE`` (f32: 1e-5; bf16 out:
+   4e-3, twice the worst rounding of a result to bf16), no NaN. The peers: the Triton
+   kernel (``triton_fused``, autotuned on its first call), torch (``torch.softmax``,
+   ``F.rms_norm``, ``F.layer_norm``, ``torch.logsumexp``), ``torch.compile`` of the same
+   torch expression, and Liger-Kernel (``peers``: softmax, RMSNorm, LayerNorm). A peer
+   that is missing, refuses the shape or fails gets a ``status`` and no figure; a peer
+   whose check fails is still timed, and its status says ``wrong``;
 3. times each steady (rotating through the input sets) and L2-flushed (``do_bench``),
-   as ``measure.row_case`` does; the copy (``x.copy_``, bytes read + written) once per
-   shape and dtype.
+   as ``measure.row_case`` does; the copy (``x.copy_``, bytes read + written) and the
+   pure-read kernel (``ceiling``, bytes of x) once per shape and dtype.
 
 GB/s = bytes read + written (``traffic``: the input, the output, the weight and bias
-once) / time. ``bench_fused`` runs the cases under the run's deadline. Importing this
+once) / time. ``best_peer`` is the fastest peer of the case (steady), ``vs_best`` ours
+against it. ``bench_fused`` runs the cases under the run's deadline. Importing this
 module needs neither torch, Triton nor the fused kernels.
 """
 
@@ -30,13 +34,14 @@ import inspect
 import time
 import traceback
 
-from . import triton_fused
-from .measure import ROTATE_BYTES, add_rates, copy_times, flushed, log, steady
+from . import peers, triton_fused
+from .measure import ROTATE_BYTES, copy_times, flushed, log, steady
 
 KERNELS = ("softmax", "rmsnorm", "layernorm", "logsumexp")
 TITLES = {"softmax": "softmax", "rmsnorm": "RMSNorm (with weight)", "layernorm": "LayerNorm (with weight and bias)",
           "logsumexp": "logsumexp"}
-SHAPES = ((16384, 1024), (4096, 4096), (4096, 16384), (1024, 65536), (16384, 1000))
+SHAPES = ((64, 262144), (16384, 1024), (4096, 4096), (4096, 16384), (1024, 65536), (16384, 1000))
+PEERS = ("triton", "torch", "compile", "liger")
 DTYPES = ("f32", "bf16")
 CASES = [(name, M, N, dtype) for dtype in DTYPES for M, N in SHAPES for name in KERNELS]
 PARAMS = {"softmax": (), "rmsnorm": ("weight",), "layernorm": ("weight", "bias"), "logsumexp": ()}
@@ -113,17 +118,6 @@ def reference(name: str, x, params, eps: float):
     return xc * torch.rsqrt(xc.square().mean(1, keepdim=True) + eps) * w + params[1].double()
 
 
-def torch_peer(name: str, eps: float):
-    """torch's call for kernel ``name``: f(x, params) -> the result."""
-    import torch
-    import torch.nn.functional as F
-
-    return {"softmax": lambda x, p: torch.softmax(x, dim=-1),
-            "rmsnorm": lambda x, p: F.rms_norm(x, (x.shape[1],), p[0], eps),
-            "layernorm": lambda x, p: F.layer_norm(x, (x.shape[1],), p[0], p[1], eps),
-            "logsumexp": lambda x, p: torch.logsumexp(x, dim=1)}[name]
-
-
 def error(y, ref) -> float:
     """||y - ref|| / ||ref|| in float64; NaN if y holds a NaN (an unwritten element)."""
     import torch
@@ -140,10 +134,18 @@ def ours(name: str, M: int, N: int, dtype: str):
     return c.kernel, c.grid, c.block
 
 
-def fused_case(name: str, M: int, N: int, dtype: str, triton_kernel, copy=None) -> dict:
-    """One kernel, shape and dtype: ours, Triton's ``triton_kernel`` and torch, each
-    checked then timed; the copy's times are ``copy`` (ms steady, ms flushed), or measured
-    here on this case's inputs when None. Returns the row of results."""
+def selected(kernels=KERNELS, shapes=None, dtypes=None) -> list[tuple]:
+    """The cases of ``CASES`` with a kernel of ``kernels``, a shape of ``shapes`` ((M, N)
+    pairs) and a dtype of ``dtypes`` (None: all)."""
+    return [c for c in CASES if c[0] in kernels and (shapes is None or (c[1], c[2]) in shapes)
+            and (dtypes is None or c[3] in dtypes)]
+
+
+def fused_case(name: str, M: int, N: int, dtype: str, triton_kernel, ceilings=None) -> dict:
+    """One kernel, shape and dtype: ours and every peer, each checked then timed; the
+    copy's and the pure read's times come from ``ceilings`` (a dict kept over the cases:
+    measured here on this case's inputs the first time a shape and dtype comes). Returns
+    the row of results."""
     import torch
 
     tdt = torch.float32 if dtype == "f32" else torch.bfloat16
@@ -154,7 +156,7 @@ def fused_case(name: str, M: int, N: int, dtype: str, triton_kernel, copy=None) 
     eps = eps_of(name, dtype)
     ref = reference(name, xs[0], params, eps)
     row = {"kernel": name, "M": M, "N": N, "dtype": dtype, "bytes": traffic(name, M, N, dtype), "input_sets": nbuf,
-           "eps": eps, "errors": {}}
+           "eps": eps, "errors": {}, "status": {}}
 
     def checked(who: str, fn, returns: bool = False) -> None:
         """fn() into the poisoned ys[0] (or, with ``returns``, its result) against ref."""
@@ -169,6 +171,35 @@ def fused_case(name: str, M: int, N: int, dtype: str, triton_kernel, copy=None) 
     def timed(who: str, fns) -> None:
         row[f"{who}_ms"], row[f"{who}_flushed_ms"] = steady(fns), flushed(fns[0])
 
+    def peer(who: str, make) -> None:
+        """``make()`` gives the peer's calls, one per input set, each returning its result;
+        checked (a wrong result is still timed, and said), then timed. A peer that is
+        missing, refuses the shape or fails is recorded in ``status``, without a figure."""
+        try:
+            fns = make()
+            try:
+                checked(who, fns[0], returns=True)
+            except AssertionError as e:
+                row["status"][who] = f"wrong: {e}"
+            timed(who, fns)
+            row["status"].setdefault(who, "ok")
+        except peers.Unavailable as e:
+            row["status"][who] = str(e)
+        except Exception as e:  # noqa: BLE001 - one peer failing must not lose the case
+            row["status"][who] = f"failed: {type(e).__name__}: {' '.join(str(e).split())[:300]}"
+            log(f"  {label(name, M, N, dtype)}: {who} failed\n{traceback.format_exc()}")
+        torch.cuda.synchronize()
+
+    def returning(call):
+        """One call per input set; each set's result kept until that set comes round
+        again, so that the outputs rotate through memory as ours do."""
+        outs = [None] * nbuf
+
+        def fn(i):
+            outs[i] = call(xs[i], params)
+            return outs[i]
+        return [lambda i=i: fn(i) for i in range(nbuf)]
+
     # ours: the kernel compiled() picks, from the cache
     kern, grid, block = ours(name, M, N, dtype)
     scalars = (eps,) if PARAMS[name] else ()  # the norms take eps last: (x, weight, [bias,] y, [mean,] rstd, eps)
@@ -179,54 +210,111 @@ def fused_case(name: str, M: int, N: int, dtype: str, triton_kernel, copy=None) 
     row |= {"ours_grid": grid, "ours_block": block}
 
     # Triton: the first call tunes (compiling its configurations), then the check
-    tri = [lambda i=i: triton_fused.launch(name, triton_kernel, xs[i], params, ys[i], eps) for i in range(nbuf)]
-    t0 = time.perf_counter()
-    tri[0]()
-    torch.cuda.synchronize()
-    row["triton_tune_s"] = time.perf_counter() - t0
-    checked("triton", tri[0])
-    timed("triton", tri)
-    row["triton_cfg"], row["triton_candidates_us"] = triton_fused.chosen(triton_kernel)
+    def triton_calls():
+        tri = [lambda i=i: (triton_fused.launch(name, triton_kernel, xs[i], params, ys[i], eps), ys[i])[1]
+               for i in range(nbuf)]
+        t0 = time.perf_counter()
+        tri[0]()
+        torch.cuda.synchronize()
+        row["triton_tune_s"] = time.perf_counter() - t0
+        row["triton_cfg"], row["triton_candidates_us"] = triton_fused.chosen(triton_kernel)
+        return tri
 
-    # torch: each input set's result kept until that set comes round again, so that its
-    # outputs rotate through memory as ours do
-    call, outs = torch_peer(name, eps), [None] * nbuf
+    peer("triton", triton_calls)
+    peer("torch", lambda: returning(peers.torch_forward(name, eps)))
 
-    def torch_fn(i):
-        outs[i] = call(xs[i], params)
-        return outs[i]
+    def compile_calls():
+        fn = peers.fresh_compile(peers.torch_forward(name, eps))
+        t0 = time.perf_counter()
+        fn(xs[0], params)
+        torch.cuda.synchronize()
+        row["compile_s"] = time.perf_counter() - t0
+        return returning(fn)
 
-    checked("torch", lambda: torch_fn(0), returns=True)
-    timed("torch", [lambda i=i: torch_fn(i) for i in range(nbuf)])
-    del outs[:]
+    peer("compile", compile_calls)
+    peer("liger", lambda: returning(peers.guarded(peers.liger_forward(name, N, eps), N)))
 
-    row["copy_ms"], row["copy_flushed_ms"] = copy if copy is not None else copy_times(xs)
-    add_rates(row, row["bytes"], 2 * M * N * ITEMSIZE[dtype])
-    log(f"  {label(name, M, N, dtype)}: ours {row['ours_GBs']:7.0f} GB/s [grid {grid}, block {block}]  "
-        f"triton {row['triton_GBs']:7.0f} [{row['triton_cfg']}, tuned in {row['triton_tune_s']:.1f} s]  "
-        f"torch {row['torch_GBs']:7.0f}  copy {row['copy_GBs']:7.0f}  -> {row['pct_copy']:.1f}% of copy, "
-        f"{row['vs_triton']:.3f}x triton, {row['vs_torch']:.3f}x torch  | L2 flushed: ours {row['ours_flushed_GBs']:.0f} "
-        f"triton {row['triton_flushed_GBs']:.0f} torch {row['torch_flushed_GBs']:.0f} copy {row['copy_flushed_GBs']:.0f}")
+    key = (M, N, dtype)
+    ceilings = {} if ceilings is None else ceilings
+    if key not in ceilings:
+        from .ceiling import read_times
+
+        try:
+            read = read_times(xs)
+        except Exception as e:  # noqa: BLE001 - context only: said missing, never a figure
+            read = f"missing: {type(e).__name__}: {e}"
+        ceilings[key] = (*copy_times(xs), read)
+    row["copy_ms"], row["copy_flushed_ms"], read = ceilings[key]
+    if isinstance(read, str):
+        row["read_missing"] = read
+    else:
+        row["read_ms"], row["read_flushed_ms"], row["read_cfg"] = read
+    rates(row, M * N * ITEMSIZE[dtype])
+    log(summary(row))
     return row
 
 
-def bench_fused(deadline: float | None = None, kernels=KERNELS) -> dict:
-    """Every case of ``CASES`` whose kernel is in ``kernels``. No case starts that the
-    previous one's time says would end after ``deadline`` seconds of the run; those are
-    listed as skipped. A case that fails (a wrong result, an error) is logged and listed."""
+def rates(row: dict, x_bytes: int) -> None:
+    """GB/s of ours, every timed peer (``bytes`` over its time), the copy (2 x ``x_bytes``)
+    and the pure read (``x_bytes``); ours as % of the copy and x each peer, the best peer
+    (the fastest timed one) and ours against it; steady and L2-flushed (``flushed`` keys)."""
+    for mode in ("", "flushed_"):
+        for who in ("ours", *PEERS):
+            if f"{who}_{mode}ms" in row:
+                row[f"{who}_{mode}GBs"] = row["bytes"] / row[f"{who}_{mode}ms"] / 1e6
+        row[f"copy_{mode}GBs"] = 2 * x_bytes / row[f"copy_{mode}ms"] / 1e6
+        if f"read_{mode}ms" in row:
+            row[f"read_{mode}GBs"] = x_bytes / row[f"read_{mode}ms"] / 1e6
+        suffix = "_flushed" if mode else ""
+        row[f"pct_copy{suffix}"] = 100 * row[f"ours_{mode}GBs"] / row[f"copy_{mode}GBs"]
+        timed = [who for who in PEERS if f"{who}_{mode}ms" in row]
+        for who in timed:
+            row[f"vs_{who}{suffix}"] = row[f"{who}_{mode}ms"] / row[f"ours_{mode}ms"]
+        if timed:
+            best = min(timed, key=lambda who: row[f"{who}_{mode}ms"])
+            row[f"best_peer{suffix}"] = best
+            row[f"vs_best{suffix}"] = row[f"vs_{best}{suffix}"]
+
+
+def summary(row: dict) -> str:
+    """The case's log line."""
+    head = f"  {label(row['kernel'], row['M'], row['N'], row['dtype'])}: ours {row['ours_GBs']:7.0f} GB/s " \
+           f"[grid {row.get('ours_grid')}, block {row.get('ours_block')}]"
+    parts = []
+    for who in PEERS:
+        status = row["status"].get(who, "not run")
+        if f"{who}_GBs" in row:
+            parts.append(f"{who} {row[who + '_GBs']:7.0f}" + ("" if status == "ok" else f" ({status[:60]})"))
+        else:
+            parts.append(f"{who} -- ({status[:80]})")
+    read = f"{row['read_GBs']:.0f}" if "read_GBs" in row else row.get("read_missing", "n/a")[:60]
+    best = (f"{row['vs_best']:.3f}x best peer ({row['best_peer']})" if "vs_best" in row else "no peer timed")
+    return (f"{head}  {'  '.join(parts)}  copy {row['copy_GBs']:7.0f}  read {read}  -> {row['pct_copy']:.1f}% of copy, "
+            f"{best}")
+
+
+def bench_fused(deadline: float | None = None, kernels=KERNELS, shapes=None, dtypes=None) -> dict:
+    """Every case of ``selected(kernels, shapes, dtypes)``. No case starts that the previous
+    one's time says would end after ``deadline`` seconds of the run; those are listed as
+    skipped. A case that fails (our result wrong, an error) is logged and listed."""
     import torch
 
-    log.section("5. fused kernels: softmax, RMSNorm, LayerNorm, logsumexp (GB/s = bytes read + written / median time)")
-    out = {"kernels": list(kernels), "rows": [], "failed": [], "skipped": [], "tolerance": TOLERANCE,
+    log.section("5. fused kernels: softmax, RMSNorm, LayerNorm, logsumexp against Triton, torch, torch.compile, "
+                "Liger (GB/s = bytes read + written / median time)")
+    cases = selected(kernels, shapes, dtypes)
+    out = {"kernels": list(kernels), "shapes": sorted({(M, N) for _, M, N, _ in cases}),
+           "dtypes": sorted({dt for *_, dt in cases}), "rows": [], "failed": [], "skipped": [], "tolerance": TOLERANCE,
+           "liger": peers.liger_version(),
            "triton_configs": {str(block): list(triton_fused.warps_for(block))
                               for block in sorted({triton_fused.next_pow2(N) for _, N in SHAPES})}}
+    log(f"  Liger-Kernel: {out['liger']}")
     absent = out["absent"] = missing(kernels)
     for name, why in absent.items():
         log(f"  {name}: not run, the module does not load: {why}")
     tuners = {name: triton_fused.autotuned(name) for name in kernels if name not in absent}
-    copies: dict[tuple, tuple[float, float]] = {}
+    ceilings: dict[tuple, tuple] = {}
     last = 0.0
-    for name, M, N, dtype in CASES:
+    for name, M, N, dtype in cases:
         if name not in tuners:
             continue
         if deadline is not None and log.elapsed() + last > deadline:
@@ -234,9 +322,7 @@ def bench_fused(deadline: float | None = None, kernels=KERNELS) -> dict:
             continue
         t0 = log.elapsed()
         try:
-            row = fused_case(name, M, N, dtype, tuners[name], copies.get((M, N, dtype)))
-            copies.setdefault((M, N, dtype), (row["copy_ms"], row["copy_flushed_ms"]))
-            out["rows"].append(row)
+            out["rows"].append(fused_case(name, M, N, dtype, tuners[name], ceilings))
         except Exception as e:  # noqa: BLE001 - report the case and go on
             log(f"  {label(name, M, N, dtype)}: failed\n{traceback.format_exc()}")
             out["failed"].append({"kernel": name, "M": M, "N": N, "dtype": dtype, "error": f"{type(e).__name__}: {e}"})

@@ -186,6 +186,27 @@ def add_rates(row: dict, nbytes: int, copy_bytes: int, peers=("ours", "torch", "
         row[f"vs_torch_{mode}".rstrip("_")] = row[f"torch_{mode}ms"] / row[f"ours_{mode}ms"]
 
 
+# The row-reduction shapes whose target is the pure-read kernel's rate (``ceiling``).
+READ_SHAPES = ((16384, 4096), (65536, 1024), (4096, 16384), (1024, 65536))
+
+
+def add_read(row: dict, xs, nbytes: int) -> None:
+    """The pure-read kernel on ``xs`` (``ceiling.read_times``): its times, its GB/s
+    (``nbytes`` of one input) and ours as % of it (``pct_read``), steady and flushed; or
+    ``read_missing`` with why, never a figure."""
+    from .ceiling import read_times
+
+    try:
+        row["read_ms"], row["read_flushed_ms"], row["read_cfg"] = read_times(xs)
+    except Exception as e:  # noqa: BLE001 - the ceiling is missing here: say why
+        row["read_missing"] = f"{type(e).__name__}: {e}"
+        log(f"  pure-read kernel: missing ({row['read_missing']})")
+        return
+    for mode in ("", "flushed_"):
+        row[f"read_{mode}GBs"] = nbytes / row[f"read_{mode}ms"] / 1e6
+        row[f"pct_read_{mode}".rstrip("_")] = 100 * row[f"read_{mode}ms"] / row[f"ours_{mode}ms"]
+
+
 def row_case(M: int, N: int, dtype: str, kind: str, triton_kernel, candidates=None, generate=K.row_reduce) -> dict:
     """One shape, dtype and kind: ours (every config in ``candidates``, by default
     ``row_candidates``; kernels from ``generate(config)``), torch, ``triton_kernel`` and a
@@ -248,13 +269,17 @@ def row_case(M: int, N: int, dtype: str, kind: str, triton_kernel, candidates=No
     bc = triton_kernel.best_config
     row["triton_cfg"] = f"BM{bc.kwargs['BLOCK_M']} BN{bc.kwargs['BLOCK_N']} w{bc.num_warps}"
 
-    # the bandwidth ceiling: a device-to-device copy of the same tensors
+    # the bandwidth ceilings: a device-to-device copy of the same tensors, and (at the
+    # shapes of the read targets) the pure-read kernel
     row["copy_ms"], row["copy_flushed_ms"] = copy_times(xs)
     add_rates(row, nbytes, 2 * nbytes)
+    if (M, N) in READ_SHAPES:
+        add_read(row, xs, nbytes)
     log(f"  {M}x{N} {dtype} {kind}: ours {row['ours_GBs']:7.0f} GB/s [{best.label()}]  torch {row['torch_GBs']:7.0f}"
         f"  triton {row['triton_GBs']:7.0f} [{row['triton_cfg']}]  copy {row['copy_GBs']:7.0f}"
         f"  -> {row['pct_copy']:.1f}% of copy, {row['vs_triton']:.3f}x triton, {row['vs_torch']:.3f}x torch"
-        f"  | L2 flushed: ours {row['ours_flushed_GBs']:.0f} torch {row['torch_flushed_GBs']:.0f}"
+        + (f", {row['pct_read']:.1f}% of pure read ({row['read_GBs']:.0f} GB/s)" if "pct_read" in row else "")
+        + f"  | L2 flushed: ours {row['ours_flushed_GBs']:.0f} torch {row['torch_flushed_GBs']:.0f}"
         f" triton {row['triton_flushed_GBs']:.0f} copy {row['copy_flushed_GBs']:.0f}")
     return row
 

@@ -4,11 +4,12 @@
 
 Run it where MLIR and ptxas are (the development machine). It
 
-0. checks small versions of the row-kernel generators (and section 6's argmax, pure-read
+0. checks small versions of the row-kernel generators (and section 7's argmax, pure-read
    and softmax kernels) in tile-mlir's CPU interpreter;
 1. compiles every kernel ``benchmarks.run`` launches (all row-reduction candidates, the
    warp-latency kernels, the launch probe, and the fused kernels of every shape and dtype
-   of ``fused.CASES``, from their modules' ``kernel_text``) through ``tile_mlir.compile``
+   of ``fused.CASES``, from their modules' ``kernel_text``, and the training kernels of
+   ``training.CASES`` whose specs ``tile_mlir.kernels`` has) through ``tile_mlir.compile``
    into the cache, as ``tile_mlir.testing.prepare`` does for the tests;
 2. records ``ptxas -v`` (registers, stack, spills) of each kernel;
 3. measures compile cost here (benchmark 4): IR -> cubin for the demonstration and a
@@ -37,7 +38,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from . import argmax, cluster, fused
+from . import argmax, cluster, fused, training
 from . import kernels as K
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,6 +66,7 @@ def all_kernels() -> dict[str, tuple[str, str]]:
         if name not in absent:
             texts[fused.label(name, M, N, dtype)] = (fused.kernel_text(name, M, N, dtype), "linear")
     texts.update(cluster.all_kernels())
+    texts.update((label, (text, "linear")) for label, text in training.kernel_texts()[0].items())
     texts.update(argmax.all_kernels())
     return texts
 
@@ -295,6 +297,10 @@ def main(argv=None) -> int:
         check_generators()
     texts = all_kernels()
     fused.remember_texts()  # for the GPU machine, which cannot build them
+    _, not_there = training.kernel_texts(remember=True)
+    if not_there:
+        print(f"training kernels not compiled ({len(not_there)}): {not_there[0]}" + (" ..." if len(not_there) > 1 else ""),
+              flush=True)
     for name, why in fused.missing().items():
         print(f"the fused kernel {name} is left out: its module does not load ({why})", flush=True)
     t0 = time.perf_counter()

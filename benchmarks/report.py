@@ -1,6 +1,6 @@
 """results.md and the plots, from the results of ``benchmarks.run``.
 
-    python -m benchmarks.report docs/benchmarks/results.json [--out docs/benchmarks]
+    python -m benchmarks.report docs/benchmarks/results.json [more results.json ...] [--out docs/benchmarks]
 
 rewrites results.md (and the plots, where matplotlib is installed) from a saved
 results.json, so the text can be regenerated without the GPU. Sections 1b and 2b (several
@@ -15,9 +15,14 @@ import json
 import sys
 from pathlib import Path
 
-from . import report_argmax, report_cluster, report_fused, report_multiwarp
+from . import report_argmax, report_cluster, report_fused, report_multiwarp, report_training
 
 LARGE = ((16384, 4096), (65536, 1024), (4096, 16384))
+# Row reductions are judged against the pure-read kernel of the same run (``ceiling``):
+# >= PCT_READ % of its rate; 4096x16384 by the several-warps kernels of section 1b (the
+# one-warp kernel of section 1 is listed there, not judged).
+PCT_READ = 97.0
+READ_TARGETS = ((16384, 4096), (65536, 1024))
 SKINNY = (262144, 128)
 
 # What limits each target when it is missed, from the SASS, ptxas -v and the timings of
@@ -93,11 +98,33 @@ NOTES: dict[str, str] = {
         "cost per op at 1000 ops is the copy of about 60 MLIR ops through the Python bindings."
     ),
 }
+# The row and several-warps notes above were written for the targets of then (>= 1.00x or
+# 1.02x Triton); the targets are now >= PCT_READ % of the pure-read kernel.
+for _key in ("rows-16384x4096", "rows-65536x1024", "multiwarp"):
+    NOTES[_key] = ("(Written for the former target, a ratio to Triton; to be re-read against the pure-read kernel "
+                   "of this run.) " + NOTES[_key])
 NOTES.update(report_fused.NOTES)  # the fused kernels' (section 5)
+NOTES.update(report_training.NOTES)  # the training kernels' (section 6)
 
 
 def _rows(results, M, N, dtype):
     return [r for r in results.get("rows", []) if (r["M"], r["N"], r["dtype"]) == (M, N, dtype)]
+
+
+def read_figure(rows, pct="pct_read", tri="vs_triton", copy="pct_copy", suffix="") -> tuple[str, bool]:
+    """(figure, met) of a pure-read target over ``rows`` (each with ``pct`` etc., or
+    ``read_missing``): the worst % of the read kernel, with Triton and the copy as context."""
+    absent = [r.get("read_missing", "not measured") for r in rows if pct not in r]
+    if absent:
+        return f"pure-read kernel missing: {absent[0]}", False
+    worst = min(rows, key=lambda r: r[pct])
+    flushed = ""
+    if all(f"{pct}_flushed" in r for r in rows):
+        flushed = f" (L2-flushed do_bench: {min(r[pct + '_flushed'] for r in rows):.1f}%)"
+    figure = (f"worst {worst[pct]:.1f}% of pure read ({worst.get('kind', '')}: ours {worst.get('ours_GBs', 0):.0f} GB/s, "
+              f"read {worst.get('read_GBs', 0):.0f} GB/s){flushed}{suffix}; context: worst "
+              f"{min(r[tri] for r in rows):.3f}x Triton, {min(r[copy] for r in rows):.1f}% of copy")
+    return figure, worst[pct] >= PCT_READ
 
 
 def _lat(results, name):
@@ -114,15 +141,9 @@ def targets(results: dict) -> list[dict]:
     for dtype in ("f32", "bf16"):
         for M, N in LARGE:
             rows = _rows(results, M, N, dtype)
-            if rows:
-                tri = min(r["vs_triton"] for r in rows)
-                pct = min(r["pct_copy"] for r in rows)
-                flushed = ""
-                if all("vs_triton_flushed" in r for r in rows):
-                    flushed = (f" (L2-flushed do_bench: {min(r['vs_triton_flushed'] for r in rows):.3f}x, "
-                               f"{min(r['pct_copy_flushed'] for r in rows):.1f}%)")
-                add(f"rows-{M}x{N}-{dtype}", f"row reduction {M}x{N} {dtype} (sum and max): >= 1.00x Triton and >= 92% of copy",
-                    f"worst {tri:.3f}x Triton, {pct:.1f}% of copy{flushed}", tri >= 1.0 and pct >= 92.0)
+            if rows and (M, N) in READ_TARGETS:
+                add(f"rows-{M}x{N}-{dtype}", f"row reduction {M}x{N} {dtype} (sum and max): >= {PCT_READ:.0f}% of the "
+                    "pure-read kernel", *read_figure(rows, "pct_read", "vs_triton", "pct_copy"))
         rows = _rows(results, *SKINNY, dtype)
         if rows:
             t = min(r["vs_torch"] for r in rows)
@@ -131,6 +152,7 @@ def targets(results: dict) -> list[dict]:
                 f"worst {t:.2f}x torch{flushed}", t >= 1.5)
     report_multiwarp.targets(results, add)
     report_fused.targets(results, add)
+    report_training.targets(results, add)
     report_cluster.targets(results, add)
     report_argmax.targets(results, add)
     r = _lat(results, "lat_sum_f32_l32_r1")
@@ -184,8 +206,9 @@ def markdown(results: dict) -> str:
     ts = targets(results)
     L += ["## Targets", "", "Row-reduction figures are the steady (input-rotating) timing, with the L2-flushed "
           "`do_bench` figure in parentheses (section 1 says why they differ); the several-warps-per-row figures are "
-          "medians over the repetitions of section 1b, with (min-max); the fused-kernel figures (section 5) are the "
-          "worst over its five shapes, steady, with the L2-flushed worst in parentheses.", "",
+          "medians over the repetitions of section 1b, with (min-max); the fused-kernel figures (section 5) are "
+          "per kernel, shape and dtype, steady, with the L2-flushed figures in parentheses; the training kernels' "
+          "(section 6) likewise.", "",
           "| target | figure | |", "|---|---|---|"]
     L += [f"| {t['target']} | {t['figure']} | {'met' if t['met'] else '**missed**'} |" for t in ts]
     missed = [t for t in ts if not t["met"]]
@@ -213,11 +236,15 @@ def markdown(results: dict) -> str:
               "C 16-byte loads per row per lane in flight, W warps per block, R row steps per warp; U: chunk loop "
               "unrolled; P: chunk k+1 loaded before chunk k is folded; nc: X `noalias readonly`, loads through "
               "`ld.global.nc`), all listed in results.json; Triton's is autotuned by Triton.", "",
-              "| shape | dtype | kind | tile-mlir GB/s | config | torch GB/s | Triton GB/s | Triton config | copy GB/s | % copy | vs Triton | vs torch |",
-              "|---|---|---|---:|---|---:|---:|---|---:|---:|---:|---:|"]
+              "*pure read*: the CUDA kernel of benchmarks/ceiling.py (16-byte loads, a grid-stride loop, nothing written) "
+              "on the same input sets, GB/s of one read, at the shapes of the read targets; *% read* = ours over it.", "",
+              "| shape | dtype | kind | tile-mlir GB/s | config | torch GB/s | Triton GB/s | Triton config | copy GB/s | % copy | "
+              "pure read GB/s | % read | vs Triton | vs torch |",
+              "|---|---|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
         for r in rows:
             L.append(f"| {r['M']}x{r['N']} | {r['dtype']} | {r['kind']} | {r['ours_GBs']:.0f} | {r['ours_cfg']} | {r['torch_GBs']:.0f} | "
-                     f"{r['triton_GBs']:.0f} | {r['triton_cfg']} | {r['copy_GBs']:.0f} | {r['pct_copy']:.1f} | {r['vs_triton']:.3f}x | {r['vs_torch']:.2f}x |")
+                     f"{r['triton_GBs']:.0f} | {r['triton_cfg']} | {r['copy_GBs']:.0f} | {r['pct_copy']:.1f} | "
+                     f"{_f(r.get('read_GBs'))} | {_f(r.get('pct_read'), '{:.1f}')} | {r['vs_triton']:.3f}x | {r['vs_torch']:.2f}x |")
         if all("ours_flushed_GBs" in r for r in rows):
             spans = []
             for dt in ("f32", "bf16"):
@@ -303,8 +330,10 @@ def markdown(results: dict) -> str:
         if comp.get("lowering_variants"):
             L += ["", f"Lowering variants registered when the kernels were compiled: {', '.join(comp['lowering_variants'])}."]
     L += report_fused.markdown(results, results.get("sass", {}), comp.get("ptxas", {}))
+    L += report_training.markdown(results)
     L += report_argmax.markdown(results, results.get("sass", {}), comp.get("ptxas", {}))
-    not_measured = [name for name in ("xwarp", "multiwarp", "rows", "latency", "launch", "fused", "cluster", "argmax") if name not in results]
+    not_measured = [name for name in ("xwarp", "multiwarp", "rows", "latency", "launch", "fused", "training", "cluster",
+                                      "argmax") if name not in results]
     if not_measured:
         L += ["", f"Not measured in this run: {', '.join(not_measured)} (see raw.txt)."]
     return "\n".join(L) + "\n"
@@ -418,18 +447,44 @@ def write(results: dict, out: Path, log=print) -> None:
     log(f"wrote {out / 'results.md'}" + (f" and {', '.join(made)}" if made else " (no matplotlib: no plots)"))
 
 
+def merge(parts: list[dict]) -> dict:
+    """One results dict from the results.json of several runs (a section split over device
+    calls): the fused and training sections' cases are concatenated (a case measured twice
+    keeps its last figures), every other section is the last run's that has it."""
+    out: dict = {}
+    for part in parts:
+        for key, value in part.items():
+            if key in ("fused", "training") and key in out:
+                mine = out[key]
+                for field in ("rows", "failed", "skipped"):
+                    new = value.get(field, [])
+                    ids = {(r["kernel"], r["M"], r["N"], r["dtype"]) for r in new}
+                    mine[field] = [r for r in mine.get(field, []) if (r["kernel"], r["M"], r["N"], r["dtype"]) not in ids] + new
+                for field in ("kernels", "dtypes", "shapes", "cases"):
+                    if field in value:
+                        seen = [tuple(x) if isinstance(x, list) else x for x in mine.get(field, [])]
+                        mine[field] = [*mine.get(field, []), *(x for x in value[field]
+                                                               if (tuple(x) if isinstance(x, list) else x) not in seen)]
+                for field in ("absent", "ours"):
+                    if field in value:
+                        mine[field] = {**mine.get(field, {}), **value[field]}
+            else:
+                out[key] = value
+    return out
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.report")
-    p.add_argument("results", help="a results.json written by benchmarks.run")
-    p.add_argument("--out", help="where to write (default: beside results.json)")
+    p.add_argument("results", nargs="+", help="results.json written by benchmarks.run; several are merged (``merge``)")
+    p.add_argument("--out", help="where to write (default: beside the first results.json)")
     args = p.parse_args(argv)
-    path = Path(args.results)
-    results = json.loads(path.read_text())
-    out = Path(args.out) if args.out else path.parent
+    paths = [Path(r) for r in args.results]
+    results = merge([json.loads(path.read_text()) for path in paths])
+    out = Path(args.out) if args.out else paths[0].parent
     out.mkdir(parents=True, exist_ok=True)
     write(results, out)
-    if args.out and Path(args.out).resolve() != path.parent.resolve():
-        (out / "results.json").write_text(path.read_text())
+    if len(paths) > 1 or (args.out and Path(args.out).resolve() != paths[0].parent.resolve()):
+        (out / "results.json").write_text(json.dumps(results, indent=1))
     return 0
 
 

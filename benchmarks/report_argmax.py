@@ -1,4 +1,4 @@
-"""The report's part for benchmark 6 (argmax over rows; softmax's pair in one exchange).
+"""The report's part for benchmark 7 (argmax over rows; softmax's pair in one exchange).
 
 ``targets`` adds the section's targets (per shape, f32 and bf16: >= 95% of the pure-read
 kernel's rate, >= 1.0x torch.argmax and >= 1.0x Triton; softmax: the packed exchange is
@@ -35,12 +35,12 @@ def targets(results: dict, add) -> None:
 
 
 def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
-    """The lines of section 6 of results.md."""
+    """The lines of section 7 of results.md."""
     section = results.get("argmax", {})
     rows, soft = section.get("rows", []), section.get("softmax", [])
     if not rows and not soft:
         return []
-    L = ["", "## 6. Argmax over rows", "",
+    L = ["", "## 7. Argmax over rows", "",
          ("M x N row-major -> the M row argmax indices; read GB/s = M·N·itemsize / time (steady, as section 1). Ours "
           "(`benchmarks/argmax_kernels.py`): W warps per row, warp w reading the w-th W-th of the row in chunks of "
           "32 lanes x C 16-byte vectors (`tile.copy`, P: chunk k+1 loaded before chunk k is reduced), one warp-scope "

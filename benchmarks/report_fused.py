@@ -1,19 +1,21 @@
 """The report's part for benchmark 5, the fused kernels: targets, section 5 of results.md
 and ``fused.png`` (a panel per kernel), from ``results["fused"]`` (``fused.bench_fused``).
 
-Targets, per kernel and dtype, over the five shapes of ``fused.SHAPES`` (steady timing):
-every shape >= 1.0x the Triton kernel and >= 90% of the copy's rate; for softmax and
-RMSNorm also >= 1.3x torch. A shape that was not measured (failed, skipped, not run)
-counts as missed, and the figure says which. ``NOTES`` holds what limits each missed
-target, filled in from the run's numbers.
+Targets, per kernel, shape and dtype (steady timing): >= 95% of the copy's rate (GB/s
+counting bytes read + written) and >= 1.0x the best peer of the same run (Triton, torch,
+torch.compile, Liger: the fastest that gave a figure); at 64x262144, >= 2x the best peer.
+A case that was not measured (failed, skipped, not run) counts as missed, and the figure
+says which. ``NOTES`` holds what limits each missed target, keyed
+``fused-<kernel>-<M>x<N>[-<dtype>]`` (the longest prefix of a target's key that has one).
 """
 
 from __future__ import annotations
 
 from . import fused as F
 
-VS_TRITON, PCT_COPY, VS_TORCH = 1.0, 90.0, 1.3
-TORCH_TARGETS = ("softmax", "rmsnorm")
+PCT_COPY, VS_BEST = 95.0, 1.0
+VS_BEST_AT = {(64, 262144): 2.0}  # shapes with their own bar against the best peer
+PEER_TITLES = {"triton": "Triton", "torch": "torch", "compile": "torch.compile", "liger": "Liger"}
 
 # What limits each missed fused-kernel target (keys: fused-<kernel>[-torch][-<dtype>]),
 # shown under the target table only for targets the run missed; from the run of
@@ -34,43 +36,15 @@ _WIDE_CTA = (
     "warps per row with 2 rows per block (the sweep the multi-warp row reduction uses) closes it; the plan's "
     "warps per row is not swept today."
 )
-NOTES: dict[str, str] = {
-    "fused-softmax": (
-        _WIDE_CTA + " " + _LONG_ROWS + " The one-warp shapes (16384x1024, 16384x1000 f32) are at 96.5-97% "
-        "of the copy's rate, 0.967-0.987x Triton, which reads them at 100%: both at the ceiling within the "
-        "run-to-run spread of section 1."
-    ),
-    "fused-rmsnorm": _WIDE_CTA + " " + _LONG_ROWS,
-    "fused-layernorm": (
-        _WIDE_CTA + " LayerNorm bf16 at 4096x16384 is the worst (60% of copy, 0.68x Triton), not analysed "
-        "further in this run: its SASS (sass.txt) has the v4 loads and stores and no local memory, so the "
-        "suspects are its three reductions' barriers at 16 warps and the padding-mask arithmetic. " + _LONG_ROWS
-    ),
-    "fused-logsumexp": (
-        "logsumexp writes one value per row, so its traffic is nearly all reads and the copy's rate (read + "
-        "write) is an easy bar in f32 (90-101%); in bf16 our one-warp and several-warp forms read at 2.5-3.1 TB/s "
-        "(68-78% of copy) while still beating Triton 1.1-3x except at 4096x16384 (0.88x, the wide-cta limit "
-        "above). " + _LONG_ROWS
-    ),
-    "fused-softmax-torch": (
-        "torch's f32 softmax already runs at 91% of the copy's rate on 16384x1024 and 16384x1000 (3518 and "
-        "3521 GB/s), so 1.3x torch there means 4570 GB/s, above the copy itself (3846): out of reach for any "
-        "kernel that reads and writes each byte once. Where torch is slower (4096x4096, 1024x65536) ours is "
-        "1.56-1.57x."
-    ),
-    "fused-rmsnorm-torch": (
-        "torch's rms_norm reads and writes at 85-89% of the copy's rate on the one-warp shapes (f32: 3413, 3288 "
-        "GB/s; bf16: 2663, 2514, 2655), so 1.3x torch needs 103-116% of the copy: out of reach for a kernel "
-        "that moves each byte once. Where torch is slower (4096x16384, 1024x65536 bf16) ours is 1.46-1.79x."
-    ),
-}
-
-
-# The L2-flushed table's columns: heading, key in a row, format.
-FLUSHED = (("tile-mlir GB/s", "ours_flushed_GBs", "{:.0f}"), ("Triton GB/s", "triton_flushed_GBs", "{:.0f}"),
-           ("torch GB/s", "torch_flushed_GBs", "{:.0f}"), ("copy GB/s", "copy_flushed_GBs", "{:.0f}"),
-           ("% copy", "pct_copy_flushed", "{:.1f}"), ("vs Triton", "vs_triton_flushed", "{:.3f}x"),
-           ("vs torch", "vs_torch_flushed", "{:.2f}x"))
+_OLD = " (From the run of 2026-11-30, against the targets of then: to be re-read against this run.)"
+NOTES: dict[str, str] = {}
+for _k in F.KERNELS:
+    NOTES[f"fused-{_k}-4096x16384"] = _WIDE_CTA + _OLD
+    NOTES[f"fused-{_k}-1024x65536"] = _LONG_ROWS + _OLD
+NOTES["fused-layernorm-4096x16384-bf16"] = (
+    "LayerNorm bf16 at 4096x16384 was the worst of 2026-11-30 (60% of copy, 0.68x Triton): its SASS has the v4 loads "
+    "and stores and no local memory, so the suspects are its three reductions' barriers at 16 warps and the "
+    "padding-mask arithmetic. " + _WIDE_CTA + _OLD)
 
 
 def _rows(results: dict) -> list[dict]:
@@ -81,39 +55,67 @@ def _shape(r: dict) -> str:
     return f"{r['M']}x{r['N']}"
 
 
+def bar(M: int, N: int) -> float:
+    """The shape's bar against the best peer."""
+    return VS_BEST_AT.get((M, N), VS_BEST)
+
+
+def liger_line(version: str) -> str:
+    """Which Liger-Kernel the run had: its version (from the wheel), or why none."""
+    if version.startswith("missing"):
+        return f"Liger-Kernel (**{version}**)"
+    return f"Liger-Kernel {version} (from its wheel)"
+
+
+def peer_cell(r: dict, who: str, mode: str = "") -> str:
+    """A peer's GB/s, or why it has none (missing, refused, failed), as a table cell."""
+    status = r.get("status", {}).get(who, "not run")
+    if f"{who}_{mode}GBs" in r:
+        return f"{r[f'{who}_{mode}GBs']:.0f}" + ("" if status == "ok" else " (wrong)" if status.startswith("wrong") else "")
+    return status.split(":")[0]
+
+
 def targets(results: dict, add) -> None:
-    """Add (key, target, figure, met) for every kernel and dtype the section was asked for."""
+    """Add (key, target, figure, met) for every kernel, shape and dtype the section was asked for."""
     fz = results.get("fused")
     if not fz:
         return
-    why = {(f["kernel"], f["dtype"], f["M"], f["N"]): "failed" for f in fz.get("failed", [])}
-    why |= {(f["kernel"], f["dtype"], f["M"], f["N"]): "skipped" for f in fz.get("skipped", [])}
+    why = {(f["kernel"], f["dtype"], f["M"], f["N"]): f"failed ({f['error'][:120]})" for f in fz.get("failed", [])}
+    why |= {(f["kernel"], f["dtype"], f["M"], f["N"]): "skipped (deadline)" for f in fz.get("skipped", [])}
+    shapes = [tuple(s) for s in fz.get("shapes", F.SHAPES)]
     for name in fz.get("kernels", F.KERNELS):
-        for dtype in F.DTYPES:
-            rows = [r for r in _rows(results) if (r["kernel"], r["dtype"]) == (name, dtype)]
-            absent = [f"{M}x{N} {why.get((name, dtype, M, N), 'not run')}" for M, N in F.SHAPES
-                      if not any((r["M"], r["N"]) == (M, N) for r in rows)]
-            gap = f"; not measured: {', '.join(absent)}" if absent else ""
-            title = f"{F.TITLES[name]} {dtype}"
-            figure, met = gap.removeprefix("; "), False
-            if rows:
-                tri = min(rows, key=lambda r: r["vs_triton"])
-                pct = min(rows, key=lambda r: r["pct_copy"])
-                figure = (f"worst {tri['vs_triton']:.3f}x Triton ({_shape(tri)}), {pct['pct_copy']:.1f}% of copy "
-                          f"({_shape(pct)}) (L2-flushed do_bench: {min(r['vs_triton_flushed'] for r in rows):.3f}x, "
-                          f"{min(r['pct_copy_flushed'] for r in rows):.1f}%){gap}")
-                met = not absent and tri["vs_triton"] >= VS_TRITON and pct["pct_copy"] >= PCT_COPY
-            add(f"fused-{name}-{dtype}", f"{title}, every shape: >= {VS_TRITON:.2f}x Triton and >= {PCT_COPY:.0f}% of copy",
-                figure, met)
-            if name not in TORCH_TARGETS:
-                continue
-            figure, met = gap.removeprefix("; "), False
-            if rows:
-                t = min(rows, key=lambda r: r["vs_torch"])
-                figure = (f"worst {t['vs_torch']:.2f}x torch ({_shape(t)}; torch {t['torch_GBs']:.0f} GB/s, ours "
-                          f"{t['ours_GBs']:.0f}) (L2-flushed: {min(r['vs_torch_flushed'] for r in rows):.2f}x){gap}")
-                met = not absent and t["vs_torch"] >= VS_TORCH
-            add(f"fused-{name}-torch-{dtype}", f"{title}, every shape: >= {VS_TORCH}x torch", figure, met)
+        for dtype in fz.get("dtypes", F.DTYPES):
+            for M, N in shapes:
+                r = next((r for r in _rows(results) if (r["kernel"], r["dtype"], r["M"], r["N"]) == (name, dtype, M, N)), None)
+                need = bar(M, N)
+                target = (f"{F.TITLES[name]} {M}x{N} {dtype}: >= {PCT_COPY:.0f}% of copy and >= {need:.1f}x the best "
+                          "peer")
+                key = f"fused-{name}-{M}x{N}-{dtype}"
+                if r is None:
+                    add(key, target, f"not measured: {why.get((name, dtype, M, N), 'not run')}", False)
+                    continue
+                add(key, target, *figure(r, need))
+
+
+def figure(r: dict, need: float) -> tuple[str, bool]:
+    """(figure, met) of one case's target."""
+    unavailable = [f"{PEER_TITLES[w]} {r['status'][w][:100]}" for w in F.PEERS
+                   if f"{w}_ms" not in r and w in r.get("status", {})]
+    wrong = [f"{PEER_TITLES[w]} {r['status'][w][:80]}" for w in F.PEERS if r.get("status", {}).get(w, "").startswith("wrong")]
+    text = f"{r['pct_copy']:.1f}% of copy (ours {r['ours_GBs']:.0f} GB/s, copy {r['copy_GBs']:.0f}"
+    text += f", pure read {r['read_GBs']:.0f})" if "read_GBs" in r else ")"
+    if "vs_best" in r:
+        best = r["best_peer"]
+        text += f", {r['vs_best']:.3f}x the best peer ({PEER_TITLES[best]}, {r[best + '_GBs']:.0f} GB/s)"
+        text += f" (L2-flushed: {r['pct_copy_flushed']:.1f}%, {r.get('vs_best_flushed', float('nan')):.3f}x)"
+    else:
+        text += ", no peer gave a figure"
+    if unavailable:
+        text += "; no figure: " + "; ".join(unavailable)
+    if wrong:
+        text += "; timed but off the reference: " + "; ".join(wrong)
+    met = r["pct_copy"] >= PCT_COPY and r.get("vs_best", 0.0) >= need
+    return text, met
 
 
 def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
@@ -138,7 +140,15 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
          "(benchmarks/triton_fused.py), autotuned over num_warps by BLOCK: "
          + ", ".join(f"{b}: {'/'.join(map(str, ws))}" for b, ws in tri.items()) + ".",
          "- **torch**: `torch.softmax`, `F.rms_norm`, `F.layer_norm`, `torch.logsumexp`"
-         + (f" (the norms with our epsilon, {', '.join(eps)})" if eps else "") + ".", "",
+         + (f" (the norms with our epsilon, {', '.join(eps)})" if eps else "") + ".",
+         "- **torch.compile**: the same torch expression under `torch.compile(dynamic=False)`, compiled once per case "
+         "(after `torch._dynamo.reset()`), the compile outside the timing.",
+         f"- **Liger**: {liger_line(fz.get('liger', '?'))}, `LigerSoftmaxFunction`, "
+         "`LigerRMSNormFunction` (casting mode `llama`), `LigerLayerNormFunction`; it has no logsumexp and refuses "
+         "rows over 65536 columns: *missing* / *refused* in the tables, never a figure.",
+         "- **pure read**: the CUDA kernel of benchmarks/ceiling.py on the same inputs (GB/s of one read of x).", "",
+         "A peer's cell says *wrong* when its result is off the reference by more than the tolerance (it is still timed "
+         "and counted). *best peer* is the fastest peer with a figure.", "",
          "Every implementation was checked against torch in float64 on fresh `torch.randn` inputs (weights and bias "
          "too) with a NaN-poisoned output before timing: ||y − ref|| / ||ref|| < "
          f"{tol.get('f32', '?')} in f32, < {tol.get('bf16', '?')} with bf16 outputs (twice the worst rounding to "
@@ -149,28 +159,36 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
         if not mine:
             continue
         L += ["", f"### {F.TITLES[name]}", "",
-              "| shape | dtype | tile-mlir GB/s | grid x block | Triton GB/s | Triton config (autotuner's µs) | torch GB/s | copy GB/s | "
-              "% copy | vs Triton | vs torch |", "|---|---|---:|---|---:|---|---:|---:|---:|---:|---:|"]
+              "| shape | dtype | tile-mlir GB/s | grid x block | Triton GB/s (config) | torch GB/s | torch.compile GB/s | "
+              "Liger GB/s | copy GB/s | pure read GB/s | % copy | best peer | vs best |",
+              "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
         for r in mine:
             L.append(f"| {_shape(r)} | {r['dtype']} | {r['ours_GBs']:.0f} | {_dims(r['ours_grid'])} x {_dims(r['ours_block'])} | "
-                     f"{r['triton_GBs']:.0f} | {_tuned(r)} | {r['torch_GBs']:.0f} | {r['copy_GBs']:.0f} | "
-                     f"{r['pct_copy']:.1f} | {r['vs_triton']:.3f}x | {r['vs_torch']:.2f}x |")
+                     f"{peer_cell(r, 'triton')} ({_tuned(r)}) | {peer_cell(r, 'torch')} | {peer_cell(r, 'compile')} | "
+                     f"{peer_cell(r, 'liger')} | {r['copy_GBs']:.0f} | {_num(r.get('read_GBs'))} | {r['pct_copy']:.1f} | "
+                     f"{PEER_TITLES.get(r.get('best_peer'), 'none')} | {_num(r.get('vs_best'), '{:.3f}x')} |")
     if rows:
         L += ["", "L2 flushed (`do_bench`), the same kernels:", "",
-              "| kernel | shape | dtype | " + " | ".join(head for head, _, _ in FLUSHED) + " |",
-              "|---|---|---|" + "---:|" * len(FLUSHED)]
-        L += [f"| {r['kernel']} | {_shape(r)} | {r['dtype']} | " + " | ".join(fmt.format(r[key]) for _, key, fmt in FLUSHED)
-              + " |" for r in rows]
+              "| kernel | shape | dtype | tile-mlir | Triton | torch | torch.compile | Liger | copy | pure read | % copy | "
+              "vs best |", "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        L += [f"| {r['kernel']} | {_shape(r)} | {r['dtype']} | {r['ours_flushed_GBs']:.0f} | "
+              + " | ".join(peer_cell(r, w, "flushed_") for w in F.PEERS)
+              + f" | {r['copy_flushed_GBs']:.0f} | {_num(r.get('read_flushed_GBs'))} | {r['pct_copy_flushed']:.1f} | "
+              f"{_num(r.get('vs_best_flushed'), '{:.3f}x')} |" for r in rows]
+        statuses = sorted({f"{PEER_TITLES[w]}: {st}" for r in rows for w, st in r.get("status", {}).items()
+                           if st != "ok" and not st.startswith("wrong")})
+        if statuses:
+            L += ["", "Peers without a figure, and why:", "", *[f"- {st}" for st in statuses]]
         L += ["", "![fused kernels](fused.png)", "",
               "Our kernels, from `cuobjdump --dump-sass` (sass.txt) and `ptxas -v`; the errors against float64 of the "
-              "checks, ours / Triton / torch:", "",
+              "checks, ours / Triton / torch / torch.compile / Liger:", "",
               "| kernel | registers | stack | LDG.128 / all LDG | STG.128 / all STG | SHFL | BAR | MUFU | local (LDL/STL) | "
               "errors |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
         for r in rows:
             label = F.label(r["kernel"], r["M"], r["N"], r["dtype"])
             s, px = sass.get(label, {}), ptxas.get(label, {})
             g = lambda d, k: "n/a" if d.get(k) is None else str(d[k])  # noqa: E731
-            errs = " / ".join(f"{r['errors'].get(who, float('nan')):.1e}" for who in ("tile-mlir", "triton", "torch"))
+            errs = " / ".join(f"{r['errors'].get(who, float('nan')):.1e}" for who in ("tile-mlir", *F.PEERS))
             L.append(f"| {label} | {g(px, 'registers')} | {g(px, 'stack')} | {g(s, 'LDG.128')} / {g(s, 'LDG')} | "
                      f"{g(s, 'STG.128')} / {g(s, 'STG')} | {g(s, 'SHFL')} | {g(s, 'BAR')} | {g(s, 'MUFU')} | "
                      f"{g(s, 'local')} | {errs} |")
@@ -188,9 +206,15 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
     return L
 
 
+def _num(x, fmt="{:.0f}") -> str:
+    return "n/a" if x is None else fmt.format(x)
+
+
 def _tuned(r: dict) -> str:
     """Triton's chosen num_warps, and the autotuner's time for each it tried."""
     times = r.get("triton_candidates_us") or {}
+    if "triton_cfg" not in r:
+        return "n/a"
     return r["triton_cfg"] + (f" ({', '.join(f'{c}: {t:.1f}' for c, t in times.items())})" if times else "")
 
 
@@ -215,9 +239,12 @@ def plot(results: dict, out, plt) -> list[str]:
     for ax, name in zip(axes[:, 0], names):
         mine = [r for r in rows if r["kernel"] == name]
         xs = range(len(mine))
-        w = 0.27
-        for i, (key, who) in enumerate((("ours_GBs", "tile-mlir"), ("triton_GBs", "Triton"), ("torch_GBs", "torch"))):
-            ax.bar([x + (i - 1) * w for x in xs], [r[key] / 1e3 for r in mine], w, label=who)
+        w = 0.16
+        bars = (("ours_GBs", "tile-mlir"), *((f"{p}_GBs", PEER_TITLES[p]) for p in F.PEERS))
+        for i, (key, who) in enumerate(bars):
+            ax.bar([x + (i - 2) * w for x in xs], [r.get(key, 0.0) / 1e3 for r in mine], w, label=who)
+        ax.plot(list(xs), [r.get("read_GBs", float("nan")) / 1e3 for r in mine], "r_", markersize=22, mew=2,
+                label="pure read (one read of x)")
         ax.plot(list(xs), [r["copy_GBs"] / 1e3 for r in mine], "k_", markersize=22, mew=2, label="copy")
         ax.set_xticks(list(xs), [f"{_shape(r)}\n{r['dtype']}" for r in mine], fontsize=7)
         ax.set_ylabel("TB/s read + written")

@@ -1,7 +1,9 @@
 """Run the benchmarks on the GPU and write the tables, the plots and the raw log.
 
-    python -m benchmarks.run [--out DIR] [--cache .tile-cache/bench] [--only xwarp,multiwarp,latency,launch,fused,rows,cluster,argmax]
-                             [--repeats 3] [--deadline 520] [--kernels softmax,rmsnorm,layernorm,logsumexp]
+    python -m benchmarks.run [--out DIR] [--cache .tile-cache/bench]
+                             [--only xwarp,multiwarp,latency,launch,fused,training,rows,cluster,argmax]
+                             [--repeats 3] [--deadline 520] [--kernels softmax,...,cross_entropy]
+                             [--shapes 64x262144,4096x16384] [--dtypes f32,bf16]
 
 Needs torch, triton, cuda-python, numpy, matplotlib and nvcc (for the CUDA references of
 the latency benchmarks); no MLIR: every tile-mlir kernel comes from the compile cache
@@ -9,8 +11,10 @@ that ``python -m benchmarks.prepare`` filled, and so do the compile-cost figures
 (``<cache>/compile.json``); the fused kernels are ``tile_mlir.kernels``'s, whose
 kernels (and their texts, by name) are in that cache too. The sections run in the order of ``SECTIONS``: the
 cross-warp step latency, the multi-warp rows (``--repeats`` times), the warp-reduce
-latency, the launch overhead, the fused kernels (``--kernels``), the one-warp rows, the long rows over thread-block clusters
-(``cluster.py``), argmax over rows and softmax's packed exchange (``argmax.py``); then
+latency, the launch overhead, the fused kernels (``--kernels``, ``--shapes``, ``--dtypes``),
+the training kernels (``training.py``: backward passes, cross-entropy; the same filters),
+the one-warp rows, the long rows over thread-block clusters (``cluster.py``), argmax over
+rows and softmax's packed exchange (``argmax.py``); then
 the SASS of every reported kernel and the report. Each section starts with a line stamped
 with the time. Writes into ``--out`` up to nine files:
 ``results.md``, ``results.json`` (rewritten after each section), ``raw.txt`` (appended
@@ -33,13 +37,14 @@ import time
 import traceback
 from pathlib import Path
 
-from . import fused
+from . import fused, training
 from . import kernels as K
 from . import argmax, cluster, multiwarp, report
 from .measure import OPTIONS, log, row_case, run_cuda, triton_row_kernel
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("xwarp", "multiwarp", "latency", "launch", "fused", "rows", "cluster", "argmax")  # in the order they run
+SECTIONS = ("xwarp", "multiwarp", "latency", "launch", "fused", "training", "rows", "cluster", "argmax")  # in the order they run
+DTYPES = ("f32", "bf16")
 
 
 # --- 1. row reduction, one warp per row -------------------------------------------------
@@ -234,7 +239,7 @@ def sass_summary(results: dict) -> tuple[dict, str]:
 # --- main -------------------------------------------------------------------------------
 
 
-def preflight(fused_kernels=()) -> list[str]:
+def preflight(fused_kernels=(), shapes=None, dtypes=None) -> list[str]:
     """What is wrong with the compile cache, before any GPU time is spent: every kernel of
     ``prepare.all_kernels()`` must be there, built from this tree's compiler source; the
     modules of ``fused_kernels`` must load, and their ``compiled()`` must find every case's
@@ -260,14 +265,13 @@ def preflight(fused_kernels=()) -> list[str]:
     absent = fused.missing(fused_kernels)
     problems += [f"the fused kernel {name} does not load ({why})" for name, why in absent.items()]
     if not problems:
-        for name, M, N, dtype in fused.CASES:
-            if name in fused_kernels:
-                try:
-                    fused.ours(name, M, N, dtype)
-                except Exception as e:  # noqa: BLE001 - reported before the run
-                    problems.append(f"tile_mlir.kernels.compiled({name!r}, {M}, {N}, {dtype!r}) failed: "
-                                    f"{type(e).__name__}: {e}")
-                    break
+        for name, M, N, dtype in fused.selected(fused_kernels, shapes, dtypes):
+            try:
+                fused.ours(name, M, N, dtype)
+            except Exception as e:  # noqa: BLE001 - reported before the run
+                problems.append(f"tile_mlir.kernels.compiled({name!r}, {M}, {N}, {dtype!r}) failed: "
+                                f"{type(e).__name__}: {e}")
+                break
     return problems
 
 
@@ -275,8 +279,17 @@ def environment() -> dict:
     import torch
     import triton
 
+    from . import peers
+
     env = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__,
-           "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+           "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+           "liger_kernel": peers.liger_version()}
+    try:
+        import cupy
+
+        env["cupy"] = cupy.__version__
+    except Exception as e:  # noqa: BLE001 - the pure-read kernel will say it is missing
+        env["cupy"] = f"missing: {type(e).__name__}: {e}"
     try:
         q = "driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu"
         env["nvidia-smi"] = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader"],
@@ -296,23 +309,44 @@ def main(argv=None) -> int:
     p.add_argument("--deadline", type=float, default=520.0,
                    help="seconds: no multi-warp repetition, fused-kernel case or one-warp row case starts that the "
                         "previous one's time says would end after this (default 520); SASS and the report follow")
-    p.add_argument("--kernels", default=",".join(fused.KERNELS),
-                   help=f"the fused kernels section 'fused' runs, comma-separated (default: {','.join(fused.KERNELS)})")
+    every = (*fused.KERNELS, *training.KERNELS)
+    p.add_argument("--kernels", default=",".join(every),
+                   help="the kernels the sections 'fused' and 'training' run, comma-separated (default: all: "
+                        f"{','.join(every)})")
+    p.add_argument("--shapes", default=None,
+                   help="MxN,MxN,...: the shapes the sections 'fused' and 'training' run (default: all of theirs)")
+    p.add_argument("--dtypes", default=",".join(DTYPES), help="f32,bf16: the dtypes of 'fused' and 'training' (default: both)")
     args = p.parse_args(argv)
     only = set(args.only.split(","))
     if only - set(SECTIONS):
         p.error(f"unknown section(s) {', '.join(sorted(only - set(SECTIONS)))}; choose from {', '.join(SECTIONS)}")
-    kernels = tuple(k for k in fused.KERNELS if k in args.kernels.split(","))
-    if set(args.kernels.split(",")) - set(fused.KERNELS):
-        p.error(f"unknown kernel(s) {', '.join(sorted(set(args.kernels.split(',')) - set(fused.KERNELS)))}; "
-                f"choose from {', '.join(fused.KERNELS)}")
+    asked = args.kernels.split(",")
+    if set(asked) - set(every):
+        p.error(f"unknown kernel(s) {', '.join(sorted(set(asked) - set(every)))}; choose from {', '.join(every)}")
+    kernels = tuple(k for k in fused.KERNELS if k in asked)
+    train_kernels = tuple(k for k in training.KERNELS if k in asked)
+    dtypes = tuple(d for d in DTYPES if d in args.dtypes.split(","))
+    if set(args.dtypes.split(",")) - set(DTYPES) or not dtypes:
+        p.error(f"--dtypes takes f32 and/or bf16, got {args.dtypes!r}")
+    shapes = None
+    if args.shapes:
+        try:
+            shapes = tuple(tuple(int(v) for v in s.lower().split("x")) for s in args.shapes.split(","))
+        except ValueError:
+            p.error(f"--shapes takes MxN,MxN,..., got {args.shapes!r}")
+        if any(len(s) != 2 for s in shapes):
+            p.error(f"--shapes takes MxN,MxN,..., got {args.shapes!r}")
+        known = {(M, N) for _, M, N, _ in (*fused.CASES, *training.CASES)}
+        if set(shapes) - known:
+            p.error(f"unknown shape(s) {', '.join(f'{M}x{N}' for M, N in sorted(set(shapes) - known))}; choose from "
+                    f"{', '.join(f'{M}x{N}' for M, N in sorted(known))}")
     os.environ["TILE_MLIR_CACHE_DIR"] = str(Path(args.cache).resolve())
     sys.path.insert(0, str(ROOT / "python"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     log.to(out / "raw.txt")
 
-    problems = preflight(kernels if "fused" in only else ())
+    problems = preflight(kernels if "fused" in only else (), shapes, dtypes)
     if problems:
         log(f"not started: the compile cache {args.cache} or the fused kernels do not fit this tree: "
             f"{'; '.join(problems)}. Run `python -m benchmarks.prepare` where MLIR is, after the last change to "
@@ -321,11 +355,13 @@ def main(argv=None) -> int:
     env = environment()
     log("environment:", json.dumps(env))
     log(f"sections: {', '.join(s for s in SECTIONS if s in only)}; multi-warp repetitions: {args.repeats}; "
-        f"fused kernels: {', '.join(kernels)}; deadline {args.deadline:.0f} s; output: {out}")
+        f"fused kernels: {', '.join(kernels)}; training kernels: {', '.join(train_kernels)}; shapes: "
+        f"{args.shapes or 'all'}; dtypes: {', '.join(dtypes)}; deadline {args.deadline:.0f} s; output: {out}")
     compile_report = json.loads((Path(args.cache) / "compile.json").read_text())
     results = {"env": env, "compile": compile_report}
     benches = {"xwarp": multiwarp.bench_cross_warp, "multiwarp": lambda: multiwarp.bench_multiwarp(args.repeats, args.deadline),
-               "latency": bench_latency, "launch": bench_launch, "fused": lambda: fused.bench_fused(args.deadline, kernels),
+               "latency": bench_latency, "launch": bench_launch, "fused": lambda: fused.bench_fused(args.deadline, kernels, shapes, dtypes),
+               "training": lambda: training.bench_training(args.deadline, train_kernels, shapes, dtypes),
                "rows": lambda: bench_rows(args.deadline),
                "cluster": lambda: cluster.bench_cluster(args.deadline),
                "argmax": lambda: argmax.bench_argmax(args.deadline)}

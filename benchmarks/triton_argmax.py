@@ -1,4 +1,4 @@
-"""The Triton peer of benchmark 6: argmax over rows, one program per row.
+"""The Triton peer of benchmark 7: argmax over rows, one program per row.
 
 ``argmax_rows[(M,)](X, Y, N, BLOCK_N=..., ONE_PASS=..., num_warps=...)`` writes each row's
 argmax to Y (int32). With ``ONE_PASS`` (``BLOCK_N == N``) the row is one ``tl.argmax``;

@@ -35,10 +35,12 @@ def warps_for(block: int) -> tuple[int, ...]:
         return (4, 8, 16)
     if block <= 16384:
         return (8, 16, 32)
-    return (16, 32)
+    if block <= 131072:
+        return (16, 32)
+    return (32,)  # 262144: one configuration (a compile each, and every one spills)
 
 
-BLOCKS = tuple(1 << k for k in range(4, 18))  # 16 .. 131072 columns; pruned to next_pow2(N)
+BLOCKS = tuple(1 << k for k in range(4, 19))  # 16 .. 262144 columns; pruned to next_pow2(N)
 
 
 def next_pow2(n: int) -> int:

@@ -12,9 +12,9 @@ launch cached kernels:
 * the compile half (``tile_mlir.ir``, ``tile_mlir.passes``, ``tile_mlir.pipeline``,
   ``tile_mlir.build``, ``tile_mlir.tools.tile_opt``) imports the MLIR 22 Python bindings;
 * the launch half (``tile_mlir.api``, ``tile_mlir.runtime``, ``tile_mlir.arrays``,
-  ``tile_mlir.cache``, ``tile_mlir.signature``, and ``tile_mlir.kernels`` but for its
-  builders, ``kernels.forward`` and ``kernels.rows``) needs only numpy, and cuda-python to
-  launch on a GPU.
+  ``tile_mlir.params``, ``tile_mlir.cache``, ``tile_mlir.signature``, and
+  ``tile_mlir.kernels`` but for its builders, ``kernels.forward`` and ``kernels.rows``)
+  needs only numpy, and cuda-python to launch on a GPU.
 
 ``import tile_mlir`` imports neither: ``compile`` and ``load_kernel`` import the front
 door (``tile_mlir.api``) when they are called, and it imports the compiler only on a

@@ -4,10 +4,11 @@ Pure Python and numpy (no CUDA call, no MLIR), shared by the CUDA runtime
 (``tile_mlir.runtime``) and usable by any other launcher:
 
 * ``dim3`` and ``stream_handle`` normalize a launch's grid/block sizes and its stream;
+  ``torch_stream`` reads torch's current stream, fast;
 * ``device_view`` reads a device array (a torch CUDA tensor, ``__cuda_array_interface__``
   or DLPack) into a ``DeviceView``: its pointer, dtype, shape, contiguity and device;
-* ``Params`` is a kernel's ``kernelParams`` block, allocated once, and ``pack`` checks a
-  launch's arguments against the kernel's signature and writes them into it;
+* ``check_launch`` and ``argument`` are the checks of every launch, CUDA or interpreted
+  (``params`` packs what they pass for cuLaunchKernel);
 * ``check_unwritten`` is the rule for read-only numpy arrays: fine as inputs, an error
   if the kernel wrote to them (their result would be lost).
 """
@@ -16,13 +17,14 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import sys
 from typing import NamedTuple
 
 import numpy as np
 
 from . import bf16
 from .errors import LaunchError
-from .signature import ArgSpec, KernelSignature
+from .signature import KernelSignature, summary  # noqa: F401  (summary: for both backends)
 
 
 def dim3(value, what: str) -> tuple[int, int, int]:
@@ -31,11 +33,11 @@ def dim3(value, what: str) -> tuple[int, int, int]:
         return (value, 1, 1)
     dims = (value,) if isinstance(value, (int, np.integer)) else value
     try:
-        dims = tuple(dims)
+        dims = tuple(dims) if len(dims) <= 3 else ()
     except TypeError:
         dims = ()
     if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and d >= 1 for d in dims):
-        raise LaunchError(f"{what} must be a positive int or a tuple of 1 to 3, got {value!r}")
+        raise LaunchError(f"{what} must be a positive int or a tuple of 1 to 3, got {summary(value)}")
     return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
 
 
@@ -44,7 +46,7 @@ def shared_bytes(value) -> int:
     if type(value) is int and value >= 0:  # the common case, fast
         return value
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
-        raise LaunchError(f"shared_mem must be a non-negative int (bytes), got {value!r}")
+        raise LaunchError(f"shared_mem must be a non-negative int (bytes), got {summary(value)}")
     return int(value)
 
 
@@ -54,15 +56,86 @@ def stream_handle(stream) -> int:
     (``.cuda_stream``) or a CuPy stream (``.ptr``)."""
     if stream is None:
         return 0
-    if hasattr(stream, "__cuda_stream__"):
-        return int(stream.__cuda_stream__()[1])
-    for attr in ("cuda_stream", "ptr"):
-        if hasattr(stream, attr):
-            return int(getattr(stream, attr))
+    if type(stream) is int:
+        return stream
     try:
+        if hasattr(stream, "__cuda_stream__"):
+            return int(stream.__cuda_stream__()[1])
+        for attr in ("cuda_stream", "ptr"):
+            if hasattr(stream, attr):
+                return int(getattr(stream, attr))
+        if isinstance(stream, (str, bytes, float, bool)):
+            raise TypeError
         return int(stream)
     except (TypeError, ValueError):
-        raise LaunchError(f"not a CUDA stream: {stream!r}") from None
+        raise LaunchError(f"not a CUDA stream: {summary(stream)}") from None
+
+
+def torch_stream(device: int = 0) -> int:
+    """The handle of torch's current CUDA stream on ``device``, for ``stream=``: read the
+    way torch's own launchers read it (``torch._C._cuda_getCurrentRawStream``, a fraction
+    of ``torch.cuda.current_stream()``'s cost), else through that. The caller has
+    imported torch; this never imports it."""
+    torch = sys.modules["torch"]
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
+
+
+def check_launch(sig: KernelSignature, grid, block, shared_mem, stream) -> tuple:
+    """The checks every launch and bind makes first, on either backend: the grid and
+    block (``dim3``; the block must suit the kernel's tile ops, ``check_block``, and the
+    grid its clusters, ``check_grid``), ``shared_mem`` and ``stream``. Returns them
+    normalized: (grid, block, bytes, stream handle)."""
+    grid, block = dim3(grid, "grid"), dim3(block, "block")
+    sig.check_block(block)
+    sig.check_grid(grid)
+    return grid, block, shared_bytes(shared_mem), stream_handle(stream)
+
+
+def check_shared(sig: KernelSignature, shared_mem: int, limit: int, static: int) -> None:
+    """Raise LaunchError if a block cannot have ``shared_mem`` bytes of dynamic shared
+    memory: at most ``limit`` bytes of shared memory in all (the device's opt-in limit
+    per block), less the kernel's ``static`` bytes."""
+    if shared_mem > limit - static:
+        raise LaunchError(
+            f"kernel {sig.name}: shared_mem={shared_mem} bytes of dynamic shared memory, but a block of it can "
+            f"have at most {max(limit - static, 0)} ({limit} bytes per block, less its {static} bytes of static "
+            "shared memory)"
+        )
+
+
+# What ``argument`` found: a numpy array, a device pointer, or a scalar's value.
+HOST, DEVICE, SCALAR = "host", "device", "scalar"
+
+
+def argument(sig: KernelSignature, i: int, arg, stream: int, device: bool = True) -> tuple[str, object]:
+    """Check argument ``i`` of a launch against ``sig``, for either backend: (HOST, the
+    numpy array: any layout, its dtype and shape checked), (DEVICE, its pointer: a
+    contiguous CUDA array on device 0, as aligned as the kernel needs) or (SCALAR, its
+    value, checked to fit). Where there is no device (``device=False``: the
+    interpreter), a CUDA array is an error that says so."""
+    spec = sig.args[i]
+    if isinstance(arg, np.ndarray):
+        sig.check_array(i, arg.dtype.name, arg.shape)
+        return HOST, arg
+    where = f"kernel {sig.name}: argument {i}"
+    view = device_view(arg, stream, where)
+    if view is not None:
+        if not device:
+            raise LaunchError(f"{where} is a CUDA array ({type(arg).__name__} {view.dtype}[{', '.join(map(str, view.shape))}]), "
+                              "but the interpreter runs on the CPU: pass a numpy array")
+        sig.check_array(i, view.dtype, view.shape)
+        if not view.contiguous:
+            raise LaunchError(f"{where} must be a C-contiguous device array")
+        if view.device not in (None, 0):
+            raise LaunchError(f"{where} is on CUDA device {view.device}; kernels run on device 0")
+        sig.check_aligned(i, view.pointer)
+        return DEVICE, view.pointer
+    if spec.kind == "memref" and not isinstance(arg, (int, float, np.generic)):
+        raise LaunchError(f"{where} must be {spec.describe()}: a numpy array or a CUDA array"
+                          f" (__cuda_array_interface__ or DLPack), got {summary(arg)}")
+    sig.check_scalar(i, arg)
+    return SCALAR, arg
 
 
 # --- device arrays ---------------------------------------------------------------------
@@ -97,6 +170,15 @@ def _c_contiguous(shape, strides, itemsize: int) -> bool:
     return True
 
 
+def _is_torch_cuda(obj) -> bool:
+    """Whether ``obj`` is a torch CUDA tensor: a ``torch.Tensor`` once torch is imported
+    (never imported here), or an object of a torch module's type."""
+    torch = sys.modules.get("torch")
+    tensor = getattr(torch, "Tensor", None)
+    is_tensor = isinstance(obj, tensor) if isinstance(tensor, type) else type(obj).__module__.startswith("torch")
+    return is_tensor and getattr(obj, "is_cuda", False) is True
+
+
 def _torch_view(tensor) -> DeviceView:
     """A torch CUDA tensor, read through its own accessors (faster than its CAI)."""
     return DeviceView(
@@ -104,7 +186,7 @@ def _torch_view(tensor) -> DeviceView:
         str(tensor.dtype).removeprefix("torch."),
         tuple(tensor.shape),
         tensor.is_contiguous(),
-        tensor.device.index,
+        tensor.get_device(),
     )
 
 
@@ -112,7 +194,9 @@ def _cai_view(cai: dict, where: str) -> DeviceView:
     try:
         dtype, itemsize = _typestr_dtype(cai["typestr"])
     except TypeError:
-        raise LaunchError(f"{where}: unknown __cuda_array_interface__ typestr {cai['typestr']!r}") from None
+        typestr = cai["typestr"]
+        shown = repr(typestr) if isinstance(typestr, str) and len(typestr) <= 16 else summary(typestr)
+        raise LaunchError(f"{where}: unknown __cuda_array_interface__ typestr {shown}") from None
     shape = tuple(cai["shape"])
     strides = cai.get("strides")
     contiguous = strides is None or _c_contiguous(shape, strides, itemsize)
@@ -179,7 +263,7 @@ def device_view(obj, stream: int, where: str) -> DeviceView | None:
 
     Tries a torch CUDA tensor's accessors, then ``__cuda_array_interface__``, then DLPack.
     """
-    if type(obj).__module__.startswith("torch") and getattr(obj, "is_cuda", False) is True:
+    if _is_torch_cuda(obj):
         return _torch_view(obj)
     try:
         cai = getattr(obj, "__cuda_array_interface__", None)
@@ -194,82 +278,12 @@ def device_view(obj, stream: int, where: str) -> DeviceView | None:
     return None
 
 
-# --- kernelParams --------------------------------------------------------------------
-
-
-class Params:
-    """A kernel's ``kernelParams``, allocated once: an 8-byte value slot per argument, and
-    the array of slot addresses (the ``void**`` that cuLaunchKernel reads). A launch only
-    writes values into the slots."""
-
-    def __init__(self, signature: KernelSignature):
-        n = len(signature.args)
-        self.slots = np.zeros(max(n, 1), np.uint64)  # device pointers go here as uint64
-        base = self.slots.ctypes.data
-        self.argv = np.array([base + 8 * i for i in range(n)], np.uint64)
-        self.address = int(self.argv.ctypes.data) if n else 0
-        self.scalars = {
-            i: self.slots[i : i + 1].view(np.uint16 if a.dtype == "bfloat16" else a.dtype)
-            for i, a in enumerate(signature.args)
-            if a.kind == "scalar"
-        }
-
-    def set_scalar(self, i: int, spec: ArgSpec, value, where: str) -> None:
-        view = self.scalars[i]
-        if view.dtype.kind in "iu" and spec.dtype != "bfloat16":
-            info = np.iinfo(view.dtype)
-            if not info.min <= int(value) <= info.max:
-                raise LaunchError(f"{where}: {value!r} does not fit a {spec.describe()}")
-            view[0] = int(value)
-            return
-        try:  # bf16: rounded once, as the interpreter does; NaN: the quiet NaN, its sign kept
-            view[0] = bf16.to_bits(value) if spec.dtype == "bfloat16" else value
-        except OverflowError:  # an int beyond any float
-            raise LaunchError(f"{where}: {value!r} does not fit a {spec.describe()}") from None
-
-
-def pack(sig: KernelSignature, args: tuple, params: Params, stream: int) -> list[tuple[int, np.ndarray]]:
-    """Check ``args`` against ``sig`` and write them into ``params``; return the host
-    (numpy) arrays, as (index, array), for the caller to copy to the device.
-
-    Device pointers and scalars are written here. No CUDA call happens in here: a bad
-    argument raises ``LaunchError`` before the driver is touched.
-    """
-    sig.check_count(args)
-    host = []
-    for i, (arg, spec) in enumerate(zip(args, sig.args)):
-        where = f"kernel {sig.name}: argument {i}"
-        if isinstance(arg, np.ndarray):
-            sig.check_array(i, arg.dtype.name, arg.shape)
-            if not arg.flags.c_contiguous:
-                raise LaunchError(f"{where} must be C-contiguous; pass np.ascontiguousarray(...)")
-            host.append((i, arg))
-            continue
-        view = device_view(arg, stream, where)
-        if view is not None:
-            sig.check_array(i, view.dtype, view.shape)
-            if not view.contiguous:
-                raise LaunchError(f"{where} must be a C-contiguous device array")
-            if view.device not in (None, 0):
-                raise LaunchError(f"{where} is on CUDA device {view.device}; kernels run on device 0")
-            params.slots[i] = view.pointer
-        elif spec.kind == "scalar" or isinstance(arg, (int, float, np.generic)):
-            sig.check_scalar(i, arg)
-            params.set_scalar(i, spec, arg, where)
-        else:
-            raise LaunchError(
-                f"{where} must be {spec.describe()}: a numpy array or a CUDA array"
-                f" (__cuda_array_interface__ or DLPack), got {type(arg).__name__}"
-            )
-    return host
-
-
 def check_unwritten(kernel: str, i: int, before: np.ndarray, after: np.ndarray) -> None:
     """The rule for a read-only numpy argument: it may be an input, but a launch cannot
     give it a result. ``before`` is the array as passed, ``after`` the kernel's copy of it
     once the launch is done; if their bytes differ the kernel wrote to it, and the result
     would be silently lost, so this raises ``LaunchError``."""
-    if not np.array_equal(before.reshape(-1).view(np.uint8), after.reshape(-1).view(np.uint8)):
+    if not np.array_equal(np.ascontiguousarray(before).reshape(-1).view(np.uint8), after.reshape(-1).view(np.uint8)):
         raise LaunchError(
             f"kernel {kernel}: argument {i} is a read-only numpy array, but the kernel wrote to it;"
             " pass a writeable array (np.array(x) makes one) to get the result back"

@@ -12,7 +12,8 @@ Each entry point takes the IR text and an ``Options`` (``tile_mlir.options``):
   the PTX; the chip is ``options.chip``, else ``vocab.DEFAULT_CHIP``;
 * ``ptx_to_cubin`` assembles the PTX with ptxas, where ptxas is on PATH;
 * ``build_artifact`` does both and returns a cache ``Artifact``;
-* ``kernel_signatures`` reads the launch signature of every ``gpu.func ... kernel``.
+* ``kernel_signatures`` reads the launch signature of every ``gpu.func ... kernel``, and
+  ``with_alignments`` adds what the lowered code assumes of each pointer (``alignment``).
 
 A failure is a ``CompileError`` that names its stage (``parse``, a pass, ``ptxas``).
 """
@@ -23,12 +24,13 @@ import math
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mlir.dialects import gpu
 from mlir.passmanager import PassManager
 
+from .alignment import argument_alignments
 from .analysis import analyze, block_needs
 from .analysis_copy import analyze_copy
 from .diagnostics import format_diag, format_errors, parse_failure
@@ -64,6 +66,17 @@ def kernel_signatures(module: ir.Module, *, dynamic: bool = False) -> tuple[Kern
         args = tuple(_arg_spec(name, i, t, dynamic) for i, t in enumerate(fn_type.inputs))
         sigs.append(KernelSignature(name, args, *_block_needs(name, op), *_cluster_needs(name, op)))
     return tuple(sigs)
+
+
+def with_alignments(signatures, lowered: ir.Module) -> tuple[KernelSignature, ...]:
+    """``signatures`` with each memref argument's alignment (``ArgSpec.align``) read
+    from ``lowered``, the module after the tile lowerings (``alignment``)."""
+    needs = argument_alignments(lowered)
+    return tuple(
+        replace(s, args=tuple(a if need is None else replace(a, align=need)
+                              for a, need in zip(s.args, needs.get(s.name, (None,) * len(s.args)))))
+        for s in signatures
+    )
 
 
 def _block_needs(kernel: str, fn) -> tuple[int | None, int]:
@@ -183,6 +196,7 @@ def lower_tile_ops(text: str, options: Options | None = None, *,
         name_source(module.operation, source_name)
         signatures = kernel_signatures(module, dynamic=True)
         run_stages(module, STAGES[:TILE_STAGES], options, source=text, source_name=source_name)
+        signatures = with_alignments(signatures, module)
         # with locations, so that the interpreter names ops where the user wrote them
         # (generic form: some custom parsers, nvvm.barrier's, cannot take a loc alias after them)
         return module.operation.get_asm(enable_debug_info=True, print_generic_op_form=True), signatures
@@ -205,7 +219,10 @@ def lower_to_ptx(text: str, options: Options | None = None, *, source_name: str 
             )
         options = options.replace(chip=chip)
         signatures = kernel_signatures(module)
-        run_stages(module, STAGES, options, source=text, source_name=source_name)
+        run_stages(module, STAGES[:TILE_STAGES], options, source=text, source_name=source_name)
+        signatures = with_alignments(signatures, module)
+        run_stages(module, STAGES[TILE_STAGES:], options, source=text, source_name=source_name,
+                   ran=STAGES[:TILE_STAGES])
         ptx = []
         for op in module.body.operations:
             if op.operation.name == "gpu.binary":

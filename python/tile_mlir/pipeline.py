@@ -459,6 +459,7 @@ STAGES = (
     ("convert-scf-to-cf", "convert-scf-to-cf"),
     ("convert-gpu-to-nvvm", "gpu.module(convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1})"),
     ("tile-forward-loop-annotations", "tile-forward-loop-annotations"),
+    ("tile-externalize-dynamic-shared", "tile-externalize-dynamic-shared"),
     ("reconcile-unrealized-casts", "reconcile-unrealized-casts"),
     ("gpu-module-to-binary", "gpu-module-to-binary{format=isa}"),
 )
@@ -515,17 +516,18 @@ def spell(element: str, options: Options) -> str:
 
 
 def run_stages(module: ir.Module, stages, options: Options | None = None,
-               source: str | None = None, source_name: str = "<source>") -> None:
+               source: str | None = None, source_name: str = "<source>", ran=()) -> None:
     """Run ``stages`` ((name, pipeline element) pairs) on ``module``, one at a time.
 
     A failing stage raises ``CompileError`` with its diagnostics, placed in ``source``
     (the text the module was parsed from, called ``source_name``), and a repro line that
-    runs every stage so far on the saved ``source`` (default: the module's text).
+    runs every stage so far on the saved ``source`` (default: the module's text):
+    ``ran``, the stages an earlier call already ran on the module, then these.
     """
     options = Options.from_mapping(options)
     ctx = module.context
     files = {source_name: source.split("\n")} if source is not None else {}
-    done: list[str] = []
+    done: list[str] = [spell(element, options) for _, element in ran]
     for name, element in stages:
         spelled = spell(element, options)
         pm = build_pass_manager(parse_pipeline(f"{ROOT_OP}({spelled})"), ctx)

@@ -7,9 +7,11 @@ kernels and a machine without CUDA can still check arguments. ``tile_mlir.compil
 
 A launch, ``kernel.launch(grid, block, *args, shared_mem=0, stream=None)``, in order:
 
-1. ``arrays.pack`` checks every argument against the kernel's signature and writes it
-   into the kernel's pre-allocated ``kernelParams`` buffer. This is pure Python; a bad
-   argument raises ``LaunchError`` before any driver call.
+1. ``arrays.check_launch`` checks the grid, block, shared memory and stream (once per
+   configuration: the driver call it makes is kept), and ``params.Packer`` checks every
+   argument against the kernel's signature and writes it into the kernel's
+   pre-allocated ``kernelParams`` buffer (torch tensors and numbers the fast way). This
+   is pure Python; a bad argument raises ``LaunchError`` before any driver call.
 2. The first launch of a kernel of an artifact retains device 0's primary context (the one
    CuPy and torch use too) and loads the artifact's module: the cubin if it was built
    for this device's chip, else the PTX through the driver's JIT.
@@ -29,6 +31,12 @@ shared-memory size, a cluster of more than 8 CTAs gets
 must find room for one cluster on the GPU; else, or if the launch itself fails, the
 ``CudaError`` names the cluster shape, the block and the shared memory.
 
+**Dynamic shared memory.** ``shared_mem`` bytes go to the launch (``sharedMemBytes``).
+The first launch (or bind) of a kernel that asks for more than it has had checks it
+against the device's limit per block less the kernel's static shared memory
+(``cuFuncGetAttribute``: a ``LaunchError`` above it) and, where static and dynamic
+exceed 48 KB, opts in with ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``.
+
 Every driver call goes through ``_check``, which turns its error code into a ``CudaError``
 naming the call.
 """
@@ -43,7 +51,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .arrays import Params, check_unwritten, dim3, pack, shared_bytes, stream_handle
+from .arrays import check_launch, check_shared, check_unwritten, dim3, shared_bytes, stream_handle
+from .params import Packer, Params, pack
 from .cache import Artifact
 from .errors import (
     ArtifactError,
@@ -54,7 +63,7 @@ from .errors import (
     OptionError,
 )
 from .signature import KernelSignature
-from .vocab import MAX_PORTABLE_CLUSTER_CTAS, Chip
+from .vocab import DEFAULT_SHARED_BYTES_PER_BLOCK, MAX_PORTABLE_CLUSTER_CTAS, Chip
 
 __all__ = [
     "BoundLaunch",
@@ -135,13 +144,15 @@ class _Device:
         device = _check(driver.cuDeviceGet(0), "cuDeviceGet")
         self.context = _check(driver.cuDevicePrimaryCtxRetain(device), "cuDevicePrimaryCtxRetain")
         attr = driver.CUdevice_attribute
-        self.capability = tuple(
+        major, minor, self.max_shared = (
             _check(driver.cuDeviceGetAttribute(a, device), "cuDeviceGetAttribute")
             for a in (
                 attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
                 attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                attr.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,  # per block, opted in
             )
         )
+        self.capability = (major, minor)
 
 
 _device_state: _Device | None = None
@@ -229,9 +240,13 @@ class CudaKernel:
         self.signature = signature
         self._module = module
         self._function = None
-        self._params = Params(signature)
+        self._packer = Packer(signature)
+        self._params = self._packer.params
+        self._calls: dict = {}  # (grid, block, shared_mem, stream) -> its checked _Call
         self._lock = threading.Lock()
         self._cluster_checked: set = set()  # (block, shared_mem) that can hold a cluster
+        self._shared_ok = 0  # bytes of dynamic shared memory a launch may have without a check
+        self._static_shared = None  # the function's bytes of static shared memory, once asked
 
     def __repr__(self) -> str:
         return f"<CudaKernel {self.signature.describe()}>"
@@ -239,19 +254,45 @@ class CudaKernel:
     def launch(self, grid, block, *args, shared_mem: int = 0, stream=None) -> None:
         """Launch on ``grid`` blocks of ``block`` threads (each an int or a tuple of up to
         3), with ``shared_mem`` bytes of dynamic shared memory, on ``stream`` (None: the
-        default stream; an int handle, a cuda.core, torch or CuPy stream)."""
-        grid, block = dim3(grid, "grid"), dim3(block, "block")
-        self.signature.check_block(block)
-        self.signature.check_grid(grid)
-        shared_mem, stream = shared_bytes(shared_mem), stream_handle(stream)
+        default stream; an int handle, a cuda.core, torch or CuPy stream).
+
+        The fast path, for a hot loop: the launch configuration (grid, block, shared
+        memory, stream) is checked once and its driver call kept (``_calls``), and the
+        arguments go through ``params.Packer``, which takes torch tensors and numbers
+        straight into the kernel's parameters."""
+        if stream is None:
+            handle = 0
+        elif type(stream) is int:
+            handle = stream
+        else:
+            handle = stream_handle(stream)
+        if type(grid) is int and type(block) is int and type(shared_mem) is int:
+            key = (grid, block, shared_mem, handle)  # exact ints only: 1.0 == 1 must not hit
+        else:
+            key = (dim3(grid, "grid"), dim3(block, "block"), shared_bytes(shared_mem), handle)
         with self._lock:
-            host = pack(self.signature, args, self._params, stream)
-            function = self._cu_function()
-            call = self._call(function, grid, block, shared_mem, stream, self._params.address)
+            call = self._calls.get(key)
+            if call is None:  # check it all before any driver call
+                config = check_launch(self.signature, grid, block, shared_mem, handle)
+            host = self._packer.fill(args, handle)
+            if call is None:
+                call = self._configure(config, key)
+            _device()  # the context must be current in the launching thread
             if host:
-                self._launch_copying(call, stream, host)
+                self._launch_copying(call, handle, host)
             else:
                 call()
+
+    def _configure(self, config: tuple, key) -> _Call:
+        """The driver call of a checked launch configuration (``arrays.check_launch``),
+        kept for the next launch like it (a few dozen at most)."""
+        grid, block, shared_mem, handle = config
+        call = self._call(self._cu_function(), grid, block, shared_mem, _driver().CUstream(handle),
+                          self._params.address)
+        if len(self._calls) >= 64:
+            self._calls.clear()
+        self._calls[key] = call
+        return call
 
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None) -> BoundLaunch:
         """Check and pack ``args`` once for a launch on ``grid`` x ``block``; return a
@@ -260,10 +301,7 @@ class CudaKernel:
         For benchmarks and hot loops. The arguments must be device arrays and scalars
         (a numpy array needs copies around every launch); the callable keeps them alive.
         """
-        grid, block = dim3(grid, "grid"), dim3(block, "block")
-        self.signature.check_block(block)
-        self.signature.check_grid(grid)
-        shared_mem, handle = shared_bytes(shared_mem), stream_handle(stream)
+        grid, block, shared_mem, handle = check_launch(self.signature, grid, block, shared_mem, stream)
         params = Params(self.signature)
         host = pack(self.signature, args, params, handle)
         if host:
@@ -272,14 +310,18 @@ class CudaKernel:
                 f" argument {host[0][0]} is a numpy array"
             )
         function = self._cu_function()
-        call = self._call(function, grid, block, shared_mem, _driver().CUstream(handle), params.address)
+        with self._lock:
+            call = self._call(function, grid, block, shared_mem, _driver().CUstream(handle), params.address)
         return BoundLaunch(self, args, params, call)
 
     def _call(self, function, grid, block, shared_mem: int, stream, params: int) -> _Call:
         """The driver call that launches: cuLaunchKernel, or cuLaunchKernelEx for a
-        cluster (checked first, once per block and shared-memory size)."""
+        cluster (checked first, once per block and shared-memory size). Called with the
+        kernel's lock held."""
         driver = _driver()
         sig = self.signature
+        if shared_mem > self._shared_ok:
+            self._allow_shared(function, shared_mem)
         if sig.cluster_ctas == 1:
             return _Call(driver.cuLaunchKernel, (function, *grid, *block, shared_mem, stream, params, 0),
                          "cuLaunchKernel", "")
@@ -290,6 +332,23 @@ class CudaKernel:
             self._check_cluster(function, config, what)
             self._cluster_checked.add((block, shared_mem))
         return _Call(driver.cuLaunchKernelEx, (config, function, params, 0), "cuLaunchKernelEx", what)
+
+    def _allow_shared(self, function, shared_mem: int) -> None:
+        """Make sure a block can have ``shared_mem`` bytes of dynamic shared memory: within
+        the device's limit per block less the kernel's static shared memory (else
+        LaunchError), and, where static and dynamic exceed the 48 KB a kernel gets
+        without asking, opted into with ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``
+        (once per larger size)."""
+        driver = _driver()
+        attr = driver.CUfunction_attribute
+        if self._static_shared is None:
+            self._static_shared = _check(
+                driver.cuFuncGetAttribute(attr.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function), "cuFuncGetAttribute")
+        check_shared(self.signature, shared_mem, _device().max_shared, self._static_shared)
+        if self._static_shared + shared_mem > DEFAULT_SHARED_BYTES_PER_BLOCK:
+            _check(driver.cuFuncSetAttribute(function, attr.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_mem),
+                   "cuFuncSetAttribute")
+        self._shared_ok = shared_mem
 
     def _check_cluster(self, function, config, what: str) -> None:
         """Allow a non-portable cluster size (over 8 CTAs), and make sure that the GPU
@@ -313,8 +372,9 @@ class CudaKernel:
     def _launch_copying(self, call: _Call, stream, host) -> None:
         """Copy the numpy arrays in, launch, copy them back, synchronize.
 
-        A writeable array gets the device buffer back in place. A read-only one gets it
-        back into a scratch array, to check that the kernel did not write to it
+        A writeable contiguous array gets the device buffer back in place, a writeable
+        non-contiguous one through a scratch array. A read-only one gets it back into a
+        scratch array, to check that the kernel did not write to it
         (``arrays.check_unwritten``): its result would otherwise be silently lost.
         """
         driver = _driver()
@@ -325,18 +385,19 @@ class CudaKernel:
                 if array.nbytes:
                     pointer = _check(driver.cuMemAlloc(array.nbytes), "cuMemAlloc")
                     buffers.append((i, array, pointer))
+                    source = np.ascontiguousarray(array)  # the array itself, if it is contiguous
                     _check(
-                        driver.cuMemcpyHtoDAsync(pointer, array.ctypes.data, array.nbytes, stream),
+                        driver.cuMemcpyHtoDAsync(pointer, source.ctypes.data, array.nbytes, stream),
                         "cuMemcpyHtoDAsync",
                     )
                 self._params.slots[i] = int(pointer)
             call()
-            read_only = []  # (index, array, its buffer after the launch)
+            back = []  # (index, array, its buffer after the launch): read-only or non-contiguous
             for i, array, pointer in buffers:
                 target = array
-                if not array.flags.writeable:
-                    target = np.empty_like(array)
-                    read_only.append((i, array, target))
+                if not (array.flags.writeable and array.flags.c_contiguous):
+                    target = np.empty(array.shape, array.dtype)
+                    back.append((i, array, target))
                 _check(
                     driver.cuMemcpyDtoHAsync(target.ctypes.data, pointer, array.nbytes, stream),
                     "cuMemcpyDtoHAsync",
@@ -345,8 +406,11 @@ class CudaKernel:
         finally:
             for _, _, pointer in buffers:
                 driver.cuMemFree(pointer)  # best effort: an error above is the one to report
-        for i, before, after in read_only:
-            check_unwritten(self.name, i, before, after)
+        for i, array, after in back:
+            if array.flags.writeable:
+                array[...] = after
+            else:
+                check_unwritten(self.name, i, array, after)
 
 
 class _Call:

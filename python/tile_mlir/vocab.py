@@ -116,6 +116,20 @@ ADDRESS_SPACES = {"private": "local", "workgroup": "shared", "global": "global"}
 STORAGE_SPACES = {storage: name for name, storage in ADDRESS_SPACES.items()}
 
 
+# The bytes a global memref's base address is assumed aligned to: tile.copy's vector
+# accesses rely on it (docs/spec.md, "tile.copy"), cudaMalloc and numpy give at least
+# that, and a launch checks it (``KernelSignature``'s ``ArgSpec.align``).
+GLOBAL_BASE_ALIGN = 16
+
+
+# Shared memory per block: what a launch gets without asking (static and dynamic
+# together), and the most a kernel may opt into (``cuFuncSetAttribute``) on sm_90 and
+# sm_100, 227 KB, which the interpreter allows too. A launch's ``shared_mem`` above what
+# is left of the first needs the opt-in; above what is left of the second, a LaunchError.
+DEFAULT_SHARED_BYTES_PER_BLOCK = 48 * 1024
+MAX_SHARED_BYTES_PER_BLOCK = 227 * 1024
+
+
 def address_space(storage: str) -> str:
     """The memory-space attribute text of a storage scope: ``local`` ->
     ``#gpu.address_space<private>``."""

@@ -40,3 +40,22 @@ def test_row_sum_example(seed):
     rows = 4 * blocks
     np.testing.assert_array_equal(y[:rows], row_sum_reference(x[:rows]))
     np.testing.assert_allclose(y[:rows], x[:rows].astype(np.float64).sum(axis=1), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.skipif(BACKEND != "cuda", reason="device arrays")
+def test_a_misaligned_device_view_is_refused_and_cuda_keeps_working(seed):
+    """Issue 15 item 8: a torch view 4 bytes past a 16-byte boundary reached the row
+    sum's 16-byte vector loads (``CUDA error: misaligned address``) and broke every later
+    CUDA call. The launch refuses it, naming the argument; CUDA is fine afterwards."""
+    torch = pytest.importorskip("torch")
+    kernels = tile_mlir.compile(EXAMPLE.read_text(), {"chip": CHIP}, backend=BACKEND)
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    base = torch.randn(4096 * 1000 + 4, device="cuda", generator=gen)
+    y = torch.zeros(4096, device="cuda")
+    with pytest.raises(tile_mlir.LaunchError, match=r"argument 0 \(float32\[4096, 1000\]\) is misaligned: .* % 16 = 4"):
+        kernels.row_sum.launch(1024, 128, base[1:4096 * 1000 + 1].view(4096, 1000), y)
+    aligned = base[4:].view(4096, 1000)  # 16 bytes in: aligned
+    kernels.row_sum.launch(1024, 128, aligned, y)
+    torch.cuda.synchronize()
+    assert torch.ones(4, device="cuda").sum().item() == 4.0
+    np.testing.assert_allclose(y.cpu().numpy(), aligned.double().sum(dim=1).cpu().numpy(), rtol=1e-4, atol=1e-3)

@@ -292,9 +292,11 @@ def test_invalid_ptx_is_a_cuda_error_naming_the_call():
     print(f"\ninvalid PTX: {info.value}")
 
 
-def test_too_large_a_block_is_a_cuda_error(kernels):
-    with pytest.raises(CudaError, match="^cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE"):
+def test_too_large_a_block_is_a_launch_error(kernels):
+    with pytest.raises(LaunchError, match=r"block \(4096, 1, 1\) has 4096 threads, over 1024"):
         kernels.add_one.launch(1, 4096, np.zeros(N, np.float32))
+    with pytest.raises(CudaError, match="^cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE"):
+        kernels.add_one.launch(2**31, BLOCK, np.zeros(N, np.float32))  # a grid the driver refuses
     x = np.zeros(N, np.float32)
     kernels.add_one.launch(GRID, BLOCK, x)  # the context is still good
     np.testing.assert_array_equal(x, 1)

@@ -55,6 +55,7 @@ class FakeDriver:
 
     class CUresult(enum.IntEnum):
         CUDA_SUCCESS = 0
+        CUDA_ERROR_INVALID_VALUE = 1
         CUDA_ERROR_INVALID_PTX = 218
         CUDA_ERROR_LAUNCH_FAILED = 719
         CUDA_ERROR_INVALID_CLUSTER_SIZE = 912
@@ -62,10 +63,15 @@ class FakeDriver:
     CUdevice_attribute = types.SimpleNamespace(
         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR="major",
         CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR="minor",
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN="max shared",
     )
     CUstream = int
     CUlaunchAttributeID = types.SimpleNamespace(CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION="cluster dimension")
-    CUfunction_attribute = types.SimpleNamespace(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED="non-portable")
+    CUfunction_attribute = types.SimpleNamespace(
+        CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED="non-portable",
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES="max dynamic shared",
+        CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES="static shared",
+    )
 
     class CUlaunchAttribute:
         def __init__(self):
@@ -76,8 +82,9 @@ class FakeDriver:
         def __init__(self):
             self.attrs, self.numAttrs = [], 0
 
-    def __init__(self, capability=(9, 0)):
+    def __init__(self, capability=(9, 0), max_shared=227 * 1024):
         self.capability = dict(zip(("major", "minor"), capability))
+        self.capability["max shared"] = max_shared  # per block, with the opt-in
         self.calls = []
         self.fail = {}  # call name -> CUresult to return
         self.images = []
@@ -87,6 +94,7 @@ class FakeDriver:
         self.kernels = {"add_one": self.add_one, "fill": self.fill, "half": lambda p: None, "add_into": self.add_into,
                         "cluster4": self.add_one, "cluster16": self.add_one, "cluster_fixed": self.add_one}
         self.function_attributes = {}  # (function, attribute) -> value
+        self.static_shared = {}  # function -> its bytes of static shared memory (default 0)
         self.sm_threads = 132 * 2048  # what cuOccupancyMaxActiveClusters divides among clusters
 
     def _result(self, name, *outputs):
@@ -133,6 +141,8 @@ class FakeDriver:
     def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
         self.launches.append(((gx, gy, gz), (bx, by, bz), shared, stream, params))
         result = self._result("cuLaunchKernel")
+        if not result[0] and not self._shared_fits(f, shared):
+            return (self.CUresult.CUDA_ERROR_INVALID_VALUE,)
         if not result[0]:
             self.kernels[f](params)
         return result
@@ -145,11 +155,24 @@ class FakeDriver:
                               (config.blockDimX, config.blockDimY, config.blockDimZ),
                               config.sharedMemBytes, config.hStream, params, cluster))
         result = self._result("cuLaunchKernelEx")
+        if not result[0] and not self._shared_fits(f, config.sharedMemBytes):
+            return (self.CUresult.CUDA_ERROR_INVALID_VALUE,)
         if not result[0] and not self._cluster_fits(f, cluster):
             return (self.CUresult.CUDA_ERROR_INVALID_CLUSTER_SIZE,)
         if not result[0]:
             self.kernels[f](params)
         return result
+
+    def _shared_fits(self, f, dynamic) -> bool:
+        """Static and dynamic shared memory within 48 KB, or the dynamic within what
+        the kernel opted into (and that within the device's limit)."""
+        static = self.static_shared.get(f, 0)
+        allowed = self.function_attributes.get((f, "max dynamic shared"), 48 * 1024 - static)
+        return dynamic <= allowed and static + allowed <= self.capability["max shared"]
+
+    def cuFuncGetAttribute(self, attribute, f):
+        assert attribute == "static shared"
+        return self._result("cuFuncGetAttribute", self.static_shared.get(f, 0))
 
     def cuFuncSetAttribute(self, f, attribute, value):
         self.function_attributes[(f, attribute)] = value
@@ -252,6 +275,9 @@ class TorchLike:
 
     def is_contiguous(self):
         return self._contiguous
+
+    def get_device(self):
+        return self.device.index
 
 
 TorchLike.__module__ = "torch"

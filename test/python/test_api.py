@@ -337,7 +337,7 @@ def _imported_after(statement: str) -> list[str]:
     """The tile_mlir, mlir, cuda and numpy modules a fresh interpreter holds after ``statement``."""
     script = (
         f"import sys; sys.path.insert(0, {str(PYTHON_DIR)!r}); {statement}; "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tile_mlir', 'mlir', 'cuda', 'numpy')))"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tile_mlir', 'mlir', 'cuda', 'numpy', 'torch')))"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     return eval(out)  # a list of module names
@@ -349,9 +349,9 @@ def test_import_tile_mlir_is_cheap():
 
 def test_the_launch_half_imports_nothing_from_the_compile_half():
     loaded = _imported_after("import tile_mlir.api, tile_mlir.runtime, tile_mlir.cache, tile_mlir.arrays")
-    launch_half = {"api", "arrays", "bf16", "cache", "errors", "options", "runtime", "signature", "vocab"}
+    launch_half = {"api", "arrays", "bf16", "cache", "errors", "options", "params", "runtime", "signature", "vocab"}
     ours = {m.split(".", 1)[1] for m in loaded if m.startswith("tile_mlir.")}
     assert ours == launch_half
-    assert not [m for m in loaded if m.split(".")[0] in ("mlir", "cuda")]
+    assert not [m for m in loaded if m.split(".")[0] in ("mlir", "cuda", "torch")]
     # and the runtime does not import the front door
     assert "tile_mlir.api" not in _imported_after("import tile_mlir.runtime")

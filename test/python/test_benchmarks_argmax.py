@@ -1,4 +1,4 @@
-"""Benchmark 6 (benchmarks/argmax.py, argmax_kernels.py, report_argmax.py) without a GPU:
+"""Benchmark 7 (benchmarks/argmax.py, argmax_kernels.py, report_argmax.py) without a GPU:
 every argmax, pure-read and softmax kernel the GPU run may time, on small shapes in the CPU
 interpreter against numpy (ties, NaN and -inf rows; a broken generator fails the check),
 the sweeps fit the shapes and the hardware, every kernel is in ``benchmarks.prepare``'s
@@ -87,7 +87,7 @@ def test_the_targets_take_the_worst_dtype(met):
     assert ("90.0% of the pure read (bf16" in mine["argmax-4096x16384"]["figure"]) is not met
     text = "\n".join(report_argmax.markdown({"argmax": {"rows": rows, "softmax": soft,
                                                          "triton_configs": {"16384": [[4096, 8]]}}}, {}, {}))
-    assert "## 6. Argmax over rows" in text and "**W8 RB1 C4 P: 60.0**" in text and "saves" not in text
+    assert "## 7. Argmax over rows" in text and "**W8 RB1 C4 P: 60.0**" in text and "saves" not in text
     assert "| 4096x16384 | f32 | 100.0 | 2000 |" in text
 
 
@@ -117,4 +117,4 @@ def test_the_gpu_section_runs_on_stand_ins(monkeypatch):
     keys = {t["key"] for t in report.targets(results)}
     assert {"argmax-64x4096", "argmax-16x16384", "argmax-4x65536", "softmax-packed-f32", "softmax-packed-bf16"} <= keys
     assert len(A.reported_kernels(results)) == 2 * 6 + 4
-    assert "## 6. Argmax over rows" in "\n".join(report_argmax.markdown(results, {}, {}))
+    assert "## 7. Argmax over rows" in "\n".join(report_argmax.markdown(results, {}, {}))

@@ -44,20 +44,9 @@ def test_kernels_is_a_mapping_with_attributes(kernels):
 
 F4 = np.zeros(4, np.float32)
 
+# The checks both backends make (shapes, dtypes, scalars, grid, block, shared_mem,
+# stream) are in test_launch_args.py; these are the device arrays'.
 BAD_CALLS = {
-    "too few args": ("add_one", (F4,), r"add_one\(float32\[4\], scalar int32\) takes 2 argument\(s\), got 1"),
-    "too many args": ("add_one", (F4, 1, 2), r"takes 2 argument\(s\), got 3"),
-    "wrong shape": ("add_one", (np.zeros(5, np.float32), 1), r"argument 0 must be float32\[4\], got shape \(5,\)"),
-    "wrong 2-d shape": ("fill", (np.zeros((4, 1), np.float32), 1.0), r"must be float32\[2, 2\], got shape \(4, 1\)"),
-    "wrong dtype": ("add_one", (np.zeros(4, np.float64), 1), "must be float32\\[4\\], got dtype float64"),
-    "scalar for an array": ("add_one", (3.0, 1), r"argument 0 is a float32\[4\] buffer, got float 3.0"),
-    "array for a scalar": ("add_one", (F4, F4), "argument 1 is a scalar int32, got an array"),
-    "float for an int": ("add_one", (F4, 1.5), "argument 1 is a scalar int32, got float"),
-    "int out of range": ("add_one", (F4, 2**31), "argument 1: 2147483648 does not fit a scalar int32"),
-    "int beyond any float": ("fill", (np.zeros(4, np.float32), 10**400), "argument 1: 1000.* does not fit a scalar float32"),
-    "list for an array": ("add_one", ([0.0] * 4, 1), r"argument 0 must be float32\[4\]: a numpy array or a CUDA array .* got list"),
-    "object for a scalar": ("add_one", (F4, object()), "argument 1 is a scalar int32, got object"),
-    "not contiguous": ("add_one", (np.zeros(8, np.float32)[::2], 1), "argument 0 must be C-contiguous"),
     "device array, wrong shape": ("add_one", (DeviceArray(np.zeros(3, np.float32)), 1), r"got shape \(3,\)"),
     "device array, wrong dtype": ("add_one", (DeviceArray(np.zeros(4, np.int32)), 1), "got dtype int32"),
     "device array, strided": (
@@ -65,14 +54,15 @@ BAD_CALLS = {
     "bf16 device array to f32": ("add_one", (DeviceArray(np.zeros(4, np.uint16), "<V2"), 1), "got dtype bfloat16"),
     "DLPack on another GPU": ("add_one", (DLPackArray(np.zeros(4, np.float32), (2, 1)), 1), "on CUDA device 1"),
     "DLPack, strided": ("add_one", (DLPackArray(np.zeros(8, np.float32)[::2]), 1), "C-contiguous device array"),
-    "CPU DLPack tensor": ("add_one", (DLPackArray(np.zeros(4, np.float32), (1, 0)), 1), "got DLPackArray"),
+    "CPU DLPack tensor": ("add_one", (DLPackArray(np.zeros(4, np.float32), (1, 0)), 1), "got DLPackArray$"),
     "torch, wrong dtype": ("add_one", (TorchLike(np.zeros(4, np.uint16), "torch.bfloat16"), 1), "got dtype bfloat16"),
     "torch, not contiguous": ("add_one", (TorchLike(F4, contiguous=False), 1), "C-contiguous device array"),
+    "device array for a scalar": ("add_one", (F4, DeviceArray(F4)), r"argument 1 is a scalar int32, got a float32\[4\] array$"),
 }
 
 
 @pytest.mark.parametrize("name, args, message", BAD_CALLS.values(), ids=BAD_CALLS.keys())
-def test_bad_arguments_raise_launch_error_before_any_cuda_call(kernels, no_driver, name, args, message):
+def test_bad_device_arrays_raise_launch_error_before_any_cuda_call(kernels, no_driver, name, args, message):
     with pytest.raises(LaunchError, match=message):
         kernels[name].launch(1, 1, *args)
 
@@ -321,7 +311,7 @@ def test_a_bf16_scalar_is_packed_rounded_once(value, bits, kernels, fake):
 
 
 def test_a_bf16_scalar_beyond_any_float_is_a_launch_error(kernels, fake):
-    with pytest.raises(LaunchError, match="argument 1: 1000.* does not fit a scalar bfloat16"):
+    with pytest.raises(LaunchError, match="argument 1: int of 1329 bits does not fit a scalar bfloat16"):
         kernels.half.launch(1, 1, np.zeros(4, np.uint16), 10**400)
 
 

@@ -32,6 +32,7 @@
 // HELP-DAG:  --list-passes
 
 // CHECK:      tile-mlir passes (--<pass>[=<options>], or by name in --pass-pipeline):
+// CHECK-NEXT:   --tile-externalize-dynamic-shared {{[A-Z].+}}
 // CHECK-NEXT:   --tile-forward-loop-annotations {{[A-Z].+}}
 // CHECK-NEXT:   --tile-lower-copy {{[A-Z].+}}
 // CHECK-NEXT:       chip=<value> {{.+}}

@@ -5,8 +5,8 @@
 // RUN: not tile-opt %S/../../examples/demo.mlir --tile-to-cubin 2>&1 | FileCheck %s --check-prefix=NOOUT
 //
 // The pipeline to binary: tile-lower-reduction, convert-scf-to-cf,
-// convert-gpu-to-nvvm, tile-forward-loop-annotations, reconcile-unrealized-casts,
-// gpu-module-to-binary. The private buffers must end up in registers.
+// convert-gpu-to-nvvm, tile-forward-loop-annotations, tile-externalize-dynamic-shared,
+// reconcile-unrealized-casts, gpu-module-to-binary. The private buffers must end up in registers.
 
 // The demonstration kernel (examples/demo.mlir): 4 loads, 3 adds in the documented order, no local memory.
 // DEMO:      .target sm_90a

@@ -15,14 +15,15 @@ Execution model
   thread-block cluster run together, each in turn until it waits at the cluster's
   barrier (``cluster``), and reach each other's shared memory (``pointers``).
 * **Control flow** (``scf``, ``cf``), **warp ops** (``gpu``, ``nvvm``), **memory**
-  (``memref``, ``vector_memory``), **vectors** (``vector``), **numbers** (``elements``,
+  (``memref``, ``vector_memory``, ``dynamic_shared``), **vectors** (``vector``), **numbers** (``elements``,
   ``arith``, ``math``) and **barriers and races** on workgroup memory (``sync``): see each
   module. docs/interpreter.md is the user's guide, with every op it runs.
 
 The package has one module per dialect; each registers the ops it runs in the registry
 of ``core``, so ``SUPPORTED_OPS`` is the registry's list. ``kernel`` compiles and
 launches kernels: ``interpreted_kernels(module_text, signatures)``, then
-``kernel.launch(grid, block, *args)``. Building the kernels raises one
+``kernel.launch(grid, block, *args, shared_mem=0, stream=None)`` (or ``bind``), as a CUDA
+kernel. Building the kernels raises one
 ``InterpreterError`` that lists every op the interpreter cannot run, each at its
 location: the innermost file location, which is where the user wrote the op when the
 module comes from ``tile_mlir.compile(..., backend="interpreter")`` (the lowered text
@@ -30,15 +31,17 @@ it runs is printed with its locations).
 """
 
 from ..errors import InterpreterError, LaunchError
-from . import arith, cf, cluster, gpu, math, memref, nvvm, pointers, scf, vector, vector_memory  # noqa: F401  (each fills the registry)
+from ..vocab import MAX_BLOCK_THREADS
+from . import arith, cf, cluster, dynamic_shared, gpu, math, memref, nvvm, pointers, scf, vector, vector_memory  # noqa: F401,E501  (each fills the registry)
 from .core import HANDLERS, TERMINATORS
-from .kernel import MAX_BLOCK_THREADS, InterpretedKernel, interpreted_kernels
+from .kernel import BoundLaunch, InterpretedKernel, interpreted_kernels
 
 SUPPORTED_OPS = frozenset(HANDLERS) | frozenset(TERMINATORS)
 
 __all__ = [
     "MAX_BLOCK_THREADS",
     "SUPPORTED_OPS",
+    "BoundLaunch",
     "InterpretedKernel",
     "InterpreterError",
     "LaunchError",

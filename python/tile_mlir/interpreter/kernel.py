@@ -2,24 +2,28 @@
 
 ``InterpretedKernel(module_text, name, signature)`` compiles one ``gpu.func`` of a
 module; ``interpreted_kernels`` does so for every kernel of a module, parsed once.
-``kernel.launch(grid, block, *args)`` runs it: the blocks of the grid one after another,
+``kernel.launch(grid, block, *args, shared_mem=0, stream=None)`` runs it (a CUDA kernel's
+arguments, checked the same way; ``bind`` too): the blocks of the grid one after another,
 the threads of one block in lockstep (see ``core``); a kernel whose signature names a
 thread-block cluster runs its clusters one after another, the blocks of each together
-(``cluster``). Arrays are updated in place.
+(``cluster``). Arrays are updated in place; the interpreter runs on their memory, so each
+must be as aligned as the kernel's compiled code assumes (``ArgSpec.align``), as a
+device array must be on the GPU: a view into an array (``a[1:]``) may not be.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping
 
 import numpy as np
 
-from ..arrays import dim3
-from ..errors import InterpreterError, LaunchError
+from ..arrays import HOST, argument, check_launch, check_shared
+from ..errors import InterpreterError
 from ..ir import ir, make_context, memref_shape
-from ..signature import ArgSpec, KernelSignature
-from ..vocab import MAX_BLOCK_THREADS, MLIR_TO_NUMPY, WARP_SIZE
+from ..signature import KernelSignature
+from ..vocab import MAX_SHARED_BYTES_PER_BLOCK, MLIR_TO_NUMPY, WARP_SIZE
 from .cf import region_ops
 from .cluster import run_cluster
 from .core import (
@@ -79,9 +83,9 @@ def _check_signature(func, inputs, signature: KernelSignature) -> None:
         )
     for i, (t, spec) in enumerate(zip(inputs, signature.args)):
         if isinstance(t, ir.MemRefType):
-            fits = spec == ArgSpec("memref", _arg_dtype(t.element_type), memref_shape(t))
+            fits = (spec.kind, spec.dtype, spec.shape) == ("memref", _arg_dtype(t.element_type), memref_shape(t))
         else:
-            fits = spec == ArgSpec("scalar", _arg_dtype(t))
+            fits = (spec.kind, spec.dtype) == ("scalar", _arg_dtype(t))
         if not fits:
             raise InterpreterError(f"{where}: argument {i} is {t}, the signature says {spec.describe()}")
 
@@ -111,17 +115,39 @@ class _Program:
         except Unsupported as e:
             raise InterpreterError(f"gpu.func @{name} at {location_text(func.location)}: {e}") from None
         prologue = []  # workgroup and private attributions, allocated per block
+        workgroup = []  # the static shared memory: the workgroup attributions' and globals' types
         for a in args[len(inputs) :]:
             try:
-                allocate = memref_type(cx, a.type).allocator(cx.define(a))
+                memref = memref_type(cx, a.type)
+                allocate = memref.allocator(cx.define(a))
             except Unsupported as e:
                 raise InterpreterError(f"gpu.func @{name}: attribution {a.type}: {e}") from e
             allocate.where = f"gpu.func @{name}: attribution {a.type}"
             prologue.append(allocate)
+            if memref.workgroup:
+                workgroup.append(a.type)
         body = region_ops(cx, func.regions[0])
+        workgroup += _global_types(func, cx.globals)
+        self.static_shared = sum(_bytes(ir.MemRefType(t)) for t in workgroup)
         self.ops = prologue + cx.prologue + body  # cx.prologue: the workgroup globals
         self.template = cx.template
         self.unsupported = cx.unsupported
+
+
+def _global_types(func, names) -> list:
+    """The types of the ``memref.global``s named ``names`` in ``func``'s gpu.module."""
+    types = []
+    for op in func.parent.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "memref.global" and ir.StringAttr(op.attributes["sym_name"]).value in names:
+            types.append(ir.TypeAttr(op.attributes["type"]).value)
+    return types
+
+
+def _bytes(type_: ir.MemRefType) -> int:
+    """The bytes a static memref type holds (a byte for an i1)."""
+    bits = type_.element_type.width if hasattr(type_.element_type, "width") else 64  # index: 64 bits
+    return math.prod(type_.shape) * max(bits // 8, 1)
 
 
 def _check_supported(programs) -> None:
@@ -176,20 +202,37 @@ class InterpretedKernel:
     def __repr__(self) -> str:
         return f"InterpretedKernel({self.signature.describe()})"
 
-    def launch(self, grid, block, *args) -> None:
-        """Run the kernel on ``grid`` blocks of ``block`` threads; arrays are updated in place."""
-        grid, block = dim3(grid, "grid"), dim3(block, "block")
-        self.signature.check_block(block)
-        self.signature.check_grid(grid)
+    def launch(self, grid, block, *args, shared_mem: int = 0, stream=None) -> None:
+        """Run the kernel on ``grid`` blocks of ``block`` threads; arrays are updated in
+        place. The arguments are a CUDA kernel's (``runtime.CudaKernel.launch``), checked
+        the same way (``arrays.check_launch``, ``arrays.argument``); ``stream`` is
+        checked and otherwise ignored: the run is over when this returns."""
+        grid, block, shared_mem, _ = check_launch(self.signature, grid, block, shared_mem, stream)
+        check_shared(self.signature, shared_mem, MAX_SHARED_BYTES_PER_BLOCK, self._program.static_shared)
+        self._run(grid, block, shared_mem, self._arguments(args))
+
+    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None) -> BoundLaunch:
+        """Check the arguments once, as ``launch`` does, and return a callable that takes
+        none and runs the kernel on them (as ``runtime.CudaKernel.bind``)."""
+        grid, block, shared_mem, _ = check_launch(self.signature, grid, block, shared_mem, stream)
+        check_shared(self.signature, shared_mem, MAX_SHARED_BYTES_PER_BLOCK, self._program.static_shared)
+        checked = self._arguments(args)
+        return BoundLaunch(self, args, lambda: self._run(grid, block, shared_mem, checked))
+
+    def _arguments(self, args) -> list:
+        """The checked arguments: (HOST, numpy array) or (SCALAR, value) each."""
+        sig = self.signature
+        sig.check_count(args)
+        return [argument(sig, i, arg, 0, device=False) for i, arg in enumerate(args)]
+
+    def _run(self, grid, block, shared_mem: int, checked) -> None:
         n = block[0] * block[1] * block[2]
-        if n > MAX_BLOCK_THREADS:
-            raise LaunchError(f"kernel {self.name}: block {block} has {n} threads, over {MAX_BLOCK_THREADS}")
         cluster = self.signature.cluster or (1, 1, 1)
-        program = self._program_for(args)
+        program = self._program_for([value for _, value in checked])
         env = list(program.template)
         env[CLUSTER_DIM] = tuple(cluster)
         with np.errstate(all="ignore"):
-            copies = self._bind(args, env)
+            copies = self._bind(checked, env, program)
         ops = program.ops
 
         def run(block_env):
@@ -199,23 +242,23 @@ class InterpretedKernel:
         for envs in _clusters(block_environments(env, grid, block), grid, cluster):
             shared = ClusterSync(len(envs), -(-n // WARP_SIZE))
             for rank, block_env in enumerate(envs):
-                block_env[SYNC] = BlockSync(n, block_env, shared, rank)
+                block_env[SYNC] = BlockSync(n, block_env, shared, rank, dynamic_bytes=shared_mem)
             run_cluster(envs, run)
         for array, flat in copies:
             array[...] = flat.reshape(array.shape)
 
-    def _bind(self, args, env: list) -> list:
-        """Check the arguments and put them in ``env``; returns (array, copy) to write back.
+    def _bind(self, checked, env: list, program: _Program) -> list:
+        """Put the checked arguments in ``env``; returns (array, copy) to write back.
 
-        A read-only array is an input: the kernel reads it where it is (or a copy, kept
-        read-only), and a store to it raises LaunchError (see ``memref.write``)."""
+        The kernel runs on a contiguous array's own memory, so its address must be
+        aligned as the kernel's code assumes (``KernelSignature.check_aligned``); a
+        non-contiguous array is copied in (and back, if writeable). A read-only array is
+        an input: the kernel reads it where it is (or a copy, kept read-only), and a
+        store to it raises LaunchError (see ``memref.write``)."""
         sig = self.signature
-        sig.check_count(args)
         copies, read_only = [], {}
-        program = self._program
-        for i, (arg, slot, elem) in enumerate(zip(args, program.arg_slots, program.arg_elems)):
-            if isinstance(arg, np.ndarray):
-                sig.check_array(i, arg.dtype.name, arg.shape)
+        for i, ((kind, arg), slot, elem) in enumerate(zip(checked, program.arg_slots, program.arg_elems)):
+            if kind is HOST:
                 if arg.flags.c_contiguous:
                     flat = arg.reshape(-1)  # a view: read-only if the array is
                 else:  # work on a copy; write it back unless the array is read-only
@@ -224,17 +267,28 @@ class InterpretedKernel:
                         copies.append((arg, flat))
                     else:
                         flat.flags.writeable = False
+                if flat.size:  # the memory the kernel runs on, as a device array's would be
+                    sig.check_aligned(i, flat.ctypes.data)
                 env[slot] = flat.view(elem.storage)
                 if not arg.flags.writeable:
                     read_only[id(env[slot])] = f"kernel {self.name}: argument {i} ({sig.args[i].describe()})"
             else:
-                sig.check_scalar(i, arg)
-                try:
-                    env[slot] = elem.scalar(arg)
-                except OverflowError as e:
-                    raise LaunchError(f"kernel {self.name}: argument {i}: {e}") from e
+                env[slot] = elem.scalar(arg)
         env[READ_ONLY] = read_only
         return copies
+
+
+class BoundLaunch:
+    """A launch with its arguments checked (``InterpretedKernel.bind``): calling it runs
+    the kernel on them, as ``runtime.BoundLaunch`` launches a CUDA kernel."""
+
+    __slots__ = ("_run", "args", "kernel")
+
+    def __init__(self, kernel: InterpretedKernel, args: tuple, run):
+        self.kernel, self.args, self._run = kernel, args, run
+
+    def __call__(self) -> None:
+        self._run()
 
 
 def _clusters(envs, grid, cluster):

@@ -49,7 +49,10 @@ def _extract_pointer(cx, op, where):
 
     def run(env, mask):
         sync = env[SYNC]
-        key = sync.keys[id(env[m])]
+        key = sync.keys.get(id(env[m]))
+        if key is None:  # a memref.view (dynamic_shared.py): its address is not modelled
+            raise InterpreterError(f"{where}: the interpreter cannot take the address of a view of shared "
+                                   "memory (memref.view); take the address of the memory it views")
         env[r] = np.int64((sync.cluster.keys[key] + 1) << _OFFSET_BITS)
 
     return run

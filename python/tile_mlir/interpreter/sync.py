@@ -85,7 +85,11 @@ class BlockSync:
     key its allocation names, ``cluster.py`` maps addresses to them). ``env``: the
     block's environment; ``cluster``: None for a block alone (a cluster of one)."""
 
-    def __init__(self, threads: int, env=None, cluster: ClusterSync | None = None, rank: int = 0):
+    def __init__(self, threads: int, env=None, cluster: ClusterSync | None = None, rank: int = 0,
+                 dynamic_bytes: int = 0):
+        self.dynamic_bytes = dynamic_bytes  # the launch's shared_mem (dynamic_shared.py)
+        self.dynamic = None  # its array, once the block asks for it
+        self.views: dict = {}  # (byte offset, end, dtype) -> a typed view of it
         self.warps = -(-threads // WARP_SIZE)
         self.cluster = cluster if cluster is not None else ClusterSync(1, self.warps)
         self.rank, self.env = rank, env
@@ -122,13 +126,32 @@ class BlockSync:
         return self.cluster.op_id(where)
 
 
+class ViewShadow:
+    """The shadow of a typed view of a byte array (``memref.view`` of dynamic shared
+    memory): its accesses are checked on the bytes they cover, in ``base``'s shadow, so
+    that views of other types or offsets race with each other as the bytes do."""
+
+    def __init__(self, view, base: _Shadow, offset: int):
+        self.view = view  # held, so that no other array gets its id() while it is tracked
+        self.base, self.offset, self.itemsize = base, offset, view.dtype.itemsize
+
+
 def shadow_of(env, mem):
     """The shadow of ``mem`` if it is a tracked workgroup array, else None."""
     return env[SYNC].shadows.get(id(mem)) if mem.ndim == 1 else None
 
 
-def record(env, shadow: _Shadow, flat, mask, where: Where, write: bool) -> None:
+def record(env, shadow, flat, mask, where: Where, write: bool) -> None:
     """Check one access (an element per active thread) for races, then remember it."""
+    if type(shadow) is ViewShadow:  # byte by byte, in the array it views
+        start = shadow.offset + np.asarray(flat, np.int64) * shadow.itemsize
+        for k in range(shadow.itemsize):
+            _record(env, shadow.base, start + k, mask, where, write)
+        return
+    _record(env, shadow, flat, mask, where, write)
+
+
+def _record(env, shadow: _Shadow, flat, mask, where: Where, write: bool) -> None:
     rows = env[ROWS]
     f = np.broadcast_to(flat, rows.shape)
     t = rows if mask is None else rows[mask]

@@ -18,7 +18,7 @@ import math
 
 from ..analysis import known_block_size
 from ..ir import ir
-from ..vocab import DTYPE_BYTES, MAX_BLOCK_THREADS, SCOPE_THREADS
+from ..vocab import DTYPE_BYTES, GLOBAL_BASE_ALIGN, MAX_BLOCK_THREADS, SCOPE_THREADS
 from .copy_plan import ZERO, Facts, pow2
 
 _DEPTH = 8
@@ -76,7 +76,7 @@ def base_alignment(memref: ir.Value, storage: str, elem_bytes: int) -> int:
             declared = ir.IntegerAttr(owner.attributes["alignment"]).value
         break
     if storage == "global":
-        return max(16, declared or 0)
+        return max(GLOBAL_BASE_ALIGN, declared or 0)
     return max(elem_bytes, declared or 0)
 
 

@@ -71,3 +71,4 @@ from . import tile_verify  # noqa: E402,F401,I001
 from . import tile_lower_reduction  # noqa: E402,F401
 from . import tile_lower_copy  # noqa: E402,F401
 from . import tile_forward_loop_annotations  # noqa: E402,F401
+from . import tile_externalize_dynamic_shared  # noqa: E402,F401

@@ -1,7 +1,7 @@
 """Compile every conformance case, every tile.copy case, the port of Triton's reduction
-tests, every example and the fused kernels of test/gpu/test_fused_gpu.py (and of
-``python -m tile_mlir.kernels``'s default shape) into the compile cache, for a GPU machine
-without MLIR.
+tests, every example, the fused kernels of test/gpu/test_fused_gpu.py (and of
+``python -m tile_mlir.kernels``'s default shape) and the dynamic shared memory kernels of
+test/gpu/test_dynamic_shared_gpu.py into the compile cache, for a GPU machine without MLIR.
 
     python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_90a] [--jobs N]
 
@@ -33,15 +33,16 @@ from .. import api, cache
 from ..kernels import kernel_text
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
-from . import copies, loops, triton_port
+from . import copies, dynamic_shared, loops, triton_port
 from .fused import GPU_CASES
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
 # Every tile.reduce and tile.copy kernel a GPU suite compiles (the conformance matrix,
-# the tile.copy cases, the ops in loops and the port of Triton's reduction tests); the
-# shared cases are added below.
-CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES, *(() if triton_port.unsupported() else triton_port.CASES))
+# the tile.copy cases, the ops in loops and the port of Triton's reduction tests), and the
+# dynamic shared memory kernels; the shared cases are added below.
+CASES = (*REDUCE_CASES, *copies.CASES, *loops.CASES, *dynamic_shared.CASES,
+         *(() if triton_port.unsupported() else triton_port.CASES))
 
 # The examples (the demonstration among them), so they launch from the cache too; and
 # the fused kernels (``tile_mlir.kernels``), built for each case of FUSED. Building one

@@ -1,0 +1,126 @@
+"""The report's part for benchmark 6, the training kernels: targets and section 6 of
+results.md, from ``results["training"]`` (``training.bench_training``).
+
+Targets, per kernel, shape and dtype (steady timing):
+
+* backward passes (softmax, RMSNorm, LayerNorm): >= 90% of the copy's rate and >= 1.3x the
+  best peer (torch, torch.compile, Liger: the fastest that gave a figure);
+* cross-entropy fwd+bwd: >= 1.8x Liger and >= 85% of the copy's rate.
+
+Ours "not built" (the functional API lacks the function), failed or not run misses the
+target, and the figure says why; the peers' figures are in the table all the same.
+``NOTES`` (keys ``train-<kernel>[-<M>x<N>[-<dtype>]]``) holds what limits each miss.
+"""
+
+from __future__ import annotations
+
+from . import training as T
+from .report_fused import PEER_TITLES, liger_line, peer_cell
+
+BWD_PCT_COPY, BWD_VS_BEST = 90.0, 1.3
+CE_VS_LIGER, CE_PCT_COPY = 1.8, 85.0
+NOTES: dict[str, str] = {}
+
+
+def _rows(results: dict) -> list[dict]:
+    return results.get("training", {}).get("rows", [])
+
+
+def targets(results: dict, add) -> None:
+    tr = results.get("training")
+    if not tr:
+        return
+    why = {(f["kernel"], f["M"], f["N"], f["dtype"]): f"failed ({f['error'][:120]})" for f in tr.get("failed", [])}
+    why |= {(f["kernel"], f["M"], f["N"], f["dtype"]): "skipped (deadline)" for f in tr.get("skipped", [])}
+    for name, M, N, dtype in (tuple(c) for c in tr.get("cases", T.CASES)):
+        key = f"train-{name}-{M}x{N}-{dtype}"
+        if name == "cross_entropy":
+            target = f"cross-entropy fwd+bwd {M}x{N} {dtype}: >= {CE_VS_LIGER}x Liger and >= {CE_PCT_COPY:.0f}% of copy"
+        else:
+            target = (f"{T.TITLES[name]} {M}x{N} {dtype}: >= {BWD_PCT_COPY:.0f}% of copy and >= {BWD_VS_BEST}x the "
+                      "best peer")
+        r = next((r for r in _rows(results) if (r["kernel"], r["M"], r["N"], r["dtype"]) == (name, M, N, dtype)), None)
+        if r is None:
+            add(key, target, f"not measured: {why.get((name, M, N, dtype), 'not run')}", False)
+            continue
+        add(key, target, *figure(r))
+
+
+def figure(r: dict) -> tuple[str, bool]:
+    """(figure, met) of one case."""
+    status = r.get("status", {})
+    peers = ", ".join(f"{PEER_TITLES[w]} {peer_cell(r, w)}" for w in T.PEERS)
+    if "ours_ms" not in r:
+        return f"ours: {status.get('ours', 'not run')} (peers, GB/s: {peers})", False
+    ok = status.get("ours", "ok") == "ok"
+    text = f"{r['pct_copy']:.1f}% of copy (ours {r['ours_GBs']:.0f} GB/s, copy {r['copy_GBs']:.0f})"
+    if r["kernel"] == "cross_entropy":
+        if "vs_liger" in r:
+            text += f", {r['vs_liger']:.2f}x Liger ({r['liger_GBs']:.0f} GB/s)"
+            met = r["vs_liger"] >= CE_VS_LIGER and r["pct_copy"] >= CE_PCT_COPY
+        else:
+            text += f", Liger: {status.get('liger', 'not run')}"
+            met = False
+    elif "vs_best" in r:
+        text += f", {r['vs_best']:.2f}x the best peer ({PEER_TITLES[r['best_peer']]}, {r[r['best_peer'] + '_GBs']:.0f} GB/s)"
+        met = r["vs_best"] >= BWD_VS_BEST and r["pct_copy"] >= BWD_PCT_COPY
+    else:
+        text += ", no peer gave a figure"
+        met = False
+    text += f" (L2-flushed: {r.get('pct_copy_flushed', float('nan')):.1f}%); peers, GB/s: {peers}"
+    if not ok:
+        text += f"; ours {status['ours']}"
+    return text, met and ok
+
+
+def markdown(results: dict) -> list[str]:
+    tr = results.get("training")
+    if not tr:
+        return []
+    rows = _rows(results)
+    tol = tr.get("tolerance", {})
+    L = ["", "## 6. Training kernels", "",
+         "Backward passes of softmax, RMSNorm (dx, dw) and LayerNorm (dx, dw, db), and cross-entropy forward + "
+         "backward (mean over the rows, int64 targets), f32 and bf16. GB/s = bytes / time: backward: x (softmax: y) "
+         "and dy read, dx written, the weight (and bias) read and dw (and db) written once; cross-entropy: the logits "
+         "read once and dlogits written once. *copy* = `y.copy_(x)` of x (read + written).", "",
+         "- **tile-mlir**: the functional API on torch tensors (`K.softmax_backward`, `K.rms_norm_backward`, "
+         "`K.layer_norm_backward`, `K.cross_entropy` + `K.cross_entropy_backward`), the norms' statistics from torch; "
+         "*not built* where the API lacks the function.",
+         "- **torch**: autograd's backward of `torch.softmax`, `F.rms_norm`, `F.layer_norm` (the forward once, the "
+         "backward per timed call, `retain_graph=True`); `F.cross_entropy` forward and backward per call.",
+         "- **torch.compile**: the same forward under `torch.compile(dynamic=False)`, its compiled backward "
+         "(AOTAutograd's donated buffers off, which `retain_graph` needs).",
+         f"- **Liger**: {liger_line(tr.get('liger', '?'))}: `LigerSoftmaxFunction`, `LigerRMSNormFunction` "
+         "(`in_place=False`), `LigerLayerNormFunction`, `liger_cross_entropy` (its gradient is computed in the forward "
+         "and written over the logits); it refuses rows over 65536 columns in the norms and softmax.", "",
+         f"Every implementation was checked against float64 on every output (relative L2 error < {tol.get('f32', '?')} "
+         f"in f32, < {tol.get('bf16', '?')} in bf16; cross-entropy: the loss and dlogits); *wrong* marks a peer off "
+         "the reference (still timed and counted).", "",
+         "| kernel | shape | dtype | tile-mlir GB/s | torch GB/s | torch.compile GB/s | Liger GB/s | copy GB/s | % copy | "
+         "best peer | vs best | L2-flushed: ours / best peer |",
+         "|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|"]
+    for r in rows:
+        ours = peer_cell(r, "ours") if "ours_GBs" in r else r.get("status", {}).get("ours", "not run")
+        best = r.get("best_peer")
+        flushed = (f"{r['ours_flushed_GBs']:.0f} / {r[best + '_flushed_GBs']:.0f}"
+                   if "ours_flushed_GBs" in r and best and f"{best}_flushed_GBs" in r else "n/a")
+        L.append(f"| {T.TITLES[r['kernel']]} | {r['M']}x{r['N']} | {r['dtype']} | {ours} | "
+                 + " | ".join(peer_cell(r, w) for w in T.PEERS)
+                 + f" | {r['copy_GBs']:.0f} | {_num(r.get('pct_copy'), '{:.1f}')} | {PEER_TITLES.get(best, 'none')} | "
+                 f"{_num(r.get('vs_best'), '{:.2f}x')} | {flushed} |")
+    statuses = sorted({f"{'tile-mlir' if w == 'ours' else PEER_TITLES[w]}: {st}" for r in rows
+                       for w, st in r.get("status", {}).items() if st != "ok"})
+    if statuses:
+        L += ["", "Without a figure, or off the reference, and why:", "", *[f"- {st}" for st in statuses]]
+    gaps = [f"- **{T.label(f['kernel'], f['M'], f['N'], f['dtype'])} failed**: {f['error']}" for f in tr.get("failed", [])]
+    if tr.get("skipped"):
+        gaps.append("- skipped, past the run's deadline: "
+                    + ", ".join(T.label(f["kernel"], f["M"], f["N"], f["dtype"]) for f in tr["skipped"]))
+    if gaps:
+        L += ["", "Not measured:", "", *gaps]
+    return L
+
+
+def _num(x, fmt="{:.0f}") -> str:
+    return "n/a" if x is None else fmt.format(x)

@@ -1,0 +1,58 @@
+"""Dynamic shared memory on the GPU: the block sum of ``tile_mlir.testing.dynamic_shared``
+through ``gpu.dynamic_shared_memory`` and a ``memref.view``, 64 bytes in (below 48 KB)
+and 100000 bytes in (the launch opts in to more than 48 KB), bit for bit against the
+numpy model of its order; a launch over the device's limit is a LaunchError.
+
+The kernels come from the compile cache that ``python -m tile_mlir.testing.prepare``
+fills (see conftest.py); ``TILE_MLIR_CONFORMANCE_BACKEND=interpreter`` runs the same
+tests in the interpreter.
+"""
+
+import os
+
+import numpy as np
+import pytest
+import tile_mlir
+from tile_mlir.runtime import gpu_available
+from tile_mlir.testing.copies import CHIP
+from tile_mlir.testing.dynamic_shared import GPU_OFFSETS, THREADS, needed, tree_reference, tree_sum
+
+BACKEND = os.environ.get("TILE_MLIR_CONFORMANCE_BACKEND", "cuda")
+
+pytestmark = pytest.mark.skipif(BACKEND == "cuda" and not gpu_available(), reason="no GPU")
+
+
+def kernel(offset):
+    return tile_mlir.compile(tree_sum(offset, chip=CHIP), {"chip": CHIP}, backend=BACKEND).tree
+
+
+@pytest.mark.parametrize("offset", GPU_OFFSETS)
+def test_a_block_sum_through_dynamic_shared_memory(seed, offset):
+    rng = np.random.default_rng([seed, offset])
+    tree = kernel(offset)
+    for _ in range(3):
+        a = rng.uniform(-4, 4, THREADS).astype(np.float32)
+        b = np.full(1, np.nan, np.float32)
+        tree.launch(1, THREADS, a, b, shared_mem=needed(offset))
+        assert b.view(np.uint32)[0] == tree_reference(a).view(np.uint32), (b[0], tree_reference(a))
+
+
+@pytest.mark.skipif(BACKEND != "cuda", reason="device arrays")
+@pytest.mark.parametrize("offset", GPU_OFFSETS)
+def test_bind_with_torch_tensors_and_a_stream(seed, offset):
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    a = torch.rand(THREADS, device="cuda", generator=gen) * 8 - 4
+    b = torch.full((1,), float("nan"), device="cuda")
+    stream = torch.cuda.Stream()
+    bound = kernel(offset).bind(1, THREADS, a, b, shared_mem=needed(offset), stream=stream)
+    bound()
+    stream.synchronize()
+    assert b.cpu().numpy().view(np.uint32)[0] == tree_reference(a.cpu().numpy()).view(np.uint32)
+
+
+def test_more_than_the_device_allows_is_a_launch_error():
+    a, b = np.ones(THREADS, np.float32), np.zeros(1, np.float32)
+    with pytest.raises(tile_mlir.LaunchError, match=r"shared_mem=1000000 bytes of dynamic shared memory, but a block "
+                                                    r"of it can have at most \d+"):
+        kernel(GPU_OFFSETS[0]).launch(1, THREADS, a, b, shared_mem=1_000_000)
