@@ -6,8 +6,8 @@
   ``kind = "argmax"`` over the warps), against ``torch.argmax(x, dim=1)``, the fastest of
   Triton's ``TRITON`` configurations (one program per row: ``tl.argmax`` over a row that
   fits the block, else the elementwise running maximum over chunks and one reduction of
-  the (value, index) pairs, ties to the lower index) and the fastest pure-read kernel
-  (``argmax_kernels.pure_read`` configurations: the same loads, nothing else), all in one
+  the (value, index) pairs, ties to the lower index) and the pure-read kernel
+  (``ceiling.read_times``: the fastest of its configurations), all in one
   process on the same inputs. Every implementation's indices must equal torch's (ties
   are likely in bf16: each takes the first) before it is timed, steady (input sets
   rotated, ~10x the L2) and L2-flushed (``measure``). Read GB/s = M·N·itemsize / time;
@@ -32,6 +32,7 @@ import traceback
 
 from tile_mlir.testing.triton_port import unsupported
 
+from . import ceiling
 from .argmax_kernels import ArgmaxConfig, SoftmaxConfig, argmax_rows, softmax_rows
 
 SHAPES = ((16384, 4096), (4096, 16384), (1024, 65536))
@@ -48,11 +49,11 @@ TRITON = {4096: ((4096, 4), (4096, 8), (4096, 16), (1024, 4), (2048, 8)),
 SOFTMAX_SHAPE = (4096, 16384)
 
 
-def candidates(M: int, N: int, dtype: str, kind: str = "argmax") -> list[ArgmaxConfig]:
-    """Our configurations for one shape (``TUNING``), or the pure read's (``kind="read"``)."""
+def candidates(M: int, N: int, dtype: str) -> list[ArgmaxConfig]:
+    """Our configurations for one shape (``TUNING``)."""
     out = []
     for W, RB, C in TUNING:
-        c = ArgmaxConfig(M, N, dtype, W=W, RB=RB, C=C, P=False, kind=kind)
+        c = ArgmaxConfig(M, N, dtype, W=W, RB=RB, C=C, P=False)
         if N % W or (N // W) % c.CW or M * W < MIN_WARPS:
             continue
         c = dataclasses.replace(c, P=c.K >= 2)
@@ -75,7 +76,7 @@ def all_kernels() -> dict[str, tuple[str, str]]:
         return {}
     texts = {}
     for (M, N), dtype in ((s, d) for s in SHAPES for d in DTYPES):
-        for c in candidates(M, N, dtype) + candidates(M, N, dtype, "read"):
+        for c in candidates(M, N, dtype):
             texts[f"{c.name} [{c.label()}]"] = (argmax_rows(c), "linear")
     for dtype in DTYPES:
         for c in softmax_configs(dtype):
@@ -94,7 +95,7 @@ def small(c: ArgmaxConfig) -> ArgmaxConfig:
 
 
 def check_configs() -> list[ArgmaxConfig]:
-    every = [c for M, N in SHAPES for d in DTYPES for k in ("argmax", "read") for c in candidates(M, N, d, k)]
+    every = [c for M, N in SHAPES for d in DTYPES for c in candidates(M, N, d)]
     return list(dict.fromkeys(small(c) for c in every))
 
 
@@ -117,12 +118,11 @@ def _rows(rng, M: int, N: int):
     return x
 
 
-def check_generators(rng, which=("argmax", "read", "two", "packed")) -> int:
-    """Run ``check_configs()`` (argmax against numpy's, the first extremum and the first
-    NaN; the pure read's never-taken store, and a hit when ``never`` is a thread's fold) and
-    the softmax kernels (4 warps, and 32 on one row; ``two`` exchanges and ``packed``) in
-    tile-mlir's CPU interpreter, those of ``which``; raise if one is wrong. Returns how
-    many kernels ran."""
+def check_generators(rng, which=("argmax", "two", "packed")) -> int:
+    """Run ``check_configs()`` (argmax against numpy's: the first extremum, the first
+    NaN) and the softmax kernels (4 warps, and 32 on one row; ``two`` exchanges and
+    ``packed``) in tile-mlir's CPU interpreter, those of ``which``; raise if one is wrong.
+    Returns how many kernels ran."""
     import numpy as np
     import tile_mlir
 
@@ -131,29 +131,17 @@ def check_generators(rng, which=("argmax", "read", "two", "packed")) -> int:
     if unsupported() and set(which) & {"argmax", "packed"}:
         print(f"section 7 (argmax) is left out: {unsupported()}", flush=True)
         which = tuple(w for w in which if w not in ("argmax", "packed"))
-    configs = [c for c in check_configs() if c.kind in which]
+    configs = check_configs() if "argmax" in which else []
     for c in configs:
         kernel = tile_mlir.compile(argmax_rows(c), backend="interpreter")[c.name]
         x = _rows(rng, c.M, c.N)
         arg = narrow(x, c.dtype) if c.dtype == "bf16" else x
         x = widen(arg, c.dtype) if c.dtype == "bf16" else x
-        what = f"{c.name} [{c.label()}]"
-        if c.kind == "argmax":
-            y = np.full(c.M, -7, np.int32)
-            kernel.launch(c.grid, c.block, arg, y)
-            if not np.array_equal(y, np.argmax(x, axis=1)):
-                raise AssertionError(f"{what}: wrong in the interpreter: {y.tolist()}, numpy {np.argmax(x, axis=1).tolist()}")
-            continue
-        x = rng.standard_normal((c.M, c.N)).astype(np.float32)
-        arg = narrow(x, c.dtype) if c.dtype == "bf16" else x
-        x = widen(arg, c.dtype) if c.dtype == "bf16" else x
-        y = np.full(c.M, -7.0, np.float32)
-        kernel.launch(c.grid, c.block, arg, y, np.float32(np.nan))
-        r = c.M - 1  # lane 0 of the last row's first warp: its elements (j*32 + 0)*V + v of every chunk
-        never = np.float32(x[r, : c.N // c.W].reshape(-1, c.C, 32, c.V)[:, :, 0, :].max())
-        kernel.launch(c.grid, c.block, arg, y, never)
-        if y[r] != never or ((y != -7.0) & (y != never)).any():  # another thread may fold to the same bf16 value
-            raise AssertionError(f"{what}: the pure read stores where it should not, or not where it should: {y.tolist()}")
+        y = np.full(c.M, -7, np.int32)
+        kernel.launch(c.grid, c.block, arg, y)
+        if not np.array_equal(y, np.argmax(x, axis=1)):
+            raise AssertionError(f"{c.name} [{c.label()}]: wrong in the interpreter: {y.tolist()}, "
+                                 f"numpy {np.argmax(x, axis=1).tolist()}")
     softmax = [c for d in DTYPES for c in softmax_configs(d) if ("packed" if c.packed else "two") in which]
     for c in softmax:
         for small_c in (dataclasses.replace(c, M=2, N=2048 if c.dtype == "f32" else 4096, W=4), dataclasses.replace(c, M=1)):
@@ -188,7 +176,7 @@ def _triton_argmax():
     return argmax_rows
 
 
-def _sweep(cands, xs, ys, ok, log, what, extra=()):
+def _sweep(cands, xs, ys, ok, log, what):
     """Each of our candidates bound, checked with ``ok(y)`` and timed steady; the fastest
     timed again: (ms, flushed ms, config, every label's ms)."""
     import tile_mlir
@@ -199,7 +187,7 @@ def _sweep(cands, xs, ys, ok, log, what, extra=()):
     timed = []
     for cfg in cands:
         kern = tile_mlir.compile(argmax_rows(cfg), OPTIONS, backend="cuda")[cfg.name]
-        bound = [kern.bind(cfg.grid, cfg.block, x, y, *extra) for x, y in zip(xs, ys)]
+        bound = [kern.bind(cfg.grid, cfg.block, x, y) for x, y in zip(xs, ys)]
         ys[0].fill_(-7)
         bound[0]()
         torch.cuda.synchronize()
@@ -231,10 +219,7 @@ def _case(M: int, N: int, dtype: str, log) -> dict:
     ys = [torch.empty(M, device="cuda", dtype=torch.int32) for _ in range(nbuf)]
     t, tf, cfg, cands = _sweep(candidates(M, N, dtype), xs, ys, lambda y: torch.equal(y.long(), ref), log, "tile-mlir argmax")
     row |= {"ours_ms": t, "ours_flushed_ms": tf, "ours_cfg": cfg.label(), "ours_kernel": cfg.name, "ours_candidates": cands}
-    reads = [torch.empty(M, device="cuda", dtype=torch.float32) for _ in range(nbuf)]
-    t, tf, cfg, cands = _sweep(candidates(M, N, dtype, "read"), xs, reads, lambda y: bool((y == -7).all()), log,
-                               "pure read", extra=(float("nan"),))
-    row |= {"read_ms": t, "read_flushed_ms": tf, "read_cfg": cfg.label(), "read_kernel": cfg.name, "read_candidates": cands}
+    row["read_ms"], row["read_flushed_ms"], row["read_cfg"] = ceiling.read_times(xs)
 
     assert torch.equal(torch.argmax(xs[0], dim=1), ref)
     torch_fns = [lambda x=x: torch.argmax(x, dim=1) for x in xs]
@@ -349,9 +334,8 @@ def reported_kernels(results: dict) -> dict[str, str]:
     """The section's chosen kernels by label (their text), for the SASS dump."""
     texts = {}
     for r in results.get("argmax", {}).get("rows", []):
-        for who, kind in (("ours", "argmax"), ("read", "read")):
-            cfg = next(c for c in candidates(r["M"], r["N"], r["dtype"], kind) if c.label() == r[f"{who}_cfg"])
-            texts[f"{cfg.name} [{cfg.label()}]"] = argmax_rows(cfg)
+        cfg = next(c for c in candidates(r["M"], r["N"], r["dtype"]) if c.label() == r["ours_cfg"])
+        texts[f"{cfg.name} [{cfg.label()}]"] = argmax_rows(cfg)
     for s in results.get("argmax", {}).get("softmax", []):
         for c in softmax_configs(s["dtype"]):
             texts[c.name] = softmax_rows(c)

@@ -14,11 +14,6 @@ the text that ``benchmarks.prepare`` compiled and finds it in the compile cache.
   then one cta-scope ``kind = "argmax"`` over the W warps' bests (held by every lane of
   their warp) names the winning warp, the first of equals, which is the first column; its
   lane 0 stores the column.
-* ``argmax_rows(c)`` with ``c.kind == "read"``: the pure read, the same loads and the same
-  grid, each thread folding its chunks into one register with a thread-scope
-  ``tile.reduce`` (max, accum); it stores nothing unless a thread's fold equals the
-  ``never`` argument (a NaN at run time, so never). The ceiling the argmax kernel is
-  measured against.
 * ``softmax_rows(c)``: softmax of an M x N matrix, one 1024-thread block (32 warps) per row,
   the row in registers (``tile_mlir.kernels.plan``'s layouts), with the row's
   (max, sum of exp) combined either by two cta-scope reductions (``maximum``, then ``sum``
@@ -41,8 +36,7 @@ NEG_INF = {"f32": "0xFF800000", "bf16": "0xFF80"}
 @dataclass(frozen=True)
 class ArgmaxConfig:
     """One kernel: M x N of ``dtype`` ("f32" | "bf16"), W warps per row, RB rows per
-    block, C 16-byte vectors per lane per chunk, P prefetch; ``kind`` "argmax" or
-    "read" (the pure-read kernel)."""
+    block, C 16-byte vectors per lane per chunk, P prefetch."""
 
     M: int
     N: int
@@ -51,7 +45,6 @@ class ArgmaxConfig:
     RB: int = 1
     C: int = 4
     P: bool = True
-    kind: str = "argmax"
 
     @property
     def V(self) -> int:
@@ -83,7 +76,7 @@ class ArgmaxConfig:
 
     @property
     def name(self) -> str:
-        return f"{self.kind}_rows_{self.dtype}_{self.M}x{self.N}"
+        return f"argmax_rows_{self.dtype}_{self.M}x{self.N}"
 
     def label(self) -> str:
         return f"W{self.W} RB{self.RB} C{self.C}" + (" P" if self.P else "")
@@ -121,14 +114,10 @@ def _load(c: ArgmaxConfig, tile: str, k: str, ind: str) -> str:
 
 
 def _step(c: ArgmaxConfig, ind: str, k: str, best: str, bcol: str, out: str) -> str:
-    """What the chunk in %x (chunk ``k``) does: argmax's running (``best``, ``bcol``) ->
-    (``out``, ``out``col), or the pure read's fold into %acc (which carries them unchanged)."""
+    """What the chunk in %x (chunk ``k``) does to the running (``best``, ``bcol``): the
+    new ones are ``out`` and ``out``col."""
     lay, T, one = _layouts(c), c.dtype, _priv((1,), c.dtype)
     s = out[1:]  # a suffix that keeps the SSA names of each copy of the step apart
-    if c.kind == "read":
-        return (f'{ind}"tile.reduce"(%acc, %x) {{kind = "max", exec_scope = "thread", axes = array<i64: 0>, accum = true}}\n'
-                f"{ind}  : ({one}, {_priv((c.E,), T)}) -> ()\n"
-                f"{ind}{out} = arith.addf {best}, %fzero : f32\n{ind}{out}col = arith.addi {bcol}, %izero : i32\n")
     ext = f"arith.extf %v_{s} : bf16 to f32" if T == "bf16" else f"arith.addf %v_{s}, %fzero : f32"
     return (f'{ind}"tile.reduce"(%dv, %di, %x) {{kind = "argmax", exec_scope = "warp", axes = array<i64: 1>,\n'
             f'{ind}    src_layout = #tile.layout<"{lay["chunk"]}">, dst_layout = #tile.layout<"{lay["warp"]}">}}\n'
@@ -167,20 +156,13 @@ def _chunks(c: ArgmaxConfig) -> str:
 
 
 def argmax_rows(c: ArgmaxConfig) -> str:
-    """``c.name``(X: memref<MxNxT>, Y: memref<Mxi32>) on c.grid x c.block; the pure read's
-    is (X, Y: memref<Mxf32>, never: f32)."""
+    """``c.name``(X: memref<MxNxT>, Y: memref<Mxi32>) on c.grid x c.block."""
     c.check()
     T, lay = c.dtype, _layouts(c)
-    read = c.kind == "read"
-    args = f"%X: !X {{llvm.align = 16 : i64}}, %Y: memref<{c.M}x{'f32' if read else 'i32'}>" + (", %never: f32" if read else "")
+    args = f"%X: !X {{llvm.align = 16 : i64}}, %Y: memref<{c.M}xi32>"
     consts = "".join(f"      %c{n} = arith.constant {v} : index\n" for n, v in (
         ("0", 0), ("1", 1), ("32", 32), ("V", c.V), ("E", c.E), ("W", c.W), ("RB", c.RB), ("CW", c.CW), ("SEG", c.SEG),
         ("K", c.K), ("last", c.K - 1)))
-    if read:  # the fold's start value: -inf of the element type, in %acc
-        init = (f"      %tinf = arith.constant {NEG_INF[T]} : {T}\n"
-                f"      memref.store %tinf, %acc[%c0] : {_priv((1,), T)}\n")
-    else:
-        init = ""
     tail = _tail(c, lay)
     body = f"""    gpu.func @{c.name}({args}) kernel
         attributes {{known_block_size = array<i32: {c.block}, 1, 1>}} {{
@@ -199,24 +181,18 @@ def argmax_rows(c: ArgmaxConfig) -> str:
       %seg0i = arith.index_cast %seg0 : index to i32
       %x = memref.alloca() : {_priv((c.E,), T)}
       %nx = memref.alloca() : {_priv((c.E,), T)}
-      %acc = memref.alloca() : {_priv((1,), T)}
       %dv = memref.alloca() : {_priv((1,), T)}
       %di = memref.alloca() : {_priv((1,), 'i32')}
-{init}{_chunks(c)}{tail}      gpu.return
+{_chunks(c)}{tail}      gpu.return
     }}
 """
     return _module(body).replace("module attributes", f"!X = memref<{c.M}x{c.N}x{T}>\nmodule attributes", 1)
 
 
 def _tail(c: ArgmaxConfig, lay: dict) -> str:
-    """After the chunks: the pure read's never-taken store, or the argmax's cross-warp
-    step and lane 0 of the winning warp storing the column."""
+    """After the chunks: the cross-warp step, and lane 0 of the winning warp storing the
+    column."""
     ind = " " * 6
-    if c.kind == "read":
-        ext = "%af = arith.extf %a : bf16 to f32" if c.dtype == "bf16" else "%af = arith.addf %a, %fzero : f32"
-        return (f"{ind}%a = memref.load %acc[%c0] : {_priv((1,), c.dtype)}\n{ind}{ext}\n"
-                f"{ind}%hit = arith.cmpf oeq, %af, %never : f32\n{ind}scf.if %hit {{\n"
-                f"{ind}  memref.store %af, %Y[%row] : memref<{c.M}xf32>\n{ind}}}\n")
     lane0 = f"{ind}%first = arith.cmpi eq, %lane, %c0 : index\n"
     if c.W == 1:
         return lane0 + (f"{ind}scf.if %first {{\n{ind}  memref.store %fbestcol, %Y[%row] : memref<{c.M}xi32>\n{ind}}}\n")

@@ -47,8 +47,8 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
           '`tile.reduce` with `kind = "argmax"` per chunk (the chunk\'s maximum and its position, the first of equals), '
           "the warp's running best over its chunks (the first maximum, the first NaN), then one cta-scope "
           '`kind = "argmax"` over the W warps\' bests; the fastest of a sweep over (W, RB rows per block, C). '
-          "*Pure read*: the same loads and grid, each thread folding its registers into one (a thread-scope max) and "
-          "storing nothing, the fastest of the same sweep; *% read* = its time over ours. torch: `torch.argmax(x, dim=1)`. "
+          "*Pure read*: `benchmarks/ceiling.py`'s kernel (16-byte loads, nothing written) on the same inputs, the "
+          "fastest of its configurations; *% read* = its time over ours. torch: `torch.argmax(x, dim=1)`. "
           "Triton: one program per row, `tl.argmax` over the row where one block holds it, else a running "
           "(value, index) per position over chunks and one `tl.reduce` of the pairs (ties to the lower index), the "
           "fastest of (BLOCK_N, num_warps) in " + "; ".join(
@@ -71,14 +71,14 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
                      f"{r['pct_read_flushed']:.1f} | {r['torch_flushed_GBs']:.0f} | {r['triton_flushed_GBs']:.0f} | "
                      f"{r['vs_torch_flushed']:.2f}x | {r['vs_triton_flushed']:.2f}x |")
         L += ["", "The sweeps (steady µs per call; the chosen one in bold):", "",
-              "| case | tile-mlir argmax | pure read | Triton |", "|---|---|---|---|"]
+              "| case | tile-mlir argmax | Triton |", "|---|---|---|"]
         for r in rows:
             cells = [", ".join(f"{'**' if c == r[f'{who}_cfg'] else ''}{c}: {1e3 * t:.1f}{'**' if c == r[f'{who}_cfg'] else ''}"
-                               for c, t in r[f"{who}_candidates"].items()) for who in ("ours", "read", "triton")]
-            L.append(f"| {r['M']}x{r['N']} {r['dtype']} | {cells[0]} | {cells[1]} | {cells[2]} |")
+                               for c, t in r[f"{who}_candidates"].items()) for who in ("ours", "triton")]
+            L.append(f"| {r['M']}x{r['N']} {r['dtype']} | {cells[0]} | {cells[1]} |")
         L += ["", "Chosen kernels, from `cuobjdump --dump-sass` (sass.txt) and `ptxas -v`:", "",
               "| kernel | registers | LDG.128 / all LDG | SHFL | BAR | local (LDL/STL) |", "|---|---:|---:|---:|---:|---:|"]
-        labels = [f"{r[f'{who}_kernel']} [{r[f'{who}_cfg']}]" for r in rows for who in ("ours", "read")]
+        labels = [f"{r['ours_kernel']} [{r['ours_cfg']}]" for r in rows]
         for label in dict.fromkeys(labels):
             s, px = sass.get(label, {}), ptxas.get(label, {})
             L.append(f"| {label} | {px.get('registers', '')} | {s.get('LDG.128', '')} / {s.get('LDG', '')} | "

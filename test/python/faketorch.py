@@ -2,7 +2,7 @@
 section's control flow here (benchmarks/argmax.py), for ``test_benchmarks_argmax.py``.
 
 Tensors are numpy arrays on the host; a "kernel" computes its documented result with
-numpy (argmax: the row's argmax; softmax: the rows' softmax; the pure read: nothing);
+numpy (argmax: the row's argmax; softmax: the rows' softmax; anything else: nothing);
 every timing is a constant. What this checks is the plumbing: the sweeps, the checks
 against torch, the rates, the results' keys and the report, not any figure.
 """
