@@ -4,7 +4,8 @@
 
 Run it where MLIR and ptxas are (the development machine). It
 
-0. checks small versions of the row-kernel generator in tile-mlir's CPU interpreter;
+0. checks small versions of the row-kernel generators (and section 7's argmax, pure-read
+   and softmax kernels) in tile-mlir's CPU interpreter;
 1. compiles every kernel ``benchmarks.run`` launches (all row-reduction candidates, the
    warp-latency kernels, the launch probe, and the fused kernels of every shape and dtype
    of ``fused.CASES``, from their modules' ``kernel_text``, and the training kernels of
@@ -37,7 +38,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from . import cluster, fused, training
+from . import argmax, cluster, fused, training
 from . import kernels as K
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,6 +67,7 @@ def all_kernels() -> dict[str, tuple[str, str]]:
             texts[fused.label(name, M, N, dtype)] = (fused.kernel_text(name, M, N, dtype), "linear")
     texts.update(cluster.all_kernels())
     texts.update((label, (text, "linear")) for label, text in training.kernel_texts()[0].items())
+    texts.update(argmax.all_kernels())
     return texts
 
 
@@ -123,8 +125,10 @@ def check_generators(seed: int | None = 0) -> None:
     for fold in K.XWARP_FOLDS:
         check_cross_warp_latency(rng, fold)
     clusters = cluster.check_generators(rng)
-    print(f"checked {len(CHECKS)} one-warp, {len(ctas)} multi-warp and {clusters} cluster row-kernel configurations and "
-          f"the cross-warp latency kernel ({', '.join(K.XWARP_FOLDS)} fold) in the CPU interpreter")
+    argmaxes = argmax.check_generators(rng)
+    print(f"checked {len(CHECKS)} one-warp, {len(ctas)} multi-warp and {clusters} cluster row-kernel configurations, "
+          f"{argmaxes} argmax, pure-read and softmax kernels and the cross-warp latency kernel "
+          f"({', '.join(K.XWARP_FOLDS)} fold) in the CPU interpreter")
 
 
 def check_cross_warp_latency(rng, fold: str) -> None:

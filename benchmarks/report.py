@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import report_cluster, report_fused, report_multiwarp, report_training
+from . import report_argmax, report_cluster, report_fused, report_multiwarp, report_training
 
 LARGE = ((16384, 4096), (65536, 1024), (4096, 16384))
 # Row reductions are judged against the pure-read kernel of the same run (``ceiling``):
@@ -154,6 +154,7 @@ def targets(results: dict) -> list[dict]:
     report_fused.targets(results, add)
     report_training.targets(results, add)
     report_cluster.targets(results, add)
+    report_argmax.targets(results, add)
     r = _lat(results, "lat_sum_f32_l32_r1")
     if r:
         add("lat-f32", "f32 32-lane butterfly, dependent: <= 150 cycles", f"{r['cycles']:.1f} cycles", r["cycles"] <= 150)
@@ -330,8 +331,9 @@ def markdown(results: dict) -> str:
             L += ["", f"Lowering variants registered when the kernels were compiled: {', '.join(comp['lowering_variants'])}."]
     L += report_fused.markdown(results, results.get("sass", {}), comp.get("ptxas", {}))
     L += report_training.markdown(results)
-    not_measured = [name for name in ("xwarp", "multiwarp", "rows", "latency", "launch", "fused", "training", "cluster")
-                    if name not in results]
+    L += report_argmax.markdown(results, results.get("sass", {}), comp.get("ptxas", {}))
+    not_measured = [name for name in ("xwarp", "multiwarp", "rows", "latency", "launch", "fused", "training", "cluster",
+                                      "argmax") if name not in results]
     if not_measured:
         L += ["", f"Not measured in this run: {', '.join(not_measured)} (see raw.txt)."]
     return "\n".join(L) + "\n"

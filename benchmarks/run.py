@@ -1,7 +1,7 @@
 """Run the benchmarks on the GPU and write the tables, the plots and the raw log.
 
     python -m benchmarks.run [--out DIR] [--cache .tile-cache/bench]
-                             [--only xwarp,multiwarp,latency,launch,fused,training,rows,cluster]
+                             [--only xwarp,multiwarp,latency,launch,fused,training,rows,cluster,argmax]
                              [--repeats 3] [--deadline 520] [--kernels softmax,...,cross_entropy]
                              [--shapes 64x262144,4096x16384] [--dtypes f32,bf16]
 
@@ -13,7 +13,8 @@ kernels (and their texts, by name) are in that cache too. The sections run in th
 cross-warp step latency, the multi-warp rows (``--repeats`` times), the warp-reduce
 latency, the launch overhead, the fused kernels (``--kernels``, ``--shapes``, ``--dtypes``),
 the training kernels (``training.py``: backward passes, cross-entropy; the same filters),
-the one-warp rows, the long rows over thread-block clusters (``cluster.py``); then
+the one-warp rows, the long rows over thread-block clusters (``cluster.py``), argmax over
+rows and softmax's packed exchange (``argmax.py``); then
 the SASS of every reported kernel and the report. Each section starts with a line stamped
 with the time. Writes into ``--out`` up to nine files:
 ``results.md``, ``results.json`` (rewritten after each section), ``raw.txt`` (appended
@@ -38,11 +39,11 @@ from pathlib import Path
 
 from . import fused, training
 from . import kernels as K
-from . import cluster, multiwarp, report
+from . import argmax, cluster, multiwarp, report
 from .measure import OPTIONS, log, row_case, run_cuda, triton_row_kernel
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTIONS = ("xwarp", "multiwarp", "latency", "launch", "fused", "training", "rows", "cluster")  # in the order they run
+SECTIONS = ("xwarp", "multiwarp", "latency", "launch", "fused", "training", "rows", "cluster", "argmax")  # in the order they run
 DTYPES = ("f32", "bf16")
 
 
@@ -201,6 +202,7 @@ def _reported_kernels(results: dict) -> dict[str, tuple[str, dict]]:
         texts[fused.label(r["kernel"], r["M"], r["N"], r["dtype"])] = (
             fused.kernel_text(r["kernel"], r["M"], r["N"], r["dtype"]), OPTIONS)
     texts.update((label, (text, OPTIONS)) for label, text in cluster.reported_kernels(results).items())
+    texts.update((label, (text, OPTIONS)) for label, text in argmax.reported_kernels(results).items())
     return texts
 
 
@@ -361,7 +363,8 @@ def main(argv=None) -> int:
                "latency": bench_latency, "launch": bench_launch, "fused": lambda: fused.bench_fused(args.deadline, kernels, shapes, dtypes),
                "training": lambda: training.bench_training(args.deadline, train_kernels, shapes, dtypes),
                "rows": lambda: bench_rows(args.deadline),
-               "cluster": lambda: cluster.bench_cluster(args.deadline)}
+               "cluster": lambda: cluster.bench_cluster(args.deadline),
+               "argmax": lambda: argmax.bench_argmax(args.deadline)}
     for name in SECTIONS:
         if name in only:
             try:

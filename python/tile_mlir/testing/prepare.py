@@ -1,9 +1,9 @@
-"""Compile every conformance case, every tile.copy case, every example, the fused
-kernels of test/gpu/test_fused_gpu.py, test_cross_entropy_gpu.py and test_torch_gpu.py
-(and of ``python -m tile_mlir.kernels``'s default shape), the backward kernels of
-test/gpu/test_backward_gpu.py and the dynamic shared memory kernels of
-test/gpu/test_dynamic_shared_gpu.py into the compile cache, for a GPU machine without
-MLIR.
+"""Compile every conformance case, every tile.copy case, the port of Triton's reduction
+tests, every example, the fused kernels of test/gpu/test_fused_gpu.py,
+test_cross_entropy_gpu.py and test_torch_gpu.py (and of ``python -m tile_mlir.kernels``'s
+default shape), the backward kernels of test/gpu/test_backward_gpu.py and the dynamic
+shared memory kernels of test/gpu/test_dynamic_shared_gpu.py into the compile cache, for
+a GPU machine without MLIR.
 
     python -m tile_mlir.testing.prepare [--cache DIR] [--chip sm_XX] [--jobs N]
 
@@ -36,16 +36,17 @@ from ..kernels import SPECS, kernel_text
 from ..kernels.training import text_backward
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
-from . import copies, dynamic_shared, loops
+from . import copies, dynamic_shared, loops, triton_port
 from .combiner_matrix import COMBINER_CASES
 from .fused import BACKWARD_CASES, CE_GPU_CASES, GPU_CASES, TORCH_GPU_SHAPES
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
 # Every tile.reduce and tile.copy kernel a GPU suite compiles (the conformance matrix,
-# the combiner cases, the tile.copy cases and the ops in loops), and the dynamic shared
-# memory kernels; the shared cases are added below.
-CASES = (*REDUCE_CASES, *COMBINER_CASES, *copies.CASES, *loops.CASES, *dynamic_shared.CASES)
+# the combiner cases, the tile.copy cases, the ops in loops and the port of Triton's
+# reduction tests), and the dynamic shared memory kernels; the shared cases are added below.
+CASES = (*REDUCE_CASES, *COMBINER_CASES, *copies.CASES, *loops.CASES, *dynamic_shared.CASES,
+         *(() if triton_port.unsupported() else [c for c in triton_port.CASES if not c.out_of_order]))
 
 # The examples (the demonstration among them), so they launch from the cache too; and
 # the fused kernels (``tile_mlir.kernels``), built for each case of FUSED. Building one
@@ -83,6 +84,8 @@ def main(argv=None) -> int:
         _use_cache_dir(str(Path(args.cache).resolve()))
     root = cache.cache_dir()
 
+    if triton_port.unsupported():
+        print(f"the port of Triton's reduction tests is left out: {triton_port.unsupported()}")
     texts = [case.kernel_text(args.chip) for case in CASES + SHARED_CASES] + [p.read_text() for p in EXAMPLES]
     texts += [kernel_text(name, M, N, dtype, chip=args.chip, remember=True) for name, M, N, dtype in FUSED]
     texts += [text for name, M, N, dtype in BACKWARD

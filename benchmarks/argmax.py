@@ -1,0 +1,342 @@
+"""Benchmark 7: argmax over rows, and softmax's (max, sum) pair in one exchange or two.
+
+* Argmax over rows (issue 17), ``SHAPES`` x ``DTYPES`` (16384x4096, 4096x16384 and
+  1024x65536, f32 and bf16): ours is the fastest of ``candidates`` (``argmax_kernels.
+  argmax_rows``: ``tile.copy`` + warp-scope ``kind = "argmax"`` per chunk + one cta-scope
+  ``kind = "argmax"`` over the warps), against ``torch.argmax(x, dim=1)``, the fastest of
+  Triton's ``TRITON`` configurations (one program per row: ``tl.argmax`` over a row that
+  fits the block, else the elementwise running maximum over chunks and one reduction of
+  the (value, index) pairs, ties to the lower index) and the pure-read kernel
+  (``ceiling.read_times``: the fastest of its configurations), all in one
+  process on the same inputs. Every implementation's indices must equal torch's (ties
+  are likely in bf16: each takes the first) before it is timed, steady (input sets
+  rotated, ~10x the L2) and L2-flushed (``measure``). Read GB/s = M·N·itemsize / time;
+  *% read* = ours over the pure read's.
+* Softmax at 4096x16384 (f32, bf16), one 1024-thread block per row: ``argmax_kernels.
+  softmax_rows`` with the row's (max, sum of exp) combined by two cta-scope reductions
+  (two exchanges, two barriers) or by one combiner reduction of the pair; each checked
+  against float64 and timed steady; the time the packed exchange saves.
+
+``all_kernels()`` is what ``benchmarks.prepare`` compiles (run.py's preflight checks the
+cache holds it), ``check_generators(rng)`` runs small versions of every configuration in
+the CPU interpreter against numpy (ties, NaN and -inf rows included), ``bench_argmax()``
+is the GPU section (``python -m benchmarks.run --only argmax``, about 2-3 minutes) and
+``benchmarks.report_argmax`` its part of the report. In a tree without argmax
+(``unsupported()``) the section is left out of all three, and says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import traceback
+
+from tile_mlir.testing.triton_port import unsupported
+
+from . import ceiling
+from .argmax_kernels import ArgmaxConfig, SoftmaxConfig, argmax_rows, softmax_rows
+
+SHAPES = ((16384, 4096), (4096, 16384), (1024, 65536))
+DTYPES = ("f32", "bf16")
+# (W warps per row, RB rows per block, C vectors per lane per chunk); P (prefetch) wherever
+# a warp has 2+ chunks. Configurations with fewer than 4096 warps in all are left out.
+TUNING = ((1, 4, 4), (1, 4, 8), (1, 8, 4), (2, 2, 4), (4, 1, 4), (4, 1, 8), (8, 1, 2), (8, 1, 4), (16, 1, 2), (16, 1, 4),
+          (32, 1, 2), (32, 1, 4))
+MIN_WARPS = 4096
+# Triton: (BLOCK_N, num_warps) per row length; BLOCK_N == N is one tl.argmax over the row.
+TRITON = {4096: ((4096, 4), (4096, 8), (4096, 16), (1024, 4), (2048, 8)),
+          16384: ((16384, 16), (16384, 32), (2048, 8), (4096, 8), (4096, 16)),
+          65536: ((2048, 8), (4096, 8), (4096, 16), (8192, 16), (8192, 32))}
+SOFTMAX_SHAPE = (4096, 16384)
+
+
+def candidates(M: int, N: int, dtype: str) -> list[ArgmaxConfig]:
+    """Our configurations for one shape (``TUNING``)."""
+    out = []
+    for W, RB, C in TUNING:
+        c = ArgmaxConfig(M, N, dtype, W=W, RB=RB, C=C, P=False)
+        if N % W or (N // W) % c.CW or M * W < MIN_WARPS:
+            continue
+        c = dataclasses.replace(c, P=c.K >= 2)
+        try:
+            c.check()
+        except ValueError:
+            continue
+        out.append(c)
+    return out
+
+
+def softmax_configs(dtype: str) -> list[SoftmaxConfig]:
+    return [SoftmaxConfig(*SOFTMAX_SHAPE, dtype, packed) for packed in (False, True)]
+
+
+def all_kernels() -> dict[str, tuple[str, str]]:
+    """Every kernel of this section, by label: (text, fold option); none where this tree
+    has no argmax (``unsupported()``: the section is left out, and says so)."""
+    if unsupported():
+        return {}
+    texts = {}
+    for (M, N), dtype in ((s, d) for s in SHAPES for d in DTYPES):
+        for c in candidates(M, N, dtype):
+            texts[f"{c.name} [{c.label()}]"] = (argmax_rows(c), "linear")
+    for dtype in DTYPES:
+        for c in softmax_configs(dtype):
+            texts[c.name] = (softmax_rows(c), "linear")
+    return texts
+
+
+# --- the interpreter check ----------------------------------------------------------------
+
+
+def small(c: ArgmaxConfig) -> ArgmaxConfig:
+    """``c`` on 2 blocks' rows and at most 3 chunks per warp (2 with prefetch: the loop
+    and the last chunk after it), with the same W, RB, C and P."""
+    chunks = 2 if c.P else min(c.K, 3)
+    return dataclasses.replace(c, M=2 * c.RB, N=c.W * c.CW * chunks)
+
+
+def check_configs() -> list[ArgmaxConfig]:
+    every = [c for M, N in SHAPES for d in DTYPES for c in candidates(M, N, d)]
+    return list(dict.fromkeys(small(c) for c in every))
+
+
+def _rows(rng, M: int, N: int):
+    """f32 rows with the cases argmax must get right: few distinct values (ties across
+    lanes, warps and chunks), NaN (several per row: the first wins), a row of -inf (the
+    first column), a row holding +inf and NaN."""
+    import numpy as np
+
+    x = rng.integers(-3, 4, (M, N)).astype(np.float32) + rng.standard_normal((M, N)).astype(np.float32) * (rng.random((M, N)) < 0.5)
+    for r in range(M):
+        what = r % 4
+        if what == 1:
+            x[r, rng.choice(N, size=3, replace=False)] = np.nan
+        elif what == 2:
+            x[r] = -np.inf
+        elif what == 3:
+            x[r, rng.integers(N)] = np.inf
+            x[r, rng.choice(N, size=2, replace=False)] = np.nan
+    return x
+
+
+def check_generators(rng, which=("argmax", "two", "packed")) -> int:
+    """Run ``check_configs()`` (argmax against numpy's: the first extremum, the first
+    NaN) and the softmax kernels (4 warps, and 32 on one row; ``two`` exchanges and
+    ``packed``) in tile-mlir's CPU interpreter, those of ``which``; raise if one is wrong.
+    Returns how many kernels ran."""
+    import numpy as np
+    import tile_mlir
+
+    from tile_mlir.testing.cases import narrow, widen
+
+    if unsupported() and set(which) & {"argmax", "packed"}:
+        print(f"section 7 (argmax) is left out: {unsupported()}", flush=True)
+        which = tuple(w for w in which if w not in ("argmax", "packed"))
+    configs = check_configs() if "argmax" in which else []
+    for c in configs:
+        kernel = tile_mlir.compile(argmax_rows(c), backend="interpreter")[c.name]
+        x = _rows(rng, c.M, c.N)
+        arg = narrow(x, c.dtype) if c.dtype == "bf16" else x
+        x = widen(arg, c.dtype) if c.dtype == "bf16" else x
+        y = np.full(c.M, -7, np.int32)
+        kernel.launch(c.grid, c.block, arg, y)
+        if not np.array_equal(y, np.argmax(x, axis=1)):
+            raise AssertionError(f"{c.name} [{c.label()}]: wrong in the interpreter: {y.tolist()}, "
+                                 f"numpy {np.argmax(x, axis=1).tolist()}")
+    softmax = [c for d in DTYPES for c in softmax_configs(d) if ("packed" if c.packed else "two") in which]
+    for c in softmax:
+        for small_c in (dataclasses.replace(c, M=2, N=2048 if c.dtype == "f32" else 4096, W=4), dataclasses.replace(c, M=1)):
+            _check_softmax(small_c, rng)
+    return len(configs) + 2 * len(softmax)
+
+
+def _check_softmax(c: SoftmaxConfig, rng) -> None:
+    import numpy as np
+    import tile_mlir
+
+    from tile_mlir.testing.cases import narrow, widen
+
+    kernel = tile_mlir.compile(softmax_rows(c), backend="interpreter")[c.name]
+    x = narrow(rng.standard_normal((c.M, c.N)) * 3, c.dtype)
+    y = np.zeros_like(x)
+    kernel.launch(c.grid, c.block, x, y)
+    xv = widen(x, c.dtype)
+    e = np.exp(xv - xv.max(axis=1, keepdims=True))
+    ref = e / e.sum(axis=1, keepdims=True)
+    err = np.linalg.norm(widen(y, c.dtype) - ref) / np.linalg.norm(ref)
+    if not err < (1e-5 if c.dtype == "f32" else 4e-3):
+        raise AssertionError(f"{c.name} (W{c.W}, {c.M}x{c.N}): wrong in the interpreter (relative error {err:.2e})")
+
+
+# --- the GPU section ------------------------------------------------------------------------
+
+
+def _triton_argmax():
+    from .triton_argmax import argmax_rows
+
+    return argmax_rows
+
+
+def _sweep(cands, xs, ys, ok, log, what):
+    """Each of our candidates bound, checked with ``ok(y)`` and timed steady; the fastest
+    timed again: (ms, flushed ms, config, every label's ms)."""
+    import tile_mlir
+    import torch
+
+    from .measure import OPTIONS, flushed, steady
+
+    timed = []
+    for cfg in cands:
+        kern = tile_mlir.compile(argmax_rows(cfg), OPTIONS, backend="cuda")[cfg.name]
+        bound = [kern.bind(cfg.grid, cfg.block, x, y) for x, y in zip(xs, ys)]
+        ys[0].fill_(-7)
+        bound[0]()
+        torch.cuda.synchronize()
+        if not ok(ys[0]):
+            log(f"  FAIL {what} [{cfg.label()}]: wrong result")
+            continue
+        timed.append((steady(bound), cfg, bound))
+        log(f"  {cfg.M}x{cfg.N} {cfg.dtype}: {what} [{cfg.label()}] {timed[-1][0] * 1e3:8.1f} us")
+    if not timed:
+        raise AssertionError(f"{what}: no configuration gave the right result")
+    _, best, bound = min(timed, key=lambda t: t[0])
+    return steady(bound), flushed(bound[0]), best, {c.label(): t for t, c, _ in timed}
+
+
+def _case(M: int, N: int, dtype: str, log) -> dict:
+    """One shape and dtype: ours, the pure read, torch.argmax and Triton."""
+    import torch
+
+    from .measure import ROTATE_BYTES, flushed, steady
+
+    tdt = torch.float32 if dtype == "f32" else torch.bfloat16
+    nbytes = M * N * (4 if dtype == "f32" else 2)
+    nbuf = max(2, -(-ROTATE_BYTES // nbytes))
+    xs = [torch.randn(M, N, device="cuda", dtype=tdt) for _ in range(nbuf)]
+    ref = torch.argmax(xs[0], dim=1)
+    ties = int((xs[0] == xs[0].amax(dim=1, keepdim=True)).sum().item()) - M
+    row = {"M": M, "N": N, "dtype": dtype, "bytes": nbytes, "input_sets": nbuf, "ties": ties}
+
+    ys = [torch.empty(M, device="cuda", dtype=torch.int32) for _ in range(nbuf)]
+    t, tf, cfg, cands = _sweep(candidates(M, N, dtype), xs, ys, lambda y: torch.equal(y.long(), ref), log, "tile-mlir argmax")
+    row |= {"ours_ms": t, "ours_flushed_ms": tf, "ours_cfg": cfg.label(), "ours_kernel": cfg.name, "ours_candidates": cands}
+    row["read_ms"], row["read_flushed_ms"], row["read_cfg"] = ceiling.read_times(xs)
+
+    assert torch.equal(torch.argmax(xs[0], dim=1), ref)
+    torch_fns = [lambda x=x: torch.argmax(x, dim=1) for x in xs]
+    row["torch_ms"], row["torch_flushed_ms"] = steady(torch_fns), flushed(torch_fns[0])
+
+    kernel, tri = _triton_argmax(), []
+    for block_n, warps in TRITON[N]:
+        def launch(i, block_n=block_n, warps=warps):
+            kernel[(M,)](xs[i], ys[i], N, BLOCK_N=block_n, ONE_PASS=block_n == N, num_warps=warps)
+        ys[0].fill_(-7)
+        launch(0)
+        torch.cuda.synchronize()
+        label = f"BN{block_n} w{warps}" + (" one tl.argmax" if block_n == N else " chunks")
+        if not torch.equal(ys[0].long(), ref):
+            log(f"  FAIL triton [{label}]: wrong result")
+            continue
+        fns = [lambda i=i, f=launch: f(i) for i in range(nbuf)]
+        tri.append((steady(fns), label, fns))
+        log(f"  {M}x{N} {dtype}: triton [{label}] {tri[-1][0] * 1e3:8.1f} us")
+    if not tri:
+        raise AssertionError("triton: no configuration gave the right result")
+    _, label, fns = min(tri, key=lambda t: t[0])
+    row |= {"triton_ms": steady(fns), "triton_flushed_ms": flushed(fns[0]), "triton_cfg": label,
+            "triton_candidates": {lb: t for t, lb, _ in tri}}
+
+    for mode in ("", "flushed_"):
+        for who in ("ours", "read", "torch", "triton"):
+            row[f"{who}_{mode}GBs"] = nbytes / row[f"{who}_{mode}ms"] / 1e6
+        row[f"pct_read_{mode}".rstrip("_")] = 100 * row[f"read_{mode}ms"] / row[f"ours_{mode}ms"]
+        for who in ("torch", "triton"):
+            row[f"vs_{who}_{mode}".rstrip("_")] = row[f"{who}_{mode}ms"] / row[f"ours_{mode}ms"]
+    log(f"  {M}x{N} {dtype} argmax: ours {row['ours_GBs']:6.0f} GB/s [{row['ours_cfg']}]  pure read {row['read_GBs']:6.0f} "
+        f"[{row['read_cfg']}]  torch {row['torch_GBs']:6.0f}  triton {row['triton_GBs']:6.0f} [{row['triton_cfg']}] -> "
+        f"{row['pct_read']:.1f}% of pure read, {row['vs_torch']:.3f}x torch, {row['vs_triton']:.3f}x triton "
+        f"({ties} tied maxima in the first input) | flushed: ours {row['ours_flushed_GBs']:.0f} read "
+        f"{row['read_flushed_GBs']:.0f} torch {row['torch_flushed_GBs']:.0f} triton {row['triton_flushed_GBs']:.0f}")
+    return row
+
+
+def _softmax(dtype: str, log) -> dict:
+    """Both exchanges of ``softmax_configs(dtype)``: checked against float64, timed steady."""
+    import tile_mlir
+    import torch
+
+    from .measure import OPTIONS, ROTATE_BYTES, steady
+
+    M, N = SOFTMAX_SHAPE
+    tdt = torch.float32 if dtype == "f32" else torch.bfloat16
+    nbytes = M * N * (4 if dtype == "f32" else 2)
+    nbuf = max(2, -(-ROTATE_BYTES // nbytes))
+    xs = [torch.randn(M, N, device="cuda", dtype=tdt) for _ in range(nbuf)]
+    ys = [torch.empty_like(x) for x in xs]
+    ref = torch.softmax(xs[0].double(), dim=1)
+    out = {"M": M, "N": N, "dtype": dtype}
+    for c in softmax_configs(dtype):
+        kern = tile_mlir.compile(softmax_rows(c), OPTIONS, backend="cuda")[c.name]
+        bound = [kern.bind(c.grid, c.block, x, y) for x, y in zip(xs, ys)]
+        ys[0].fill_(float("nan"))
+        bound[0]()
+        torch.cuda.synchronize()
+        err = ((ys[0].double() - ref).norm() / ref.norm()).item()
+        who = "packed" if c.packed else "two"
+        if not err < (1e-5 if dtype == "f32" else 4e-3):
+            raise AssertionError(f"{c.name}: wrong result (relative error {err:.2e})")
+        out[f"{who}_ms"], out[f"{who}_kernel"], out[f"{who}_error"] = steady(bound), c.name, err
+    out["saved_us"] = 1e3 * (out["two_ms"] - out["packed_ms"])
+    out["saved_pct"] = 100 * (out["two_ms"] - out["packed_ms"]) / out["two_ms"]
+    for who in ("two", "packed"):
+        out[f"{who}_GBs"] = 2 * nbytes / out[f"{who}_ms"] / 1e6
+    log(f"  softmax {M}x{N} {dtype}, one 1024-thread block per row: two exchanges {1e3 * out['two_ms']:.1f} us "
+        f"({out['two_GBs']:.0f} GB/s), one packed exchange {1e3 * out['packed_ms']:.1f} us ({out['packed_GBs']:.0f} GB/s): "
+        f"saves {out['saved_us']:.1f} us ({out['saved_pct']:.1f}%)")
+    return out
+
+
+def bench_argmax(deadline: float | None = None) -> dict:
+    """Section 7 (module docstring). A case is skipped, and the log says so, when the
+    previous one's time says it would end after ``deadline`` seconds of the run."""
+    import torch
+
+    from .measure import log
+
+    log.section("7. argmax over rows (read GB/s = M*N*itemsize / median time), against the pure read, torch, Triton")
+    if unsupported():
+        log(f"  left out: {unsupported()}")
+        return {}
+    out = {"rows": [], "softmax": [], "triton_configs": {str(n): [list(c) for c in cs] for n, cs in TRITON.items()}}
+    last = 0.0
+    for (M, N), dtype in ((s, d) for d in DTYPES for s in SHAPES):
+        if deadline is not None and log.elapsed() + last > deadline:
+            log(f"  {M}x{N} {dtype} skipped: it would end past the run's {deadline:.0f} s deadline")
+            continue
+        t0 = log.elapsed()
+        try:
+            out["rows"].append(_case(M, N, dtype, log))
+        except Exception:  # noqa: BLE001 - report the case and go on
+            log(f"  {M}x{N} {dtype}: failed\n{traceback.format_exc()}")
+        torch.cuda.empty_cache()
+        last = log.elapsed() - t0
+    log.section(f"7. softmax {SOFTMAX_SHAPE[0]}x{SOFTMAX_SHAPE[1]}, one 1024-thread block per row: "
+                "(max, sum) in two exchanges or one")
+    for dtype in DTYPES:
+        try:
+            out["softmax"].append(_softmax(dtype, log))
+        except Exception:  # noqa: BLE001
+            log(f"  softmax {dtype}: failed\n{traceback.format_exc()}")
+        torch.cuda.empty_cache()
+    return out
+
+
+def reported_kernels(results: dict) -> dict[str, str]:
+    """The section's chosen kernels by label (their text), for the SASS dump."""
+    texts = {}
+    for r in results.get("argmax", {}).get("rows", []):
+        cfg = next(c for c in candidates(r["M"], r["N"], r["dtype"]) if c.label() == r["ours_cfg"])
+        texts[f"{cfg.name} [{cfg.label()}]"] = argmax_rows(cfg)
+    for s in results.get("argmax", {}).get("softmax", []):
+        for c in softmax_configs(s["dtype"]):
+            texts[c.name] = softmax_rows(c)
+    return texts

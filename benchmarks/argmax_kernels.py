@@ -1,0 +1,334 @@
+"""MLIR text of the argmax benchmark's kernels (section 7), generated per shape.
+
+Pure string building, like ``kernels.py``: no MLIR import, so the GPU machine regenerates
+the text that ``benchmarks.prepare`` compiled and finds it in the compile cache.
+
+* ``argmax_rows(c)``: an M x N row-major matrix -> the M row argmax indices (i32), ties to
+  the smallest column and a NaN winning (torch's rule; docs/spec.md, "argmax / argmin").
+  A row goes to W warps (RB rows per block), warp w reading the w-th W-th of the row,
+  a contiguous segment, in chunks of 32 x C vectors of 16 bytes (``tile.copy`` at warp
+  scope; P: chunk k+1 loaded before chunk k is reduced). Each chunk is one warp-scope
+  ``tile.reduce`` with ``kind = "argmax"``: the chunk's maximum and its position in the
+  chunk, which is its column minus the chunk's first. A warp keeps the running best of its
+  chunks (the first of equal maxima, and the first NaN: the chunks come in column order),
+  then one cta-scope ``kind = "argmax"`` over the W warps' bests (held by every lane of
+  their warp) names the winning warp, the first of equals, which is the first column; its
+  lane 0 stores the column.
+* ``softmax_rows(c)``: softmax of an M x N matrix, one 1024-thread block (32 warps) per row,
+  the row in registers (``tile_mlir.kernels.plan``'s layouts), with the row's
+  (max, sum of exp) combined either by two cta-scope reductions (``maximum``, then ``sum``
+  of the rescaled partial sums: two exchanges, two barriers) or by one combiner reduction
+  of the (max, sum) pair (``packed``: one exchange).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tile_mlir.kernels.plan import plan as row_plan
+from tile_mlir.testing.triton_port import combiner_reduce
+
+from .kernels import ITEMSIZE, UNROLL, _module, _priv
+
+NEG_INF = {"f32": "0xFF800000", "bf16": "0xFF80"}
+
+
+@dataclass(frozen=True)
+class ArgmaxConfig:
+    """One kernel: M x N of ``dtype`` ("f32" | "bf16"), W warps per row, RB rows per
+    block, C 16-byte vectors per lane per chunk, P prefetch."""
+
+    M: int
+    N: int
+    dtype: str
+    W: int = 4
+    RB: int = 1
+    C: int = 4
+    P: bool = True
+
+    @property
+    def V(self) -> int:
+        return 16 // ITEMSIZE[self.dtype]
+
+    @property
+    def E(self) -> int:  # elements per lane per chunk
+        return self.C * self.V
+
+    @property
+    def CW(self) -> int:  # columns per warp chunk
+        return 32 * self.E
+
+    @property
+    def SEG(self) -> int:  # columns per warp
+        return self.N // self.W
+
+    @property
+    def K(self) -> int:  # chunks per warp
+        return self.SEG // self.CW
+
+    @property
+    def grid(self) -> int:
+        return self.M // self.RB
+
+    @property
+    def block(self) -> int:
+        return 32 * self.W * self.RB
+
+    @property
+    def name(self) -> str:
+        return f"argmax_rows_{self.dtype}_{self.M}x{self.N}"
+
+    def label(self) -> str:
+        return f"W{self.W} RB{self.RB} C{self.C}" + (" P" if self.P else "")
+
+    def check(self) -> None:
+        if self.W not in (1, 2, 4, 8, 16, 32) or self.block > 1024:
+            raise ValueError(f"{self}: W must be a power of two, and W x RB warps at most 32")
+        if self.N % self.W or self.SEG % self.CW or self.K < 1:
+            raise ValueError(f"{self}: a row must split into W segments of chunks of {self.CW} columns")
+        if self.P and self.K < 2:
+            raise ValueError(f"{self}: prefetch needs 2+ chunks per warp")
+        if self.M % self.RB:
+            raise ValueError(f"{self}: M must split into blocks of RB rows")
+
+
+def _layouts(c: ArgmaxConfig) -> dict[str, str]:
+    """The chunk (1 x CW: vector j of lane l holds columns (j*32 + l)*V ...), a warp's
+    result, the W warps' bests of a block's RB rows and the row's result."""
+    warps = (f"S[({c.RB}, {c.W}) : ({c.W}@warpid, 1@warpid)]" if c.RB > 1 else f"S[(1, {c.W}) : (1, 1@warpid)]")
+    return {
+        "chunk": f"S[(1, ({c.C}, 32, {c.V})) : (1, ({c.V}, 1@laneid, 1))]",
+        "warp": "S[1 : 1] + R[32 : 1@laneid]",
+        "warps": warps + " + R[32 : 1@laneid]",
+        "row": (f"S[{c.RB} : {c.W}@warpid]" if c.RB > 1 else "S[1 : 1]") + f" + R[(32, {c.W}) : (1@laneid, 1@warpid)]",
+    }
+
+
+def _load(c: ArgmaxConfig, tile: str, k: str, ind: str) -> str:
+    """``tile.copy`` of chunk ``k`` (an index SSA name) of this warp's segment into ``tile``."""
+    lay = _layouts(c)["chunk"]
+    return (f"{ind}%kc_{tile[1:]} = arith.muli {k}, %cCW : index\n"
+            f"{ind}%col_{tile[1:]} = arith.addi %seg0, %kc_{tile[1:]} : index\n"
+            f'{ind}"tile.copy"({tile}, %X, %row, %col_{tile[1:]}) {{exec_scope = "warp", alignment = 16,\n'
+            f'{ind}    layout = #tile.layout<"{lay}">}} : ({_priv((c.E,), c.dtype)}, !X, index, index) -> ()\n')
+
+
+def _step(c: ArgmaxConfig, ind: str, k: str, best: str, bcol: str, out: str) -> str:
+    """What the chunk in %x (chunk ``k``) does to the running (``best``, ``bcol``): the
+    new ones are ``out`` and ``out``col."""
+    lay, T, one = _layouts(c), c.dtype, _priv((1,), c.dtype)
+    s = out[1:]  # a suffix that keeps the SSA names of each copy of the step apart
+    ext = f"arith.extf %v_{s} : bf16 to f32" if T == "bf16" else f"arith.addf %v_{s}, %fzero : f32"
+    return (f'{ind}"tile.reduce"(%dv, %di, %x) {{kind = "argmax", exec_scope = "warp", axes = array<i64: 1>,\n'
+            f'{ind}    src_layout = #tile.layout<"{lay["chunk"]}">, dst_layout = #tile.layout<"{lay["warp"]}">}}\n'
+            f"{ind}  : ({one}, {_priv((1,), 'i32')}, {_priv((c.E,), T)}) -> ()\n"
+            f"{ind}%v_{s} = memref.load %dv[%c0] : {one}\n{ind}%vf_{s} = {ext}\n"
+            f"{ind}%i_{s} = memref.load %di[%c0] : {_priv((1,), 'i32')}\n"
+            f"{ind}%kcw_{s} = arith.muli {k}, %cCW : index\n{ind}%cc_{s} = arith.addi %seg0, %kcw_{s} : index\n"
+            f"{ind}%cci_{s} = arith.index_cast %cc_{s} : index to i32\n{ind}%c_{s} = arith.addi %cci_{s}, %i_{s} : i32\n"
+            # a NaN wins over a number; equal maxima keep the earlier (lower) column
+            f"{ind}%gt_{s} = arith.cmpf ogt, %vf_{s}, {best} : f32\n{ind}%vnan_{s} = arith.cmpf uno, %vf_{s}, %vf_{s} : f32\n"
+            f"{ind}%bnum_{s} = arith.cmpf ord, {best}, {best} : f32\n{ind}%nan_{s} = arith.andi %vnan_{s}, %bnum_{s} : i1\n"
+            f"{ind}%take_{s} = arith.ori %gt_{s}, %nan_{s} : i1\n"
+            f"{ind}{out} = arith.select %take_{s}, %vf_{s}, {best} : f32\n"
+            f"{ind}{out}col = arith.select %take_{s}, %c_{s}, {bcol} : i32\n")
+
+
+def _chunks(c: ArgmaxConfig) -> str:
+    """The chunks of this warp's segment, in column order, ending with (%fbest, %fbestcol)."""
+    ind, E, T = " " * 6, c.E, c.dtype
+    carry = "iter_args(%best = %ninf, %bcol = %seg0i) -> (f32, i32)"
+    if not c.P:
+        return (f"{ind}%fbest, %fbestcol = scf.for %k = %c0 to %cK step %c1 {carry} {{\n" + _load(c, "%x", "%k", ind + "  ")
+                + _step(c, ind + "  ", "%k", "%best", "%bcol", "%nbest") + f"{ind}  scf.yield %nbest, %nbestcol : f32, i32\n{ind}}}\n")
+    # Chunk 0 first; in the loop, chunk k+1's loads go out before chunk k is reduced, then
+    # move from %nx to %x (registers: the copies vanish); the last chunk after the loop.
+    move = (f"{ind}  scf.for %j = %c0 to %cE step %cV {{\n"
+            f"{ind}    %nv = vector.load %nx[%j] : {_priv((E,), T)}, vector<{c.V}x{T}>\n"
+            f"{ind}    vector.store %nv, %x[%j] : {_priv((E,), T)}, vector<{c.V}x{T}>\n"
+            f"{ind}  }} {UNROLL}\n")
+    return (_load(c, "%x", "%c0", ind)
+            + f"{ind}%lbest, %lbestcol = scf.for %k = %c0 to %clast step %c1 {carry} {{\n"
+            + f"{ind}  %k1 = arith.addi %k, %c1 : index\n" + _load(c, "%nx", "%k1", ind + "  ")
+            + _step(c, ind + "  ", "%k", "%best", "%bcol", "%nbest") + move
+            + f"{ind}  scf.yield %nbest, %nbestcol : f32, i32\n{ind}}}\n"
+            + _step(c, ind, "%clast", "%lbest", "%lbestcol", "%fbest"))
+
+
+def argmax_rows(c: ArgmaxConfig) -> str:
+    """``c.name``(X: memref<MxNxT>, Y: memref<Mxi32>) on c.grid x c.block."""
+    c.check()
+    T, lay = c.dtype, _layouts(c)
+    args = f"%X: !X {{llvm.align = 16 : i64}}, %Y: memref<{c.M}xi32>"
+    consts = "".join(f"      %c{n} = arith.constant {v} : index\n" for n, v in (
+        ("0", 0), ("1", 1), ("32", 32), ("V", c.V), ("E", c.E), ("W", c.W), ("RB", c.RB), ("CW", c.CW), ("SEG", c.SEG),
+        ("K", c.K), ("last", c.K - 1)))
+    tail = _tail(c, lay)
+    body = f"""    gpu.func @{c.name}({args}) kernel
+        attributes {{known_block_size = array<i32: {c.block}, 1, 1>}} {{
+{consts}      %ninf = arith.constant 0xFF800000 : f32
+      %fzero = arith.constant 0.0 : f32
+      %izero = arith.constant 0 : i32
+      %tid = gpu.thread_id x
+      %bid = gpu.block_id x
+      %lane = gpu.lane_id
+      %warp = arith.divui %tid, %c32 : index
+      %r = arith.divui %warp, %cW : index
+      %w = arith.remui %warp, %cW : index
+      %rows0 = arith.muli %bid, %cRB : index
+      %row = arith.addi %rows0, %r : index
+      %seg0 = arith.muli %w, %cSEG : index
+      %seg0i = arith.index_cast %seg0 : index to i32
+      %x = memref.alloca() : {_priv((c.E,), T)}
+      %nx = memref.alloca() : {_priv((c.E,), T)}
+      %dv = memref.alloca() : {_priv((1,), T)}
+      %di = memref.alloca() : {_priv((1,), 'i32')}
+{_chunks(c)}{tail}      gpu.return
+    }}
+"""
+    return _module(body).replace("module attributes", f"!X = memref<{c.M}x{c.N}x{T}>\nmodule attributes", 1)
+
+
+def _tail(c: ArgmaxConfig, lay: dict) -> str:
+    """After the chunks: the cross-warp step, and lane 0 of the winning warp storing the
+    column."""
+    ind = " " * 6
+    lane0 = f"{ind}%first = arith.cmpi eq, %lane, %c0 : index\n"
+    if c.W == 1:
+        return lane0 + (f"{ind}scf.if %first {{\n{ind}  memref.store %fbestcol, %Y[%row] : memref<{c.M}xi32>\n{ind}}}\n")
+    one = _priv((1,), "f32")
+    return (f"{ind}%p = memref.alloca() : {one}\n{ind}%qv = memref.alloca() : {one}\n"
+            f"{ind}%qi = memref.alloca() : {_priv((1,), 'i32')}\n"
+            f"{ind}memref.store %fbest, %p[%c0] : {one}\n"
+            f'{ind}"tile.reduce"(%qv, %qi, %p) {{kind = "argmax", exec_scope = "cta", axes = array<i64: 1>,\n'
+            f'{ind}    src_layout = #tile.layout<"{lay["warps"]}">, dst_layout = #tile.layout<"{lay["row"]}">}}\n'
+            f"{ind}  : ({one}, {_priv((1,), 'i32')}, {one}) -> ()\n"
+            f"{ind}%pw = memref.load %qi[%c0] : {_priv((1,), 'i32')}\n"
+            f"{ind}%wi = arith.index_cast %w : index to i32\n{ind}%mine = arith.cmpi eq, %pw, %wi : i32\n"
+            + lane0 + f"{ind}%store = arith.andi %mine, %first : i1\n"
+            f"{ind}scf.if %store {{\n{ind}  memref.store %fbestcol, %Y[%row] : memref<{c.M}xi32>\n{ind}}}\n")
+
+
+# --- softmax: the (max, sum of exp) pair in two exchanges or one ------------------------------
+
+
+@dataclass(frozen=True)
+class SoftmaxConfig:
+    """Softmax of M x N ``dtype`` rows, one block of W warps per row, the row in its
+    registers (``tile_mlir.kernels.plan.plan(M, N, dtype, warps=W)``: one chunk); ``packed``: one combiner
+    reduction of (max, sum), else two named ones."""
+
+    M: int
+    N: int
+    dtype: str
+    packed: bool
+    W: int = 32
+
+    @property
+    def plan(self):
+        p = row_plan(self.M, self.N, self.dtype, warps=self.W)
+        if p.K != 1 or p.R != 1 or p.N != p.CH:
+            raise ValueError(f"{self}: the row must be one chunk of the block's registers, got {p.describe()}")
+        return p
+
+    @property
+    def name(self) -> str:
+        return f"softmax_{'packed' if self.packed else 'two'}_{self.dtype}_{self.M}x{self.N}_w{self.W}"
+
+    def label(self) -> str:
+        return f"{'one exchange (max, sum)' if self.packed else 'two exchanges (max, then sum)'}, W{self.W}"
+
+    @property
+    def grid(self) -> int:
+        return self.M
+
+    @property
+    def block(self) -> int:
+        return 32 * self.W
+
+
+# The pair's combine: M = max(m1, m2) (NaN propagates), A = M or 0 when M is -inf, and
+# S = s1 exp(m1 - A) + s2 exp(m2 - A); each s is a sum of exp(x - a(m)), a(-inf) = 0.
+PAIR_BODY = ("%pM = arith.maximumf %l0, %r0 : f32", "%pninf = arith.constant 0xFF800000 : f32",
+             "%pzero = arith.constant 0.0 : f32", "%pnone = arith.cmpf oeq, %pM, %pninf : f32",
+             "%pA = arith.select %pnone, %pzero, %pM : f32", "%pd1 = arith.subf %l0, %pA : f32",
+             "%pe1 = math.exp %pd1 : f32", "%pt1 = arith.mulf %l1, %pe1 : f32", "%pd2 = arith.subf %r0, %pA : f32",
+             "%pe2 = math.exp %pd2 : f32", "%pt2 = arith.mulf %r1, %pe2 : f32", "%pS = arith.addf %pt1, %pt2 : f32")
+
+
+def softmax_rows(c: SoftmaxConfig) -> str:
+    """``c.name``(X, Y: memref<MxNxT>) on c.grid x c.block."""
+    p, T = c.plan, c.dtype
+    lay = p.layouts()
+    E, V = p.E, p.V
+    ext, trunc = ("arith.extf", "arith.truncf") if T == "bf16" else ("arith.bitcast", "arith.bitcast")
+    tile, one = _priv((E,), T), _priv((1,), "f32")
+    ind = " " * 6
+    attrs = ['exec_scope = "cta"', "axes = array<i64: 1>", f'src_layout = #tile.layout<"{lay["PARTIALS"]}">',
+             f'dst_layout = #tile.layout<"{lay["RESULT"]}">']
+    func: list[str] = []
+    if c.packed:
+        op, func = combiner_reduce(f"{c.name}_pair", ["%qm", "%qs", "%pm", "%ps"], attrs, [one] * 4, ("f32", "f32"),
+                                   PAIR_BODY, ("%pM", "%pS"))
+        exchange = (f"{ind}memref.store %m, %pm[%c0] : {one}\n{ind}memref.store %s, %ps[%c0] : {one}\n"
+                    + "".join(f"{ind}{line}\n" for line in op)
+                    + f"{ind}%M = memref.load %qm[%c0] : {one}\n{ind}%S = memref.load %qs[%c0] : {one}\n"
+                    f"{ind}%none = arith.cmpf oeq, %M, %ninf : f32\n{ind}%A = arith.select %none, %zero, %M : f32\n")
+    else:
+        exchange = (f"{ind}memref.store %m, %pm[%c0] : {one}\n"
+                    f'{ind}"tile.reduce"(%qm, %pm) {{kind = "maximum", {", ".join(attrs)}}} : ({one}, {one}) -> ()\n'
+                    f"{ind}%M = memref.load %qm[%c0] : {one}\n{ind}%none = arith.cmpf oeq, %M, %ninf : f32\n"
+                    f"{ind}%A = arith.select %none, %zero, %M : f32\n{ind}%dm = arith.subf %m, %A : f32\n"
+                    f"{ind}%em = math.exp %dm : f32\n{ind}%t = arith.mulf %s, %em : f32\n"
+                    f"{ind}memref.store %t, %ps[%c0] : {one}\n"
+                    f'{ind}"tile.reduce"(%qs, %ps) {{kind = "sum", {", ".join(attrs)}}} : ({one}, {one}) -> ()\n'
+                    f"{ind}%S = memref.load %qs[%c0] : {one}\n")
+    body = f"""    gpu.func @{c.name}(%X: !X {{llvm.align = 16 : i64}}, %Y: !X {{llvm.align = 16 : i64}}) kernel
+        attributes {{known_block_size = array<i32: {c.block}, 1, 1>}} {{
+      %c0 = arith.constant 0 : index
+      %cV = arith.constant {V} : index
+      %cE = arith.constant {E} : index
+      %ninf = arith.constant 0xFF800000 : f32
+      %zero = arith.constant 0.0 : f32
+      %one = arith.constant 1.0 : f32
+      %row = gpu.block_id x
+      %x = memref.alloca() : {tile}
+      %pm = memref.alloca() : {one}
+      %ps = memref.alloca() : {one}
+      %qm = memref.alloca() : {one}
+      %qs = memref.alloca() : {one}
+      "tile.copy"(%x, %X, %row, %c0) {{exec_scope = "cta", layout = #tile.layout<"{lay["ROWS"]}">, padding = {NEG_INF[T]} : {T}}}
+        : ({tile}, !X, index, index) -> ()
+      // this thread's max m and sum s of exp(x - a), a = m (0 when m is -inf)
+      %xa = vector.load %x[%c0] : {tile}, vector<{E}x{T}>
+      %mT = vector.reduction <maximumf>, %xa : vector<{E}x{T}> into {T}
+      %m = {ext} %mT : {T} to f32
+      %empty = arith.cmpf oeq, %m, %ninf : f32
+      %a = arith.select %empty, %zero, %m : f32
+      %av = vector.broadcast %a : f32 to vector<{V}xf32>
+      %s = scf.for %i = %c0 to %cE step %cV iter_args(%acc = %zero) -> (f32) {{
+        %xT = vector.load %x[%i] : {tile}, vector<{V}x{T}>
+        %xv = {ext} %xT : vector<{V}x{T}> to vector<{V}xf32>
+        %d = arith.subf %xv, %av : vector<{V}xf32>
+        %e = math.exp %d : vector<{V}xf32>
+        %r = vector.reduction <add>, %e, %acc : vector<{V}xf32> into f32
+        scf.yield %r : f32
+      }} {UNROLL}
+{exchange}      %inv = arith.divf %one, %S : f32
+      %Av = vector.broadcast %A : f32 to vector<{V}xf32>
+      %invv = vector.broadcast %inv : f32 to vector<{V}xf32>
+      scf.for %i = %c0 to %cE step %cV {{
+        %xT = vector.load %x[%i] : {tile}, vector<{V}x{T}>
+        %xv = {ext} %xT : vector<{V}x{T}> to vector<{V}xf32>
+        %d = arith.subf %xv, %Av : vector<{V}xf32>
+        %e = math.exp %d : vector<{V}xf32>
+        %y = arith.mulf %e, %invv : vector<{V}xf32>
+        %yT = {trunc} %y : vector<{V}xf32> to vector<{V}x{T}>
+        vector.store %yT, %x[%i] : {tile}, vector<{V}x{T}>
+      }} {UNROLL}
+      "tile.copy"(%Y, %x, %row, %c0) {{exec_scope = "cta", layout = #tile.layout<"{lay["ROWS"]}">}} : (!X, {tile}, index, index) -> ()
+      gpu.return
+    }}
+"""
+    body = "".join(f"    {line}\n" for line in func) + body
+    return _module(body).replace("module attributes", f"!X = memref<{c.M}x{c.N}x{T}>\nmodule attributes", 1)

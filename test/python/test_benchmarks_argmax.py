@@ -1,0 +1,118 @@
+"""Benchmark 7 (benchmarks/argmax.py, argmax_kernels.py, report_argmax.py) without a GPU:
+every argmax and softmax kernel the GPU run may time, on small shapes in the CPU
+interpreter against numpy (ties, NaN and -inf rows; a broken generator fails the check),
+the sweeps fit the shapes and the hardware, every kernel is in ``benchmarks.prepare``'s
+list, and the report's targets and section from saved results."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import argmax as A  # noqa: E402
+from benchmarks import argmax_kernels as AK  # noqa: E402
+from benchmarks import prepare, report, report_argmax  # noqa: E402
+
+
+def test_every_argmax_kernel_in_the_interpreter():
+    """Needs kind = "argmax" and combiner reductions (issue 17)."""
+    assert not A.unsupported(), A.unsupported()
+    ran = A.check_generators(np.random.default_rng())
+    assert ran == len(A.check_configs()) + 8 and ran >= 30
+
+
+def test_the_two_exchange_softmax_in_the_interpreter():
+    assert A.check_generators(np.random.default_rng(), which=("two",)) == 4
+
+
+def test_a_wrong_softmax_fails_the_check(monkeypatch):
+    """The check can fail: a softmax that does not divide by the row's sum is caught."""
+    original = AK.softmax_rows
+    monkeypatch.setattr(A, "softmax_rows", lambda c: original(c).replace("%inv = arith.divf %one, %S", "%inv = arith.divf %one, %one"))
+    with pytest.raises(AssertionError, match="wrong in the interpreter"):
+        A.check_generators(np.random.default_rng(), which=("two",))
+
+
+def test_the_kernels_say_what_the_section_measures():
+    c = A.candidates(4096, 16384, "f32")[-1]
+    text = AK.argmax_rows(c)
+    assert text.count('kind = "argmax", exec_scope = "warp"') == 2 - (not c.P) and 'kind = "argmax", exec_scope = "cta"' in text
+    assert '"tile.copy"' in text and "alignment = 16" in text
+    two, packed = (AK.softmax_rows(c) for c in A.softmax_configs("f32"))
+    assert two.count('"tile.reduce') == 2 and packed.count('"tile.reduce') == 1  # tile.reduce2 in the func form
+    assert "known_block_size = array<i32: 1024, 1, 1>" in packed
+
+
+def test_the_sweeps_fit_the_shapes_and_the_hardware():
+    for (M, N), dtype in ((s, d) for s in A.SHAPES for d in A.DTYPES):
+        cands = A.candidates(M, N, dtype)
+        assert len(cands) >= 6, (M, N, dtype)
+        for c in cands:
+            c.check()
+            assert c.W * c.K * c.CW == N and c.grid * c.RB == M and c.block <= 1024 and M * c.W >= A.MIN_WARPS
+            assert c.P == (c.K >= 2)
+        assert all(N % b == 0 and b <= N for b, _ in A.TRITON[N])
+    for dtype in A.DTYPES:
+        for c in A.softmax_configs(dtype):
+            assert c.plan.K == 1 and c.block == 1024 and (c.M, c.N) == (4096, 16384)
+    assert set(A.all_kernels()) <= set(prepare.all_kernels())
+
+
+def _row(M, N, dtype, pct, vs):
+    row = {"M": M, "N": N, "dtype": dtype, "ours_cfg": "W8 RB1 C4 P", "ours_kernel": f"argmax_rows_{dtype}_{M}x{N}",
+           "read_cfg": "W8 RB1 C4 P", "read_kernel": f"read_rows_{dtype}_{M}x{N}", "triton_cfg": "BN4096 w8 chunks",
+           "pct_read": pct, "vs_torch": vs, "vs_triton": vs, "pct_read_flushed": pct, "vs_torch_flushed": vs,
+           "vs_triton_flushed": vs, "ties": 3, "ours_candidates": {"W8 RB1 C4 P": 0.06}, "read_candidates": {"W8 RB1 C4 P": 0.058},
+           "triton_candidates": {"BN4096 w8 chunks": 0.07}, "ours_ms": 0.06, "read_ms": 0.058, "two_ms": 1}
+    for who in ("ours", "read", "torch", "triton"):
+        row[f"{who}_GBs"] = row[f"{who}_flushed_GBs"] = 4000.0
+    return row
+
+
+@pytest.mark.parametrize("met", [True, False])
+def test_the_targets_take_the_worst_dtype(met):
+    rows = [_row(4096, 16384, "f32", 97.0, 1.1), _row(4096, 16384, "bf16", 96.0 if met else 90.0, 1.05)]
+    soft = [{"M": 4096, "N": 16384, "dtype": "f32", "two_ms": 0.1, "packed_ms": 0.09, "saved_us": 10.0, "saved_pct": 10.0,
+             "two_GBs": 2000.0, "packed_GBs": 2200.0, "two_kernel": "a", "packed_kernel": "b"}]
+    out = report.targets({"argmax": {"rows": rows, "softmax": soft}})
+    mine = {t["key"]: t for t in out if t["key"].startswith(("argmax", "softmax-packed"))}
+    assert mine["argmax-4096x16384"]["met"] is met and mine["softmax-packed-f32"]["met"]
+    assert ("90.0% of the pure read (bf16" in mine["argmax-4096x16384"]["figure"]) is not met
+    text = "\n".join(report_argmax.markdown({"argmax": {"rows": rows, "softmax": soft,
+                                                         "triton_configs": {"16384": [[4096, 8]]}}}, {}, {}))
+    assert "## 7. Argmax over rows" in text and "**W8 RB1 C4 P: 60.0**" in text and "saves" not in text
+    assert "| 4096x16384 | f32 | 100.0 | 2000 |" in text
+
+
+def test_the_gpu_section_runs_on_stand_ins(monkeypatch):
+    """bench_argmax's plumbing on small shapes, with torch, Triton and the kernels replaced
+    by numpy (test/python/faketorch.py): every case checked, swept and reported."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import faketorch
+
+    from benchmarks import measure
+
+    faketorch.install(monkeypatch)
+    monkeypatch.setattr(A, "unsupported", lambda: None)
+    monkeypatch.setattr(A, "SHAPES", ((64, 4096), (16, 16384), (4, 65536)))
+    monkeypatch.setattr(A, "SOFTMAX_SHAPE", (4, 16384))
+    monkeypatch.setattr(A, "MIN_WARPS", 1)
+    monkeypatch.setattr(measure, "ROTATE_BYTES", 1)
+    times = iter(np.linspace(1.0, 2.0, 1000))  # a different time for every timing
+    monkeypatch.setattr(measure, "steady", lambda fns, **kw: (fns[0](), next(times))[1])
+    monkeypatch.setattr(measure, "flushed", lambda fn: (fn(), next(times))[1])
+    monkeypatch.setattr(A.ceiling, "read_times", lambda xs: (0.5, 0.6, "the read kernel"))
+    out = A.bench_argmax(deadline=None)
+    assert len(out["rows"]) == 6 and len(out["softmax"]) == 2
+    for r in out["rows"]:
+        assert r["ours_cfg"] in r["ours_candidates"] and r["read_cfg"] == "the read kernel"
+        assert r["pct_read"] > 0 and r["vs_torch"] > 0 and r["vs_triton"] > 0 and len(r["triton_candidates"]) == 5
+    results = {"argmax": out}
+    keys = {t["key"] for t in report.targets(results)}
+    assert {"argmax-64x4096", "argmax-16x16384", "argmax-4x65536", "softmax-packed-f32", "softmax-packed-bf16"} <= keys
+    assert len(A.reported_kernels(results)) == 6 + 4
+    assert "## 7. Argmax over rows" in "\n".join(report_argmax.markdown(results, {}, {}))
