@@ -14,8 +14,9 @@ from tile_mlir.errors import LaunchError, OptionError
 from tile_mlir.kernels import reference as ref
 from tile_mlir.testing.fused import RTOL, as_f64, check, to_dtype
 
-# (M, V, plan overrides): one warp per row; several warps; the online plan (8 chunks).
-SHAPES = [(6, 1000, {}), (3, 3001, {}), (5, 1000, {"warps": 1, "vectors": 1})]
+# (M, V, plan overrides): one warp per row; several warps; a row over a cluster of 4 CTAs
+# (through a small plan table: "small").
+SHAPES = [(6, 1000, {}), (3, 3001, {}), (5, 1000, "small")]
 
 
 def inputs(rng, M, V, dtype, ignored=(1,)):
@@ -33,6 +34,11 @@ def assert_close(got, want, dtype="f32"):
 @pytest.mark.parametrize("M, V, overrides", SHAPES)
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
 def test_forward_and_backward_against_float64(M, V, overrides, dtype):
+    if overrides == "small":
+        from tile_mlir.kernels.plan import registers_table
+
+        overrides = {"table": registers_table(dtype, data_bytes=16, max_warps=2)}
+        assert K.plan(M, V, dtype, table=overrides["table"]).CL > 1
     rng = np.random.default_rng([M, V, len(dtype)])
     x, t = inputs(rng, M, V, dtype)
     x64 = as_f64(x)
@@ -156,14 +162,14 @@ def test_the_kernels_are_in_the_library_and_serve_every_row_count():
 
 @pytest.mark.parametrize("name", ["cross_entropy", "cross_entropy_backward"])
 @pytest.mark.parametrize("M, V, dtype", [(64, 1000, "f32"), (8, 40000, "bf16"), (4096, 262144, "bf16")],
-                         ids=["warp", "online", "256k"])
+                         ids=["warp", "cluster", "256k"])
 def test_ptx_reads_the_logits_once_in_vectors_and_does_not_spill(name, M, V, dtype, tmp_path):
     from tile_mlir.compiler import lower_to_ptx
     from tile_mlir.kernels.library import _plan
     from tile_mlir.options import Options
 
     p = _plan(name, M, V, dtype, {})
-    assert p.kind == ("warp" if V == 1000 else "online") and (p.W == 8 or V == 1000)
+    assert p.kind == ("warp" if V == 1000 else "cluster")
     ptx = lower_to_ptx(K.kernel_text(name, M, V, dtype), Options(chip="sm_90a")).ptx
     assert len(re.findall(r"ld\.global\.v4\.b32", ptx)) == p.C  # one pass over the chunks
     stores = re.findall(r"st\.global\.(v4\.b32|b32)", ptx)

@@ -29,7 +29,6 @@ def test_triton_case_in_the_interpreter(case):
     assert not problems, f"{case.name} ({case.upstream}; TILE_MLIR_SEED={SEED} repeats it):\n" + "\n".join(problems[:20])
 
 
-
 def test_every_upstream_test_is_ported():
     """The port covers each Triton test it names, each of Triton's dtypes that tile-mlir
     has, and every scope a row may take (a thread, a warp, a CTA of warps)."""
