@@ -16,7 +16,7 @@ lowering and interpreter build per module). For each kernel:
   thread), NaNs canonical; a copy, the reference's bits in every register (a load) or
   every memory element (a store).
 
-A failure names each kernel; ``python -m tile_mlir.testing.differential show NAME`` prints
+A failure names each kernel; ``python -m tile_mlir.testing.random_kernels show NAME`` prints
 its module and its verdict. ``test_random_case_is_valid`` checks the op-level draws that
 ``tile_mlir.testing.invalid`` mutates, against the project's own rules.
 """
@@ -48,7 +48,7 @@ def test_interpreter_matches_reference(batch):
         RUN["ops"] += len(kernel.ops)
         failures += [f"{kernel.name} ({kernel.describe()}): {p}" for p in verdict(kernel, outcome)]
     assert not failures, "\n".join(failures) + (
-        "\nrepro: python -m tile_mlir.testing.differential show " + failures[0].split(" ")[0])
+        "\nrepro: python -m tile_mlir.testing.random_kernels show " + failures[0].split(" ")[0])
 
 
 def _info(op: reference.ReduceOp) -> dict:

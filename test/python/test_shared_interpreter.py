@@ -117,6 +117,7 @@ def test_prepare_compiles_the_shared_cases(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(prepare, "SHARED_CASES", (case,))
     monkeypatch.setattr(prepare, "EXAMPLES", ())
     monkeypatch.setattr(prepare, "FUSED", ())
+    monkeypatch.setattr(prepare, "BACKWARD", ())
     assert prepare.main(["--cache", str(tmp_path), "--jobs", "1"]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith(f"prepared 1 kernels into {tmp_path}")
     monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))

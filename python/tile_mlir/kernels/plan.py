@@ -248,7 +248,9 @@ def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, ctas:
             raise OptionError(f"{name} must be a power of two, got {value}")
     if vectors is not None and vectors < 1:
         raise OptionError(f"vectors per thread must be at least 1, got {vectors}")
-    CL, R = ctas or tier.ctas, rows or tier.rows
+    CL = ctas or tier.ctas
+    # forced warps: as many of the tier's rows as fit in a CTA
+    R = rows or (min(tier.rows, max(1, table.max_warps // warps)) if warps else tier.rows)
     W = warps or tier.warps or _warps(table, -(-N // CL), R)
     if CL > MAX_CLUSTER_CTAS or R * W > table.max_warps:
         raise OptionError(f"a plan has at most {MAX_CLUSTER_CTAS} CTAs per row and {table.max_warps} warps per CTA,"

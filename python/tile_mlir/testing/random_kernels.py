@@ -29,10 +29,16 @@ the reference. Needs MLIR only to run (``interpret``).
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
+import os
 import random
+import subprocess
+import sys
 import zlib
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -246,3 +252,158 @@ def verdict(kernel, outcome: tuple[str, object]) -> list[str]:
     if status == "interpreter":
         return [f"the interpreter failed: {detail}"]
     return kernel.judge(detail)
+
+
+# --- the GPU comparison: two commands ------------------------------------------------------
+
+
+def prepare(count: int, seed: int, root: Path, copies: int = 0) -> int:
+    """Draw the sample, run it in the interpreter, compile it into ``root/cache``, and save
+    the modules, the kernels, their inputs and the interpreter's outputs (needs MLIR)."""
+    from .. import cache
+    from .harness import module_text
+
+    root.mkdir(parents=True, exist_ok=True)
+    os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
+    modules, arrays, notes = [], {}, []
+    n, kernels = count, sample(count, seed, copies)
+    # draw until ``count`` reductions that the compiler must accept and the reference computes
+    while sum(len(k.ops) for k in kernels if k.tag != "copy" and not k.must_reject(documented=True)) < count:
+        n += max(count // 10, 10)
+        kernels = sample(n, seed, copies)
+    for batch in batches(kernels):
+        ran = []
+        for kernel, outcome in zip(batch, interpret(batch)):
+            problems = verdict(kernel, outcome)
+            notes += [f"{kernel.name}: {p}" for p in problems]
+            if outcome[0] in ("ran", "interpreter"):  # a race in the interpreter: the GPU shows what it does
+                ran.append((kernel, outcome[1] if outcome[0] == "ran" else None))
+        if not ran:
+            continue
+        fold = ran[0][0].fold
+        text = module_text([k for k, _ in ran])
+        if _compile_apart(text, fold):  # find the kernels that fail, and compile the others
+            good = []
+            for kernel, out in ran:
+                why = _compile_apart(module_text([kernel]), fold)
+                if why:
+                    notes.append(f"{kernel.name}: the compile to PTX and cubin failed: {why}")
+                else:
+                    good.append((kernel, out))
+            ran, text = good, module_text([k for k, _ in good])
+            if not ran or _compile_apart(text, fold):
+                continue
+        for kernel, out in ran:
+            kernel.save(arrays, kernel_inputs(kernel), out)
+        modules.append({"text": text, "fold": ran[0][0].fold, "kernels": [k.to_json() for k, _ in ran]})
+    cache.prune_stale()
+    np.savez_compressed(root / "reference.npz", **arrays)
+    (root / "reference.json").write_text(json.dumps({"seed": seed, "count": count, "modules": modules}))
+    for note in notes:
+        print(f"NOTE {note[:2000]}")
+    saved = [k for m in modules for k in m["kernels"]]
+    print(f"prepared {len(saved)} kernels ({sum(len(k.get('ops', [0])) for k in saved)} ops, "
+          f"{sum(bool(k.get('copy')) for k in saved)} of them copies) in {len(modules)} modules "
+          f"(seed {seed}) in {root}; {len(notes)} kernel(s) failed here already")
+    return 0
+
+
+def _compile_apart(text: str, fold: str) -> str | None:
+    """Compile a module for the GPU into the cache (``TILE_MLIR_CACHE_DIR``) in a child
+    process, which an abort inside LLVM cannot take this one down with; why it failed, or None."""
+    code = ("import sys; from tile_mlir import api; from tile_mlir.options import Options; "
+            "api.compile(sys.stdin.read(), Options(fold=sys.argv[1]), backend='cuda')")
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", code, fold], input=text, capture_output=True, text=True, env=env)
+    if done.returncode == 0:
+        return None
+    last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+    return f"exit status {done.returncode}: {last[:600]}"
+
+
+def compare(root: Path) -> int:
+    """Launch the saved kernels on the GPU; judge every dst place against the reference,
+    and against the interpreter, bit for bit (numpy and cuda-python only)."""
+    os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
+    from collections import Counter
+
+    from .. import api
+    from ..errors import TileError
+    from ..options import Options
+
+    meta = json.loads((root / "reference.json").read_text())
+    data = np.load(root / "reference.npz")
+    cases, wrong, by, interp, evidence = 0, 0, Counter(), 0, []
+    for module in meta["modules"]:
+        built = api.compile(module["text"], Options(fold=module["fold"]), backend="cuda")
+        for d in module["kernels"]:
+            kernel = kernel_from_json(d)
+            run = kernel.load(data)
+            try:
+                built[kernel.name].launch(kernel.grid, kernel.block, *run.buffers)
+                problems = verdict(kernel, ("ran", run))
+            except TileError as e:
+                problems = [f"the launch failed: {type(e).__name__}: {e}"]
+            same = kernel.same_as_interpreter(run, data)
+            interp += not same
+            if not same:
+                print(f"INTERPRETER {kernel.name}: the GPU and the interpreter differ")
+            if kernel.must_reject():
+                evidence.append(f"{kernel.name}: {problems[0] if problems else 'right'}")
+                continue
+            n = len(kernel.ops)
+            cases += n
+            by[kernel.tag] += n
+            by["in loops"] += n * (getattr(kernel, "repeat", 1) > 1)
+            if problems:
+                wrong += 1
+                print(f"MISMATCH {kernel.name} ({kernel.describe()}): {'; '.join(problems)[:1500]}\n{kernel.text()}")
+    for line in evidence:
+        print(f"MUST BE REJECTED, RAN {line[:1500]}")
+    parts = ", ".join(f"{by[k]} {k}" for k in ("thread", "warp", "warpgroup", "cta", "cluster", "shared", "in loops",
+                                                 "copy"))
+    print(f"reference: {cases} cases, {wrong} mismatches ({parts}); the interpreter differs in {interp} kernel(s); "
+          f"{len(evidence)} kernel(s) that must be rejected ran")
+    return 1 if wrong or interp else 0
+
+
+def show(name: str, count: int, seed: int, copies: int) -> int:
+    """Print one kernel of the sample, its module, and its verdict in the interpreter."""
+
+    kernel = next((k for k in sample(count, seed, copies) if k.name == name), None)
+    if kernel is None:
+        print(f"no kernel {name} in the sample of {count} ops (seed {seed})")
+        return 1
+    print(kernel.text(), end="")
+    print(f"// fold = {kernel.fold}; launch: grid {kernel.grid}, block {kernel.block}")
+    problems = verdict(kernel, interpret([kernel])[0])
+    print("\n".join(problems) or "right: every dst place has the reference's bits")
+    return 1 if problems else 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tile_mlir.testing.random_kernels")
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("prepare", help="draw, interpret and compile a seeded sample (needs MLIR)")
+    p.add_argument("--count", type=int, default=300, help="reductions in the sample")
+    p.add_argument("--copies", type=int, default=60, help="tile.copy kernels in the sample")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dir", type=Path, default=Path(".tile-cache/differential"))
+    c = sub.add_parser("compare", help="run the sample on the GPU and compare bit for bit")
+    c.add_argument("--dir", type=Path, default=Path(".tile-cache/differential"))
+    s = sub.add_parser("show", help="one kernel of the sample, its text and its verdict (needs MLIR)")
+    s.add_argument("name")
+    s.add_argument("--count", type=int, default=2000)
+    s.add_argument("--copies", type=int, default=300)
+    s.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    if args.command == "prepare":
+        return prepare(args.count, args.seed, args.dir.resolve(), args.copies)
+    if args.command == "show":
+        return show(args.name, args.count, args.seed, args.copies)
+    return compare(args.dir.resolve())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
