@@ -49,7 +49,7 @@ def test_a_misaligned_device_view_is_refused_and_cuda_keeps_working(seed):
     CUDA call. The launch refuses it, naming the argument; CUDA is fine afterwards."""
     torch = pytest.importorskip("torch")
     kernels = tile_mlir.compile(EXAMPLE.read_text(), {"chip": CHIP}, backend=BACKEND)
-    gen = torch.Generator(device="cuda").manual_seed(seed)
+    gen = torch.Generator(device="cuda").manual_seed(seed % 2**63)
     base = torch.randn(4096 * 1000 + 4, device="cuda", generator=gen)
     y = torch.zeros(4096, device="cuda")
     with pytest.raises(tile_mlir.LaunchError, match=r"argument 0 \(float32\[4096, 1000\]\) is misaligned: .* % 16 = 4"):

@@ -41,7 +41,7 @@ def test_a_block_sum_through_dynamic_shared_memory(seed, offset):
 @pytest.mark.parametrize("offset", GPU_OFFSETS)
 def test_bind_with_torch_tensors_and_a_stream(seed, offset):
     torch = pytest.importorskip("torch")
-    gen = torch.Generator(device="cuda").manual_seed(seed)
+    gen = torch.Generator(device="cuda").manual_seed(seed % 2**63)
     a = torch.rand(THREADS, device="cuda", generator=gen) * 8 - 4
     b = torch.full((1,), float("nan"), device="cuda")
     stream = torch.cuda.Stream()

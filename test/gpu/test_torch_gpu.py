@@ -20,7 +20,7 @@ TOLERANCE = {"f32": 1e-5, "bf16": 2.0**-7}
 
 
 def rand(*shape, dtype=torch.float32, seed=0, scale=1.0):
-    g = torch.Generator(device="cuda").manual_seed(seed)
+    g = torch.Generator(device="cuda").manual_seed(seed % 2**63)
     return (scale * torch.randn(shape, generator=g, device="cuda")).to(dtype)
 
 

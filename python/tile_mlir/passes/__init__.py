@@ -17,6 +17,7 @@ from __future__ import annotations
 from .. import ir as _tile_ir  # noqa: F401  (the version check, on first use)
 from ..errors import OptionError, UnknownPass
 from .common import TilePass
+from .tile_align_shared_globals import TileAlignSharedGlobals
 from .tile_check_target import TileCheckTarget
 from .tile_externalize_dynamic_shared import TileExternalizeDynamicShared
 from .tile_forward_loop_annotations import TileForwardLoopAnnotations
@@ -24,13 +25,14 @@ from .tile_lower_copy import TileLowerCopy
 from .tile_lower_reduction import TileLowerReduction
 from .tile_verify import TileVerify
 
-__all__ = ["REGISTRY", "TilePass", "TileCheckTarget", "TileExternalizeDynamicShared", "TileForwardLoopAnnotations", "TileLowerCopy",
+__all__ = ["REGISTRY", "TilePass", "TileAlignSharedGlobals", "TileCheckTarget", "TileExternalizeDynamicShared",
+           "TileForwardLoopAnnotations", "TileLowerCopy",
            "TileLowerReduction", "TileVerify", "add_pass", "make_pass", "pass_class"]
 
 REGISTRY: dict[str, type[TilePass]] = {
     cls.argument: cls
     for cls in (TileVerify, TileLowerCopy, TileLowerReduction, TileForwardLoopAnnotations,
-                TileExternalizeDynamicShared, TileCheckTarget)
+                TileExternalizeDynamicShared, TileAlignSharedGlobals, TileCheckTarget)
 }
 
 

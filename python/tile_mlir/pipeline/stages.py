@@ -32,6 +32,7 @@ from ..errors import CompileError
 from ..ir import ir
 from ..options import Options
 from ..passes import (
+    TileAlignSharedGlobals,
     TileCheckTarget,
     TileExternalizeDynamicShared,
     TileForwardLoopAnnotations,
@@ -77,6 +78,7 @@ def nvvm_stages(options: Options) -> tuple[Stage, ...]:
         Stage("convert-gpu-to-nvvm", "gpu.module(convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1})"),
         Stage("tile-forward-loop-annotations", TileForwardLoopAnnotations()),
         Stage("tile-externalize-dynamic-shared", TileExternalizeDynamicShared()),
+        Stage("tile-align-shared-globals", TileAlignSharedGlobals()),
         Stage("reconcile-unrealized-casts", "reconcile-unrealized-casts"),
         Stage("tile-check-target", TileCheckTarget()),
     )

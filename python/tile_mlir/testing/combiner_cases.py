@@ -235,7 +235,7 @@ class CombinerCase:
         problems = []
         for j, (dt, w, got) in enumerate(zip(self.dst_types, want, results)):
             wb, gb = bits(w, dt).reshape(-1), bits(got, dt).reshape(-1)
-            if not exact and is_float(dt) and COMBINERS[self.combiner].uses_math:
+            if not exact and is_float(dt) and self.combiner in COMBINERS and COMBINERS[self.combiner].uses_math:
                 terms = self.terms(srcs[0]).shape[1]
                 tol = GPU_EXP_ULPS * (terms + 1) * 2.0**-23
                 bad = ~np.isclose(widen(got, dt).reshape(-1), widen(w, dt).reshape(-1), rtol=tol, atol=0)
