@@ -38,7 +38,7 @@ from ..options import Options
 from ..vocab import DEFAULT_CHIP
 from . import copies, dynamic_shared, loops, triton_port
 from .combiner_matrix import COMBINER_CASES
-from .fused import BACKWARD_CASES, CE_GPU_CASES, GPU_CASES, TORCH_GPU_SHAPES
+from .fused import BACKWARD_CASES, BACKWARD_KERNELS, CE_GPU_CASES, GPU_CASES, TORCH_GPU_SHAPES
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
@@ -54,7 +54,9 @@ CASES = (*REDUCE_CASES, *COMBINER_CASES, *copies.CASES, *loops.CASES, *dynamic_s
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
 FUSED = GPU_CASES + CE_GPU_CASES + [(name, M, N, dtype) for name in SPECS if not name.startswith("cross_entropy")
                                     for M, N, dtype in TORCH_GPU_SHAPES]
-BACKWARD = BACKWARD_CASES  # the backward kernels: a row kernel each, and the norms' column sums
+# the backward kernels (a row kernel each, and the norms' column sums), also at the
+# shapes of test/gpu/test_torch_gpu.py (its autograd calls them)
+BACKWARD = BACKWARD_CASES + [(name, M, N, dtype) for name in BACKWARD_KERNELS for M, N, dtype in TORCH_GPU_SHAPES]
 
 
 def prepare_one(text: str, chip: str) -> bool:
