@@ -36,6 +36,27 @@ def no_driver(monkeypatch):
     monkeypatch.setattr(runtime, "_driver", touched)
 
 
+# The conformance matrix's per-case sweeps (every case of tile_mlir.testing.matrix):
+# the README's test command runs one case in SWEEP_SAMPLE of each test function (in the
+# matrix's order, which interleaves scopes, kinds, dtypes and layouts, so every class
+# keeps cases), and ``pytest -m sweep`` runs the rest. .ci/run runs both.
+SWEEP_FILES = ("test_cases.py", "test_conformance_interpreter.py")
+SWEEP_SAMPLE = 4
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by the marks
+def pytest_collection_modifyitems(config, items):
+    seen: dict = {}
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if Path(str(item.fspath)).name not in SWEEP_FILES or "case" not in params:
+            continue
+        function = item.originalname
+        index = seen[function] = seen.get(function, -1) + 1
+        if index % SWEEP_SAMPLE:
+            item.add_marker(pytest.mark.sweep)
+
+
 def pytest_terminal_summary(terminalreporter):
     """Say how many random differential kernels ran (test_differential.py)."""
     for name, module in list(sys.modules.items()):
