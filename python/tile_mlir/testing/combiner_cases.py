@@ -34,7 +34,7 @@ from functools import cached_property
 import numpy as np
 
 from ..layout import TileLayout
-from ..vocab import ARG_KINDS, CANONICAL_NAN_BITS, SCOPE_THREADS, WARP_SIZE, shared_group_size
+from ..vocab import ARG_KINDS, CANONICAL_NAN_BITS, DEFAULT_CHIP, SCOPE_THREADS, WARP_SIZE, shared_group_size
 from .cases import ReduceCase, _copies, bits, is_float, narrow, poison, private_type, storage_dtype, widen
 from .combiners import COMBINERS, GPU_EXP_ULPS, meaning
 from .shared_cases import _Kernel, _workgroup_type
@@ -276,7 +276,7 @@ class CombinerCase:
         return ([f"memref<{'x'.join(map(str, a))}x{t}>" for t in self.src_types]
                 + [f"memref<{'x'.join(map(str, b))}x{t}>" for t in self.dst_types])
 
-    def kernel_text(self, chip: str = "sm_90a") -> str:
+    def kernel_text(self, chip: str = DEFAULT_CHIP) -> str:
         types = self.buffer_types()
         ks = len(self.src_types)
         args = [f"%A{j}: {t}" for j, t in enumerate(types[:ks])] + [f"%B{j}: {t}" for j, t in enumerate(types[ks:])]

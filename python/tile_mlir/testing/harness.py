@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from ..vocab import DEFAULT_CHIP
 from . import reference as ref
 from .cases import _copies, private_type  # the IR text of straight-line copies
 
@@ -142,7 +143,7 @@ class Kernel:
 
     # -- the kernel's text --------------------------------------------------------------
 
-    def text(self, chip: str = "sm_90a") -> str:
+    def text(self, chip: str = DEFAULT_CHIP) -> str:
         """A module holding this kernel alone."""
         return module_text([self], chip)
 
@@ -255,7 +256,7 @@ class Kernel:
         return args, body + self._loop(inner) + _guard(out, sub)
 
 
-def module_text(kernels, chip: str = "sm_90a") -> str:
+def module_text(kernels, chip: str = DEFAULT_CHIP) -> str:
     """One module, one ``gpu.module @kernels`` holding every kernel of ``kernels``."""
     globals_, funcs = [], []
     for kernel in kernels:

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..vocab import DEFAULT_CHIP
 from . import reference_copy as rc
 from .cases import _copies, private_type
 from .harness import _BITS, Run, module_text, random_values
@@ -66,7 +67,7 @@ class CopyKernel:
         rest = {k: v for k, v in d.items() if k not in ("copy", "op")}
         return CopyKernel(op=rc.CopyOp(**{k: tup(v) for k, v in d["op"].items()}), **rest)
 
-    def text(self, chip: str = "sm_90a") -> str:
+    def text(self, chip: str = DEFAULT_CHIP) -> str:
         return module_text([self], chip)
 
     def _types(self):
