@@ -62,3 +62,11 @@ def test_every_error_class_derives_from_tile_error_and_is_exported():
                     if isinstance(v, type) and issubclass(v, BaseException) and v.__module__ == name
                     and not issubclass(v, errors.TileError)]
     assert outside == [], "every error tile-mlir raises is a TileError"
+
+
+def test_the_default_chip_is_named_only_in_the_vocabulary():
+    """One vocabulary: the package names its default chip once (``vocab.DEFAULT_CHIP``)."""
+    chip = tile_mlir.vocab.DEFAULT_CHIP
+    found = [f"{path.relative_to(ROOT)}:{n}" for path in sorted(PACKAGE.rglob("*.py")) if path.name != "vocab.py"
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if f'"{chip}"' in line]
+    assert found == []
