@@ -15,8 +15,10 @@ from tile_mlir.kernels import reference as ref
 from tile_mlir.testing.fused import RTOL, as_f64, check, to_dtype
 
 # (M, V, plan overrides): one warp per row; several warps; a row over a cluster of 4 CTAs
-# (through a small plan table: "small").
-SHAPES = [(6, 1000, {}), (3, 3001, {}), (5, 1000, "small")]
+# and, f32, of 16 (through a small plan table: "small"). A cluster of 16 is not fixed in
+# the kernel, and the backward has no cluster-scope op, so it runs without clusters: each
+# CTA must find its columns from its block id (the bug this case caught: NaN columns).
+SHAPES = [(6, 1000, {}), (3, 3001, {}), (5, 1000, "small"), (4, 4093, "small")]
 
 
 def inputs(rng, M, V, dtype, ignored=(1,)):

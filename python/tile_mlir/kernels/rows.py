@@ -78,7 +78,12 @@ class Rows:
         self.layout = p.layouts()
         rows = k.block_id() if p.CL == 1 else arith.divui(k.block_id(), k.index(p.CL))
         self.row = arith.muli(rows, k.index(p.R))
-        self.rank = k.cluster_rank() if p.CL > 1 else None
+        # The CTA's place in its row: block id mod CL, which is its cluster rank in a
+        # one-dimensional grid launched in clusters of CL, and still names its columns
+        # where a kernel with no cluster-scope op (cross-entropy's backward) is launched
+        # without clusters (a cluster of 16 is not fixed in the kernel: the runtime
+        # launches one only for a kernel whose layouts name its CTAs).
+        self.rank = arith.remui(k.block_id(), k.index(p.CL)) if p.CL > 1 else None
         self.col = arith.muli(self.rank, k.index(p.CH)) if p.CL > 1 else k.index(0)
         self._one, self._all = k.registers([1], "f32"), k.registers([1], "f32")
 
