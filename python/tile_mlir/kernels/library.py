@@ -51,7 +51,6 @@ class Kernel:
     eps: float | None = None
     module: str = "forward"
     args: tuple[str, ...] = ()
-    online_warps: int | None = None  # warps per row where the plan is ``online`` (``_plan``)
     any_rows: bool = False  # one kernel for every M: its last argument is M (``tile_mlir.dynamic_dims``)
 
     @property
@@ -68,10 +67,10 @@ SPECS = {
     "layernorm": Kernel("layernorm", ("weight", "bias"), (("y", "rows"), ("mean", "stat"), ("rstd", "stat")), 1e-5),
     "cross_entropy": Kernel("cross_entropy", module="cross_entropy_kernels",
                             args=("logits", "target", "loss", "lse", "ignore_index", "label_smoothing", "rows"),
-                            online_warps=8, any_rows=True),
+                            any_rows=True),
     "cross_entropy_backward": Kernel("cross_entropy_backward", module="cross_entropy_kernels",
                                      args=("logits", "target", "lse", "scale", "dlogits", "label_smoothing", "rows"),
-                                     online_warps=8, any_rows=True),
+                                     any_rows=True),
 }
 
 
@@ -127,17 +126,9 @@ def _compiled_for(name: str, M: int, N: int, dtype: str, backend: str, chip: str
 
 
 def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
-    """The row plan of kernel ``name`` (the forward kernels' names select it; the others
-    take the same plan, except that a kernel with ``online_warps`` that reads each chunk
-    once, so that its chunks need not be long, takes that many warps per row where the
-    row is longer than a CTA holds)."""
-    p = plan(M, N, dtype, name if name in KERNELS else None, **overrides)
-    warps = SPECS[name].online_warps
-    if warps is None or p.kind != "online" or "warps" in overrides:
-        return p
-    why = (f"N = {N} is more than one CTA holds; {name} reads each chunk once, so {warps} warps per row"
-           f" (fewer registers, several CTAs per SM) take chunks of the row in turn")
-    return dataclasses.replace(plan(M, N, dtype, None, warps=warps, **overrides), why=why)
+    """The row plan of kernel ``name``: the forward kernels' names select their tables;
+    the others (cross-entropy) take the default table of their dtype."""
+    return plan(M, N, dtype, name if name in KERNELS else None, **overrides)
 
 
 @functools.lru_cache(maxsize=256)
