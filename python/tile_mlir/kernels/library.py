@@ -183,6 +183,19 @@ def _built(name: str, M: int, p: RowPlan, chip: str, extra: tuple = ()):
 # --- arrays -----------------------------------------------------------------------------
 
 
+def rows_of(name: str, x) -> tuple[bool, str, int, int]:
+    """(whether x is a torch tensor, its dtype, M rows, N columns) of kernel ``name``'s
+    array x of shape (..., N); a LaunchError or OptionError names what is wrong."""
+    if getattr(x, "ndim", 0) < 1:
+        raise LaunchError(f"{name} needs an array of at least one dim, got {_summary(x)}")
+    torch_in = _is_torch(x)
+    dtype = _torch_dtype(x) if torch_in else _numpy_dtype(np.asarray(x))
+    N, M = x.shape[-1], math.prod(x.shape[:-1])
+    if N < 1:
+        raise OptionError(f"{name} needs rows of at least one column, got shape {tuple(x.shape)}")
+    return torch_in, dtype, M, N
+
+
 def run(name: str, x, *params, eps: float | None = None, backend: str = "auto", **overrides) -> tuple:
     """Run kernel ``name`` on x (..., N) and its per-column ``params`` (N each); return
     its outputs (``SPECS[name].outputs``): arrays of x's kind (numpy, or torch on x's
@@ -193,13 +206,7 @@ def run(name: str, x, *params, eps: float | None = None, backend: str = "auto", 
         raise LaunchError(f"{name} is not run by run(): call tile_mlir.kernels.{name}")
     if len(params) != len(spec.params):
         raise LaunchError(f"{name} takes x and {len(spec.params)} more array(s) {spec.params}, got {len(params)}")
-    if getattr(x, "ndim", 0) < 1:
-        raise LaunchError(f"{name} needs an array of at least one dim, got {_summary(x)}")
-    torch_in = _is_torch(x)
-    dtype = _torch_dtype(x) if torch_in else _numpy_dtype(np.asarray(x))
-    N, M = x.shape[-1], math.prod(x.shape[:-1])
-    if N < 1:
-        raise OptionError(f"{name} needs rows of at least one column, got shape {tuple(x.shape)}")
+    torch_in, dtype, M, N = rows_of(name, x)
     scalars = (float(spec.eps if eps is None else eps),) if spec.eps is not None else ()
     backend = api.choose_backend(backend)
     if torch_in and x.is_cuda and backend == "cuda":

@@ -18,7 +18,6 @@ give the same bits on every run (docs/training-kernels.md).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +26,7 @@ from .. import api
 from ..errors import LaunchError, OptionError
 from ..vocab import DEFAULT_CHIP, WARP_SIZE
 from . import library
-from .library import Compiled, _host, _is_torch, _numpy_dtype, _summary, _to_torch, _torch_dtype
+from .library import Compiled, _host, _is_torch, _summary, _to_torch, rows_of
 from .plan import RowPlan, plan
 
 __all__ = ["BACKWARD", "CTAS_PER_SM", "SMS", "column_sums_grid", "compiled_backward", "default_ctas", "run_backward",
@@ -144,13 +143,7 @@ def run_backward(name: str, *arrays, backend: str = "auto", ctas: int | None = N
         names = ", ".join(n for n, _ in spec.inputs)
         raise LaunchError(f"{name} takes {len(spec.inputs)} arrays ({names}), got {len(arrays)}")
     x = arrays[0]
-    if getattr(x, "ndim", 0) < 1:
-        raise LaunchError(f"{name} needs an array of at least one dim, got {_summary(x)}")
-    torch_in = _is_torch(x)
-    dtype = _torch_dtype(x) if torch_in else _numpy_dtype(np.asarray(x))
-    N, M = x.shape[-1], math.prod(x.shape[:-1])
-    if N < 1:
-        raise OptionError(f"{name} needs rows of at least one column, got shape {tuple(x.shape)}")
+    torch_in, dtype, M, N = rows_of(name, x)
     for a, (arg, role) in zip(arrays, spec.inputs):
         want = {"rows": tuple(x.shape), "cols": (N,)}.get(role, tuple(x.shape[:-1]))
         if tuple(getattr(a, "shape", ())) != want:
