@@ -83,14 +83,7 @@ def _child(fn: Callable, args, write_end: int, read_end: int, stderr_fd: int | N
         os.close(read_end)
         if stderr_fd is not None:
             os.dup2(stderr_fd, 2)
-        try:
-            payload = ("return", fn(*args))
-        except Exception as e:  # noqa: BLE001 - handed to the parent, which raises it
-            payload = ("raise", e)
-        try:
-            data = pickle.dumps(payload)
-        except Exception as e:  # noqa: BLE001 - an exception that does not pickle
-            data = pickle.dumps(("raise", TileError(f"{type(e).__name__}: {e}")))
+        data = _outcome(fn, args)
         with os.fdopen(write_end, "wb") as pipe:
             pipe.write(data)
         sys.stdout.flush()
@@ -245,13 +238,10 @@ def _serve(requests: int, replies: int, stderr_fd: int, close: tuple[int, ...]) 
             os.ftruncate(2, 0)
             try:
                 fn, args = pickle.loads(request)
-                payload = ("return", fn(*args))
             except Exception as e:  # noqa: BLE001 - handed to the parent, which raises it
-                payload = ("raise", e)
-            try:
-                data = pickle.dumps(payload)
-            except Exception as e:  # noqa: BLE001 - an exception that does not pickle
                 data = pickle.dumps(("raise", TileError(f"{type(e).__name__}: {e}")))
+            else:
+                data = _outcome(fn, args)
             sys.stdout.flush()
             sys.stderr.flush()
             _send(replies, data)
@@ -259,3 +249,16 @@ def _serve(requests: int, replies: int, stderr_fd: int, close: tuple[int, ...]) 
         status = 1
     finally:
         os._exit(status)
+
+
+def _outcome(fn, args) -> bytes:
+    """``fn(*args)``'s result or exception, pickled for the parent (an exception that does
+    not pickle becomes a TileError that names it)."""
+    try:
+        payload = ("return", fn(*args))
+    except Exception as e:  # noqa: BLE001 - handed to the parent, which raises it
+        payload = ("raise", e)
+    try:
+        return pickle.dumps(payload)
+    except Exception as e:  # noqa: BLE001 - an exception that does not pickle
+        return pickle.dumps(("raise", TileError(f"{type(e).__name__}: {e}")))
