@@ -62,7 +62,7 @@ def row_kernel(name: str, p: RowPlan, M: int, args, chip: str = DEFAULT_CHIP):
     types = arg_types(p, M)
     with build.kernel(name, [(n, types.get(role, role)) for n, role in args], chip=chip, known_block_size=p.threads,
                       known_cluster_size=p.CL if 1 < p.CL <= MAX_PORTABLE_CLUSTER_CTAS else None,
-                      align=MAX_VECTOR_ALIGN) as k:
+                      align=MAX_VECTOR_ALIGN, min_ctas_per_sm=p.O if p.O > 1 else None) as k:
         yield Rows(k, p)
 
 
