@@ -108,6 +108,23 @@ def test_cluster_plans_against_float64(name, dtype):
 BACKWARD_FORWARD = {name: spec.forward for name, spec in K.BACKWARD.items()}
 
 
+def test_a_forward_cluster_gives_the_backward_its_own_cluster(monkeypatch):
+    """Where the forward's plan is a cluster and nothing is forced, the backward takes the
+    cluster of BACKWARD_TABLES (fewer elements a thread): scaled down, the forward a
+    cluster of 2 at N = 997 (8 f32 a thread), the backward one of 4 (4 a thread); the
+    default API runs it, against the float64 formulas."""
+    from tile_mlir.kernels.plan import TABLES
+    from tile_mlir.kernels import training
+
+    monkeypatch.setitem(TABLES, "f32", registers_table("f32", data_bytes=32, max_warps=2))
+    monkeypatch.setitem(training.BACKWARD_TABLES, "f32", SMALL["f32"])
+    assert K.plan(5, 997, "f32", "layernorm").label() == "cluster R1 W2 E8 CL2"
+    assert training.backward_plan("layernorm_backward", 5, 997, "f32").label() == "cluster R1 W2 E4 CL4"
+    args = inputs(np.random.default_rng(), "layernorm_backward", (5, 997), "f32")
+    for got, want in zip(K.layer_norm_backward(*args, **I), formulas("layernorm_backward", *map(as_f64, args))):
+        agrees(got, want, "f32")
+
+
 def test_the_api_is_the_contract():
     """SPEC's names and argument order; one output for softmax and logsumexp, (dx, dw) and
     (dx, dw, db) for the norms."""
@@ -404,15 +421,16 @@ def test_rows_past_the_plan_table_and_a_grid_of_part_clusters_are_refused():
 
 
 def test_long_rows_take_cluster_plans_on_a_grid_of_whole_clusters():
-    """At the benchmark's 1024 x 65536 (and 262144 f32, a cluster of 16) the norms' row
+    """At the benchmark's 1024 x 65536 the backward takes a cluster of 8 (8 elements a
+    thread: BACKWARD_TABLES), at 262144 f32 the forward's cluster of 16; the norms' row
     kernel runs on whole clusters (default_ctas), its column sums on R partial rows a
     cluster; both build (the MLIR text; the GPU runs them)."""
-    from tile_mlir.kernels.training import default_ctas, partial_rows, text_backward
+    from tile_mlir.kernels.training import backward_plan, default_ctas, partial_rows, text_backward
 
-    for N, dtype, CL in [(65536, "f32", 4), (65536, "bf16", 2), (262144, "f32", 16)]:
-        p = K.plan(1024, N, dtype, "layernorm")
+    for N, dtype, CL, E in [(65536, "f32", 8, 8), (65536, "bf16", 8, 8), (262144, "f32", 16, 16)]:
+        p = backward_plan("layernorm_backward", 1024, N, dtype)
         G = default_ctas(1024, p)
-        assert p.CL == CL and G % CL == 0 and G <= 2 * 132
+        assert (p.CL, p.E) == (CL, E) and p.CL * p.CH >= N and G % CL == 0 and G <= 132
         row_kernel, sums = text_backward("layernorm_backward", 1024, N, dtype)
         assert f"memref<{partial_rows(G, p)}x{N}xf32>" in row_kernel and "cluster" in row_kernel
         assert f"memref<{partial_rows(G, p)}x{N}xf32>" in sums

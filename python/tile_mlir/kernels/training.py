@@ -19,19 +19,19 @@ run (docs/training-kernels.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .. import api
 from ..errors import LaunchError, OptionError
-from ..vocab import DEFAULT_CHIP, WARP_SIZE
+from ..vocab import DEFAULT_CHIP, DTYPE_BYTES, WARP_SIZE
 from . import library
 from .library import Compiled, _host, _is_torch, _summary, _to_torch, rows_of
-from .plan import RowPlan, plan
+from .plan import RowPlan, plan, registers_table
 
-__all__ = ["BACKWARD", "CTAS_PER_SM", "SMS", "column_sums_grid", "compiled_backward", "default_ctas", "partial_rows",
-           "run_backward", "text_backward"]
+__all__ = ["BACKWARD", "BACKWARD_ELEMENTS", "BACKWARD_TABLES", "CTAS_PER_SM", "SMS", "backward_plan", "column_sums_grid",
+           "compiled_backward", "default_ctas", "partial_rows", "run_backward", "text_backward"]
 
 SMS = 132  # the H200's streaming multiprocessors
 CTAS_PER_SM = 2  # of up to 512 threads; one of 1024 (it holds the SM's registers)
@@ -87,10 +87,28 @@ def partial_rows(ctas: int, p: RowPlan) -> int:
     return ctas // p.CL * p.R
 
 
-def _plan(spec, M: int, N: int, dtype: str, overrides) -> RowPlan:
-    """The forward's row plan for a backward: one CTA or a cluster of CL CTAs per row,
-    up to the plan table's longest row (``plan`` refuses a longer one)."""
-    return plan(M, N, dtype, spec.forward, **overrides)
+# A backward keeps more tiles of its row part than the forward (the norms: x, dy, w and
+# f32 accumulators), so where the forward splits a row over a cluster, the backward takes
+# a cluster large enough that a thread keeps at most BACKWARD_ELEMENTS of the row (half
+# that in a CTA of 1024 threads: 8, 64 registers a thread), whatever the dtype: the
+# cluster tiers of these tables, where they hold the row (no spill at 1024 x 65536 by
+# ptxas: docs/training-kernels.md). Longer rows take the forward's cluster of 16.
+BACKWARD_ELEMENTS = 16
+BACKWARD_TABLES = {dtype: registers_table(dtype, data_bytes=BACKWARD_ELEMENTS * DTYPE_BYTES[dtype])
+                   for dtype in ("f32", "bf16")}
+
+
+def backward_plan(name: str, M: int, N: int, dtype: str = "f32", **overrides) -> RowPlan:
+    """The row plan of backward ``name``: its forward's (with ``overrides``), one CTA or
+    a cluster of CL CTAs per row, up to the plan table's longest row (``plan`` refuses a
+    longer one); where that is a cluster and nothing is forced, the cluster of
+    ``BACKWARD_TABLES`` if that holds the row."""
+    p = plan(M, N, dtype, _spec(name).forward, **overrides)
+    table = BACKWARD_TABLES[dtype]
+    if p.CL == 1 or overrides or N > table.longest:
+        return p
+    q = plan(M, N, dtype, table=table)
+    return replace(q, why=f"backward, at most {table.elements(q.threads)} elements a thread: {q.why}")
 
 
 def _ctas(M: int, p: RowPlan, ctas) -> int:
@@ -109,7 +127,7 @@ def compiled_backward(name: str, M: int, N: int, dtype: str = "f32", *, backend:
     f32), the column sums' ``(dw_partials[, db_partials], dw[, db])``."""
     spec = _spec(name)
     backend = api.choose_backend(backend)
-    p = _plan(spec, M, N, dtype, overrides)
+    p = backward_plan(name, M, N, dtype, **overrides)
     if not spec.sums:
         return Compiled(library._kernel(name, M, p, backend, chip), p.grid(M), p.threads, p, backend,
                                 spec.signature), None
@@ -128,7 +146,7 @@ def text_backward(name: str, M: int, N: int, dtype: str = "f32", *, chip: str = 
     """The MLIR of the kernels ``compiled_backward`` compiles (what prepare compiles ahead;
     with ``remember`` the compile cache remembers each by name, for a GPU without MLIR)."""
     spec = _spec(name)
-    p = _plan(spec, M, N, dtype, overrides)
+    p = backward_plan(name, M, N, dtype, **overrides)
     keys = [(name, M, ())]
     if spec.sums:
         G = _ctas(M, p, ctas)
