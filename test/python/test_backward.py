@@ -422,15 +422,16 @@ def test_rows_past_the_plan_table_and_a_grid_of_part_clusters_are_refused():
 
 def test_long_rows_take_cluster_plans_on_a_grid_of_whole_clusters():
     """At the benchmark's 1024 x 65536 the backward takes a cluster of 8 (8 elements a
-    thread: BACKWARD_TABLES), at 262144 f32 the forward's cluster of 16; the norms' row
+    thread: BACKWARD_TABLES), at 262144 one of 16 (the largest); the norms' row
     kernel runs on whole clusters (default_ctas), its column sums on R partial rows a
     cluster; both build (the MLIR text; the GPU runs them)."""
     from tile_mlir.kernels.training import backward_plan, default_ctas, partial_rows, text_backward
 
-    for N, dtype, CL, E in [(65536, "f32", 8, 8), (65536, "bf16", 8, 8), (262144, "f32", 16, 16)]:
+    for N, dtype, CL, E in [(65536, "f32", 8, 8), (65536, "bf16", 8, 8), (262144, "f32", 16, 16),
+                            (262144, "bf16", 16, 32)]:
         p = backward_plan("layernorm_backward", 1024, N, dtype)
         G = default_ctas(1024, p)
-        assert (p.CL, p.E) == (CL, E) and p.CL * p.CH >= N and G % CL == 0 and G <= 132
+        assert (p.CL, p.E) == (CL, E) and p.CL * p.CH >= N and G % CL == 0 and G <= 2 * 132
         row_kernel, sums = text_backward("layernorm_backward", 1024, N, dtype)
         assert f"memref<{partial_rows(G, p)}x{N}xf32>" in row_kernel and "cluster" in row_kernel
         assert f"memref<{partial_rows(G, p)}x{N}xf32>" in sums

@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import api
 from ..errors import LaunchError, OptionError
-from ..vocab import DEFAULT_CHIP, DTYPE_BYTES, WARP_SIZE
+from ..vocab import DEFAULT_CHIP, DTYPE_BYTES, MAX_CLUSTER_CTAS, WARP_SIZE
 from . import library
 from .library import Compiled, _host, _is_torch, _summary, _to_torch, rows_of
 from .plan import RowPlan, plan, registers_table
@@ -92,7 +92,7 @@ def partial_rows(ctas: int, p: RowPlan) -> int:
 # a cluster large enough that a thread keeps at most BACKWARD_ELEMENTS of the row (half
 # that in a CTA of 1024 threads: 8, 64 registers a thread), whatever the dtype: the
 # cluster tiers of these tables, where they hold the row (no spill at 1024 x 65536 by
-# ptxas: docs/training-kernels.md). Longer rows take the forward's cluster of 16.
+# ptxas: docs/training-kernels.md). Longer rows take the largest cluster, 16 CTAs.
 BACKWARD_ELEMENTS = 16
 BACKWARD_TABLES = {dtype: registers_table(dtype, data_bytes=BACKWARD_ELEMENTS * DTYPE_BYTES[dtype])
                    for dtype in ("f32", "bf16")}
@@ -102,13 +102,18 @@ def backward_plan(name: str, M: int, N: int, dtype: str = "f32", **overrides) ->
     """The row plan of backward ``name``: its forward's (with ``overrides``), one CTA or
     a cluster of CL CTAs per row, up to the plan table's longest row (``plan`` refuses a
     longer one); where that is a cluster and nothing is forced, the cluster of
-    ``BACKWARD_TABLES`` if that holds the row."""
-    p = plan(M, N, dtype, _spec(name).forward, **overrides)
+    ``BACKWARD_TABLES`` if that holds the row, else one of MAX_CLUSTER_CTAS."""
+    forward = _spec(name).forward
+    p = plan(M, N, dtype, forward, **overrides)
     table = BACKWARD_TABLES[dtype]
-    if p.CL == 1 or overrides or N > table.longest:
+    if p.CL == 1 or overrides:
         return p
-    q = plan(M, N, dtype, table=table)
-    return replace(q, why=f"backward, at most {table.elements(q.threads)} elements a thread: {q.why}")
+    if N <= table.longest:
+        q = plan(M, N, dtype, table=table)
+        return replace(q, why=f"backward, at most {table.elements(q.threads)} elements a thread: {q.why}")
+    q = plan(M, N, dtype, forward, ctas=MAX_CLUSTER_CTAS)
+    return replace(q, why=f"backward: N = {N} is longer than a cluster of {BACKWARD_ELEMENTS // 2}-element threads"
+                          f" holds ({table.longest}), so the largest cluster, {MAX_CLUSTER_CTAS} CTAs")
 
 
 def _ctas(M: int, p: RowPlan, ctas) -> int:
