@@ -17,10 +17,10 @@ two kernels and a fixed order (docs/training-kernels.md):
    b + G, b + 2G... (R rows a group, row slot s of a group on warp s) and adds each row's
    dY · x̂ (one ``math.fma`` per element) and dY into f32 accumulators that start at +0
    and follow the row frame's layout, then writes them as partial rows b·R + s of a
-   (G·R) × N f32 array (each CTA of a cluster its own columns of them). With one chunk per row (K = 1) the accumulators are
-   registers; with K > 1 they are the CTA's own partial rows in global memory, read and
-   written chunk by chunk by the thread that owns each column (no other thread touches
-   them, so no race).
+   (G·R) × N f32 array (each CTA of a cluster its own columns of them). With one chunk
+   per row (K = 1) the accumulators are registers; with K > 1 they are the CTA's own
+   partial rows in global memory, read and written chunk by chunk by the thread that
+   owns each column (no other thread touches them, so no race).
 2. ``column_sums`` adds the G·R partial rows of each column in order 0, 1, 2..., from +0,
    in f32, and writes dW (and dB) in the dtype.
 

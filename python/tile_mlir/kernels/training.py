@@ -30,8 +30,8 @@ from . import library
 from .library import Compiled, _host, _is_torch, _summary, _to_torch, rows_of
 from .plan import RowPlan, plan, registers_table
 
-__all__ = ["BACKWARD", "BACKWARD_ELEMENTS", "BACKWARD_TABLES", "CTAS_PER_SM", "SMS", "backward_plan", "column_sums_grid",
-           "compiled_backward", "default_ctas", "partial_rows", "run_backward", "text_backward"]
+__all__ = ["BACKWARD", "BACKWARD_ELEMENTS", "BACKWARD_TABLES", "CTAS_PER_SM", "SMS", "backward_plan",
+           "column_sums_grid", "compiled_backward", "default_ctas", "partial_rows", "run_backward", "text_backward"]
 
 SMS = 132  # the H200's streaming multiprocessors
 CTAS_PER_SM = 2  # of up to 512 threads; one of 1024 (it holds the SM's registers)
@@ -213,7 +213,8 @@ def _on_device(spec: Backward, arrays, M, N, dtype, ctas, overrides):
         rows, total = compiled_backward(spec.name, M, N, dtype, backend="cuda", ctas=ctas, **overrides)
         flat = [a.contiguous().view(M, N) if role == "rows" else a.contiguous().view(-1)
                 for a, (_, role) in zip(arrays, spec.inputs)]
-        partials = [torch.empty((partial_rows(rows.grid, rows.plan), N), dtype=torch.float32, device=x.device) for _ in sums]
+        P = partial_rows(rows.grid, rows.plan)
+        partials = [torch.empty((P, N), dtype=torch.float32, device=x.device) for _ in sums]
         stream = torch.cuda.current_stream()
         rows.kernel.launch(rows.grid, rows.block, *flat, dx.view(M, N), *partials, stream=stream)
         if total is not None:
