@@ -28,7 +28,7 @@ from ..errors import LaunchError, OptionError
 from ..vocab import DEFAULT_CHIP, DTYPE_BYTES, MAX_CLUSTER_CTAS, WARP_SIZE
 from . import library
 from .library import Compiled, _host, _is_torch, _summary, _to_torch, rows_of
-from .plan import RowPlan, plan, registers_table
+from .plan import TABLES, RowPlan, plan, registers_table
 
 __all__ = ["BACKWARD", "BACKWARD_ELEMENTS", "BACKWARD_TABLES", "CTAS_PER_SM", "SMS", "backward_plan",
            "column_sums_grid", "compiled_backward", "default_ctas", "partial_rows", "run_backward", "text_backward"]
@@ -104,7 +104,9 @@ def backward_plan(name: str, M: int, N: int, dtype: str = "f32", **overrides) ->
     longer one); where that is a cluster and nothing is forced, the cluster of
     ``BACKWARD_TABLES`` if that holds the row, else one of MAX_CLUSTER_CTAS."""
     forward = _spec(name).forward
-    p = plan(M, N, dtype, forward, **overrides)
+    # the forward's registers table, not its measured plans (measured on the forwards)
+    p = plan(M, N, dtype, forward, **overrides) if overrides else plan(
+        M, N, dtype, table=TABLES.get((forward, dtype), TABLES[dtype]))
     table = BACKWARD_TABLES[dtype]
     if p.CL == 1 or overrides:
         return p
