@@ -18,7 +18,9 @@ the text that ``benchmarks.prepare`` compiled and finds it in the compile cache.
   the row in registers (``tile_mlir.kernels.plan``'s layouts), with the row's
   (max, sum of exp) combined either by two cta-scope reductions (``maximum``, then ``sum``
   of the rescaled partial sums: two exchanges, two barriers) or by one combiner reduction
-  of the (max, sum) pair (``packed``: one exchange).
+  of the (max, sum) pair (``packed``: one exchange); both compiled with ``fold = tree``
+  (the lanes fold the 32 warps' partials together: 5 combines a thread, not 31, which for
+  the pair is 10 exponentials, not 62), and asking for 2 blocks per SM (32 registers).
 """
 
 from __future__ import annotations
@@ -223,6 +225,7 @@ class SoftmaxConfig:
     dtype: str
     packed: bool
     W: int = 32
+    fold: str = "tree"  # the compile option: with tree, the lanes fold the warps' partials together
 
     @property
     def plan(self):
@@ -284,7 +287,7 @@ def softmax_rows(c: SoftmaxConfig) -> str:
                     f'{ind}"tile.reduce"(%qs, %ps) {{kind = "sum", {", ".join(attrs)}}} : ({one}, {one}) -> ()\n'
                     f"{ind}%S = memref.load %qs[%c0] : {one}\n")
     body = f"""    gpu.func @{c.name}(%X: !X {{llvm.align = 16 : i64}}, %Y: !X {{llvm.align = 16 : i64}}) kernel
-        attributes {{known_block_size = array<i32: {c.block}, 1, 1>}} {{
+        attributes {{known_block_size = array<i32: {c.block}, 1, 1>, nvvm.minctasm = {2048 // c.block} : i32}} {{
       %c0 = arith.constant 0 : index
       %cV = arith.constant {V} : index
       %cE = arith.constant {E} : index
