@@ -250,13 +250,17 @@ class SoftmaxConfig:
         return 32 * self.W
 
 
-# The pair's combine: M = max(m1, m2) (NaN propagates), A = M or 0 when M is -inf, and
-# S = s1 exp(m1 - A) + s2 exp(m2 - A); each s is a sum of exp(x - a(m)), a(-inf) = 0.
-PAIR_BODY = ("%pM = arith.maximumf %l0, %r0 : f32", "%pninf = arith.constant 0xFF800000 : f32",
-             "%pzero = arith.constant 0.0 : f32", "%pnone = arith.cmpf oeq, %pM, %pninf : f32",
-             "%pA = arith.select %pnone, %pzero, %pM : f32", "%pd1 = arith.subf %l0, %pA : f32",
-             "%pe1 = math.exp %pd1 : f32", "%pt1 = arith.mulf %l1, %pe1 : f32", "%pd2 = arith.subf %r0, %pA : f32",
-             "%pe2 = math.exp %pd2 : f32", "%pt2 = arith.mulf %r1, %pe2 : f32", "%pS = arith.addf %pt1, %pt2 : f32")
+# The pair's combine, with one exponential: M = max(m1, m2) (NaN propagates); the pair of
+# the smaller max is rescaled by e = exp(-|m1 - m2|), S = s1 + s2 e (m1 > m2) or s1 e + s2;
+# equal maxima (-inf, +inf included, where m1 - m2 is NaN) add, S = s1 + s2. Each s is a
+# sum of exp(x - a(m)), a(m) = m, or 0 where m is -inf (s = 0 there).
+PAIR_BODY = ("%pM = arith.maximumf %l0, %r0 : f32", "%pd = arith.subf %l0, %r0 : f32",
+             "%pad = math.absf %pd : f32", "%pnd = arith.negf %pad : f32", "%pe = math.exp %pnd : f32",
+             "%pgt = arith.cmpf ogt, %l0, %r0 : f32", "%peq = arith.cmpf oeq, %l0, %r0 : f32",
+             "%pa = arith.mulf %r1, %pe : f32", "%pb = arith.mulf %l1, %pe : f32",
+             "%phi = arith.addf %l1, %pa : f32", "%plo = arith.addf %pb, %r1 : f32",
+             "%padd = arith.addf %l1, %r1 : f32", "%pne = arith.select %pgt, %phi, %plo : f32",
+             "%pS = arith.select %peq, %padd, %pne : f32")
 
 
 def softmax_rows(c: SoftmaxConfig) -> str:
