@@ -9,7 +9,9 @@ Three steps::
     python -m benchmarks.plan_search run --out DIR                   # there (GPU, TILE_MLIR_CACHE_DIR=.plan-cache)
     python -m benchmarks.plan_search table DIR/plan_search.json      # here: write the measured table
 
-A candidate is a plan (CTAs per row, rows per CTA, warps per row) with the fewest 16-byte
+The table keeps the fastest candidate that spills at most ``MAX_SPILL_BYTES`` (said with
+its spill, and the faster ones it passed over). A candidate is a plan (CTAs per row, rows
+per CTA, warps per row) with the fewest 16-byte
 vectors that cover the row, and either no occupancy demand or the most CTAs of its size an
 SM holds (``per_sm``: ptxas then caps the registers at 65536 / (threads x per_sm)). Each
 is checked against torch in float64 (the tolerances of ``benchmarks.fused``) before it is
@@ -30,6 +32,9 @@ from .fused import ITEMSIZE, PARAMS, PER_ROW, STATS, TOLERANCE, eps_of, error, r
 KERNELS = ("softmax", "logsumexp", "rmsnorm", "layernorm")
 SEARCH_N = {"f32": (16384, 65536, 262144), "bf16": (16384, 65536, 262144, 524288)}
 X_BYTES = 256 << 20  # each input set; two sets rotate
+# A plan may spill this much (a few registers, to L1) if it is still the fastest: the search
+# found LayerNorm bf16 plans that spill 16-24 bytes 1.2-1.9x faster than any that do not.
+MAX_SPILL_BYTES = 64
 TABLE = Path(__file__).resolve().parent.parent / "python" / "tile_mlir" / "kernels" / "measured_plans.json"
 
 
@@ -149,16 +154,18 @@ def table(path: str, dest: Path = TABLE) -> int:
     for case in data["cases"]:
         ok = sorted((p for p in case["plans"] if p["status"] == "ok"), key=lambda p: -p["gbps"])
         k, M, N, d = case["kernel"], case["M"], case["N"], case["dtype"]
-        spilling = [p for p in ok if spills(k, M, N, d, p["overrides"])] if ok else []
-        kept = [p for p in ok if p not in spilling]
+        for p in ok:
+            p["spill_bytes"] = spills(k, M, N, d, p["overrides"])
+        kept = [p for p in ok if p["spill_bytes"] <= MAX_SPILL_BYTES]
         if not kept:
             continue
         b = kept[0]
         entry = {"N": N, **b["overrides"], "label": b["label"], "M": M, "gbps": round(b["gbps"]),
-                 "copy_gbps": round(case["copy_gbps"]), "candidates": len(case["plans"])}
-        faster = [p for p in spilling if p["gbps"] > b["gbps"]]
-        if faster:  # said, never chosen: a plan keeps its row in registers
-            entry["faster_but_spills"] = [f"{p['label']} {p['gbps']:.0f}" for p in faster]
+                 "copy_gbps": round(case["copy_gbps"]), "candidates": len(case["plans"]),
+                 "spill_bytes": b["spill_bytes"]}
+        faster = [p for p in ok if p["gbps"] > b["gbps"]]
+        if faster:  # said, never chosen: they spill more than MAX_SPILL_BYTES
+            entry["faster_but_spills"] = [f"{p['label']} {p['gbps']:.0f} GB/s, {p['spill_bytes']} bytes" for p in faster]
         measured.setdefault(k, {}).setdefault(d, []).append(entry)
     for per in measured.values():
         for entries in per.values():
@@ -170,8 +177,8 @@ def table(path: str, dest: Path = TABLE) -> int:
     return 0
 
 
-def spills(kernel: str, M: int, N: int, dtype: str, overrides: dict) -> bool:
-    """Whether ptxas spills registers in the candidate's kernel (here: MLIR and ptxas)."""
+def spills(kernel: str, M: int, N: int, dtype: str, overrides: dict) -> int:
+    """The bytes ptxas spills in the candidate's kernel (here: MLIR and ptxas)."""
     import re
     import subprocess
     import tempfile
@@ -186,7 +193,8 @@ def spills(kernel: str, M: int, N: int, dtype: str, overrides: dict) -> bool:
         src.write_text(ptx)
         info = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(src), "-o", str(Path(tmp) / "k.cubin")],
                               check=True, capture_output=True, text=True).stderr
-    return bool(re.search(r"[1-9]\d* bytes spill stores", info))
+    found = re.search(r"(\d+) bytes spill stores", info)
+    return int(found.group(1)) if found else 0
 
 
 def main(argv=None) -> int:
