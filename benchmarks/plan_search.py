@@ -43,7 +43,7 @@ def rows(N: int, dtype: str) -> int:
     return max(16, X_BYTES // (N * ITEMSIZE[dtype]))
 
 
-def search_plans(N: int, dtype: str) -> list[dict]:
+def search_plans(N: int, dtype: str, elements=(8, 16, 32)) -> list[dict]:
     """The overrides (``ctas``, ``rows``, ``warps``, ``per_sm``) of every searched plan for
     rows of N: CTAs of 256..1024 threads, 8..32 elements a thread, two rows a CTA only
     without a cluster; each with and without the most CTAs of its size an SM holds."""
@@ -51,7 +51,7 @@ def search_plans(N: int, dtype: str) -> list[dict]:
 
     found = []
     for p in candidates(N, dtype):
-        if p.threads < 256 or p.E not in (8, 16, 32) or (p.R > 1 and p.CL > 1):
+        if p.threads < 256 or p.E not in elements or (p.R > 1 and p.CL > 1):
             continue
         base = {"ctas": p.CL, "rows": p.R, "warps": p.W, "per_sm": 1}
         found.append(base)
@@ -61,17 +61,17 @@ def search_plans(N: int, dtype: str) -> list[dict]:
     return found
 
 
-def cases(kernels=KERNELS, dtypes=("f32", "bf16")) -> list[tuple[str, int, int, str, dict]]:
+def cases(kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32)) -> list[tuple[str, int, int, str, dict]]:
     return [(k, rows(N, d), N, d, ov) for k in kernels for d in dtypes for N in SEARCH_N[d]
-            for ov in search_plans(N, d)]
+            for ov in search_plans(N, d, elements)]
 
 
-def prepare(cache: str, kernels=KERNELS) -> int:
+def prepare(cache: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32)) -> int:
     """Compile every candidate into ``cache`` (and remember its text by name there)."""
     os.environ["TILE_MLIR_CACHE_DIR"] = cache
     from tile_mlir import kernels as K
 
-    todo, t0, failed = cases(kernels), time.perf_counter(), 0
+    todo, t0, failed = cases(kernels, dtypes, elements), time.perf_counter(), 0
     for i, (k, M, N, d, ov) in enumerate(todo):
         try:
             K.kernel_text(k, M, N, d, remember=True, **ov)
@@ -85,7 +85,7 @@ def prepare(cache: str, kernels=KERNELS) -> int:
     return 0
 
 
-def run(out: str, kernels=KERNELS, dtypes=("f32", "bf16")) -> int:
+def run(out: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32)) -> int:
     """On the GPU: every candidate of every case checked and timed; ``out``/plan_search.json."""
     import torch
 
@@ -96,7 +96,7 @@ def run(out: str, kernels=KERNELS, dtypes=("f32", "bf16")) -> int:
     Path(out).mkdir(parents=True, exist_ok=True)
     results, t0 = [], time.perf_counter()
     groups: dict[tuple, list[dict]] = {}
-    for k, M, N, d, ov in cases(kernels, dtypes):
+    for k, M, N, d, ov in cases(kernels, dtypes, elements):
         groups.setdefault((k, M, N, d), []).append(ov)
     for (k, M, N, d), plans in groups.items():
         tdt = torch.float32 if d == "f32" else torch.bfloat16
@@ -146,12 +146,21 @@ def run(out: str, kernels=KERNELS, dtypes=("f32", "bf16")) -> int:
     return 0
 
 
-def table(path: str, dest: Path = TABLE) -> int:
-    """The measured table from a run's plan_search.json: per kernel and dtype, the searched
-    row lengths, each with its fastest plan's overrides and figures."""
-    data = json.loads(Path(path).read_text())
+def table(paths: list[str], dest: Path = TABLE) -> int:
+    """The measured table from runs' plan_search.json (their candidates of a case pooled):
+    per kernel and dtype, the searched row lengths, each with its fastest plan's overrides
+    and figures."""
+    runs = [json.loads(Path(path).read_text()) for path in paths]
+    data, pooled = runs[0], {}
+    for run_ in runs:
+        for case in run_["cases"]:
+            key = (case["kernel"], case["N"], case["dtype"])
+            if key in pooled:
+                pooled[key]["plans"] += case["plans"]
+            else:
+                pooled[key] = case
     measured: dict = {}
-    for case in data["cases"]:
+    for case in pooled.values():
         ok = sorted((p for p in case["plans"] if p["status"] == "ok"), key=lambda p: -p["gbps"])
         k, M, N, d = case["kernel"], case["M"], case["N"], case["dtype"]
         for p in ok:
@@ -203,17 +212,21 @@ def main(argv=None) -> int:
     a = sub.add_parser("prepare")
     a.add_argument("--cache", default=".plan-cache")
     a.add_argument("--kernels", default=",".join(KERNELS))
+    a.add_argument("--dtypes", default="f32,bf16")
+    a.add_argument("--elements", default="8,16,32", help="elements a thread of the searched plans")
     b = sub.add_parser("run")
     b.add_argument("--out", required=True)
     b.add_argument("--kernels", default=",".join(KERNELS))
     b.add_argument("--dtypes", default="f32,bf16")
+    b.add_argument("--elements", default="8,16,32")
     c = sub.add_parser("table")
-    c.add_argument("results")
+    c.add_argument("results", nargs="+")
     args = p.parse_args(argv)
+    elements = tuple(int(e) for e in getattr(args, "elements", "8").split(","))
     if args.cmd == "prepare":
-        return prepare(args.cache, tuple(args.kernels.split(",")))
+        return prepare(args.cache, tuple(args.kernels.split(",")), tuple(args.dtypes.split(",")), elements)
     if args.cmd == "run":
-        return run(args.out, tuple(args.kernels.split(",")), tuple(args.dtypes.split(",")))
+        return run(args.out, tuple(args.kernels.split(",")), tuple(args.dtypes.split(",")), elements)
     return table(args.results)
 
 
