@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import api
+from ..arrays import torch_stream
 from ..errors import LaunchError, OptionError
 from . import library as L
 
@@ -53,7 +54,7 @@ def cross_entropy(logits, target, ignore_index: int = -100, label_smoothing: flo
         if M:
             c = L.compiled("cross_entropy", M, V, dtype, backend="cuda", **overrides)
             c.kernel.launch(c.grid, c.block, x, t, loss, lse, int(ignore_index), eps, M,
-                            stream=torch.cuda.current_stream())
+                            stream=torch_stream(x.get_device()))
         valid = t != ignore_index
         return _reduce(loss, valid, reduction), lse
     hx, ht = _host_arrays("cross_entropy", x, t, dtype, ignore_index, V)
@@ -87,7 +88,7 @@ def cross_entropy_backward(logits, target, lse, dloss, ignore_index: int = -100,
             c = L.compiled(name, M, V, dtype, backend="cuda", **overrides)
             lse32 = lse.to(device=x.device, dtype=torch.float32).contiguous()
             c.kernel.launch(c.grid, c.block, x, t, lse32, g.contiguous(), out, eps, M,
-                            stream=torch.cuda.current_stream())
+                            stream=torch_stream(x.get_device()))
         return out
     hx, ht = _host_arrays(name, x, t, dtype, ignore_index, V)
     if inplace and not L._is_torch(x) and not (isinstance(x, np.ndarray) and x.flags.c_contiguous):

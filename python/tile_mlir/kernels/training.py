@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import api
+from ..arrays import torch_stream
 from ..errors import LaunchError, OptionError
 from ..vocab import DEFAULT_CHIP, WARP_SIZE
 from . import library
@@ -181,14 +182,20 @@ def _on_device(spec: Backward, arrays, M, N, dtype, ctas, overrides):
     sums = [make(N, dtype=x.dtype, device=x.device) for _ in range(spec.sums)]
     if M:
         rows, total = compiled_backward(spec.name, M, N, dtype, backend="cuda", ctas=ctas, **overrides)
-        flat = [a.contiguous().view(M, N) if role == "rows" else a.contiguous().view(-1)
+        flat = [_flat(a.contiguous(), (M, N) if role == "rows" else (-1,), 2 if role == "rows" else 1)
                 for a, (_, role) in zip(arrays, spec.inputs)]
-        partials = [torch.empty((rows.grid * rows.plan.R, N), dtype=torch.float32, device=x.device) for _ in sums]
-        stream = torch.cuda.current_stream()
-        rows.kernel.launch(rows.grid, rows.block, *flat, dx.view(M, N), *partials, stream=stream)
+        partials = [x.new_empty((rows.grid * rows.plan.R, N), dtype=torch.float32) for _ in sums]
+        stream = torch_stream(x.get_device())
+        rows.kernel.launch(rows.grid, rows.block, *flat, _flat(dx, (M, N), 2), *partials, stream=stream)
         if total is not None:
             total.kernel.launch(total.grid, total.block, *partials, *sums, stream=stream)
     return dx if not sums else (dx, *sums)
+
+
+def _flat(a, shape: tuple, dims: int):
+    """``a.view(shape)``, or ``a`` itself where it has ``dims`` dims already (a view costs
+    about a µs on the host)."""
+    return a if a.dim() == dims else a.view(shape)
 
 
 def _spec(name: str) -> Backward:
