@@ -21,7 +21,8 @@ synchronize took over a fifth of its time was waiting for the GPU: it is marked
 ``gpu-bound`` (the figure is then the GPU's, not the host's).
 
 On the GPU machine (torch, cuda-python, no MLIR), with the kernels compiled here into
-a cache (``--prepare --cache .tile-cache/hostov``, the shapes below) and copied there::
+a cache (``--prepare --cache .tile-cache/hostov``: the shapes below, and the bf16 kernels
+of test/gpu/test_torch_graph_gpu.py, under 2 MB) and copied there::
 
     PYTHONPATH=python TILE_MLIR_CACHE_DIR=.tile-cache/hostov python3 -m benchmarks.host_overhead --out OUT
 
@@ -51,19 +52,23 @@ FUNCTIONS = ("softmax", "logsumexp", "rms_norm", "layer_norm", "cross_entropy")
 
 
 def prepare() -> int:
-    """Compile every kernel a run takes (forward and backward, f32) into the cache."""
+    """Compile every kernel a run takes (forward and backward), and the bf16 ones of
+    test/gpu/test_torch_graph_gpu.py (the same shapes), into the cache."""
     from tile_mlir.kernels import kernel_text, text_backward
 
     M, N = SHAPE
-    texts = [kernel_text(k, M, N, remember=True) for k in ("softmax", "logsumexp", "rmsnorm", "layernorm")]
-    texts += [t for k in ("softmax_backward", "logsumexp_backward", "rmsnorm_backward", "layernorm_backward")
-              for t in text_backward(k, M, N, remember=True)]
-    texts += [kernel_text(k, *CE_SHAPE, remember=True) for k in ("cross_entropy", "cross_entropy_backward")]
+    texts = []
+    for dtype in ("f32", "bf16"):
+        texts += [kernel_text(k, M, N, dtype, remember=True) for k in ("softmax", "logsumexp", "rmsnorm", "layernorm")]
+        texts += [t for k in ("softmax_backward", "logsumexp_backward", "rmsnorm_backward", "layernorm_backward")
+                  for t in text_backward(k, M, N, dtype, remember=True)]
+        texts += [kernel_text(k, *CE_SHAPE, dtype, remember=True) for k in ("cross_entropy", "cross_entropy_backward")]
     import tile_mlir
     from tile_mlir.options import Options
+    from tile_mlir.vocab import DEFAULT_CHIP
 
-    for text in texts:
-        tile_mlir.compile(text, Options(), backend="cuda")
+    for text in texts:  # as tile_mlir.kernels compiles them: the same cache keys
+        tile_mlir.compile(text, Options(chip=DEFAULT_CHIP), backend="cuda")
     return len(texts)
 
 

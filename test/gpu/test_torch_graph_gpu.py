@@ -4,7 +4,8 @@ warm-up on a side stream, as torch asks), then replayed twice with fresh random 
 copied into the static ones; the outputs and gradients are checked against torch's in
 float64 after each replay. The kernels are those of test_torch_gpu.py and
 test_cross_entropy_gpu.py (``python -m tile_mlir.testing.prepare``: 256 x 1024 f32 and
-bf16, cross-entropy 37 x 1000); see conftest.py for the commands. Needs torch and a GPU."""
+bf16, cross-entropy 37 x 1000; ``python -m benchmarks.host_overhead --prepare`` compiles
+just these); see conftest.py for the commands. Needs torch and a GPU."""
 
 import pytest
 from tile_mlir.runtime import gpu_available

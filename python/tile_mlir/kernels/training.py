@@ -18,6 +18,7 @@ give the same bits on every run (docs/training-kernels.md).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,16 +99,23 @@ def compiled_backward(name: str, M: int, N: int, dtype: str = "f32", *, backend:
                       chip: str = DEFAULT_CHIP, ctas: int | None = None, **overrides):
     """(the row kernel, the column sums or None), each a ``Compiled``: the row kernel's
     arguments ``BACKWARD[name].signature`` (partials: (ctas·R) × N f32), the column sums'
-    ``(dw_partials[, db_partials], dw[, db])``."""
+    ``(dw_partials[, db_partials], dw[, db])``. Remembered for each shape: a call with a
+    shape seen before costs a dictionary lookup (the plan is not looked for again)."""
     spec = _spec(name)
-    backend = api.choose_backend(backend)
-    p = _plan(spec, M, N, dtype, overrides)
+    if ctas is not None and (type(ctas) is not int or ctas < 1):
+        raise OptionError(f"ctas must be a positive int, got {ctas!r}")
+    return _compiled_backward(spec, M, N, dtype, api.choose_backend(backend), chip, ctas,
+                              tuple(sorted(overrides.items())))
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled_backward(spec: Backward, M: int, N: int, dtype: str, backend: str, chip: str, ctas: int | None,
+                       overrides: tuple):
+    name, p = spec.name, _plan(spec, M, N, dtype, dict(overrides))
     if not spec.sums:
         return Compiled(library._kernel(name, M, p, backend, chip), p.grid(M), p.threads, p, backend,
                                 spec.signature), None
     G = default_ctas(M, p) if ctas is None else ctas
-    if not isinstance(G, int) or G < 1:
-        raise OptionError(f"ctas must be a positive int, got {G!r}")
     rows = library._kernel(name, M, p, backend, chip, (("ctas", G),))
     P = G * p.R
     sums = library._kernel("column_sums", P, p, backend, chip, (("arrays", spec.sums),))

@@ -91,7 +91,7 @@ class RMSNorm(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
         w = self.weight if self.weight is not None else x.new_ones(self.normalized_shape)
-        return rms_norm(x, w.to(x.dtype), eps)
+        return rms_norm(x, ops._as(w, x.dtype), eps)
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
@@ -116,7 +116,7 @@ class LayerNorm(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         w = self.weight if self.weight is not None else x.new_ones(self.normalized_shape)
         b = self.bias if self.bias is not None else x.new_zeros(self.normalized_shape)
-        return layer_norm(x, w.to(x.dtype), b.to(x.dtype), self.eps)
+        return layer_norm(x, ops._as(w, x.dtype), ops._as(b, x.dtype), self.eps)
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"

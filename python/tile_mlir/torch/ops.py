@@ -112,7 +112,7 @@ def _register(op, impl, setup=None, grad=None) -> None:
 
         def forward(ctx, *inputs):
             ctx.set_materialize_grads(False)
-            ctx.inputs = len(inputs)
+            ctx.arity = len(inputs)
             output = impl(*inputs)
             setup(ctx, inputs, output)
             if isinstance(output, tuple):
@@ -122,7 +122,7 @@ def _register(op, impl, setup=None, grad=None) -> None:
         @torch.autograd.function.once_differentiable
         def backward(ctx, *grads):
             if grads[0] is None:  # the first output is not used
-                return (None,) * ctx.inputs
+                return (None,) * ctx.arity
             return grad(ctx, *grads)
 
         function = type(f"{op._name}_eager", (torch.autograd.Function,),
