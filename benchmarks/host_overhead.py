@@ -21,8 +21,8 @@ synchronize took over a fifth of its time was waiting for the GPU: it is marked
 ``gpu-bound`` (the figure is then the GPU's, not the host's).
 
 On the GPU machine (torch, cuda-python, no MLIR), with the kernels compiled here into
-a cache (``--prepare --cache .tile-cache/hostov``: the shapes below, and the bf16 kernels
-of test/gpu/test_torch_graph_gpu.py, under 2 MB) and copied there::
+a cache (``--prepare --cache .tile-cache/hostov``: the shapes below, and the kernels of
+test/gpu/test_torch_gpu.py and test_torch_graph_gpu.py, a few MB) and copied there::
 
     PYTHONPATH=python TILE_MLIR_CACHE_DIR=.tile-cache/hostov python3 -m benchmarks.host_overhead --out OUT
 
@@ -52,17 +52,21 @@ FUNCTIONS = ("softmax", "logsumexp", "rms_norm", "layer_norm", "cross_entropy")
 
 
 def prepare() -> int:
-    """Compile every kernel a run takes (forward and backward), and the bf16 ones of
-    test/gpu/test_torch_graph_gpu.py (the same shapes), into the cache."""
+    """Compile every kernel a run takes (forward and backward), and those of
+    test/gpu/test_torch_gpu.py and test_torch_graph_gpu.py (``testing.fused``'s
+    ``TORCH_GPU_SHAPES``, cross-entropy at 37 x 1000 and 4096 x 32000, f32 and bf16),
+    into the cache: a few MB, for a GPU run of these alone."""
     from tile_mlir.kernels import kernel_text, text_backward
+    from tile_mlir.testing.fused import TORCH_GPU_SHAPES
 
-    M, N = SHAPE
+    assert (*SHAPE, "f32") in TORCH_GPU_SHAPES
     texts = []
-    for dtype in ("f32", "bf16"):
+    for M, N, dtype in TORCH_GPU_SHAPES:
         texts += [kernel_text(k, M, N, dtype, remember=True) for k in ("softmax", "logsumexp", "rmsnorm", "layernorm")]
         texts += [t for k in ("softmax_backward", "logsumexp_backward", "rmsnorm_backward", "layernorm_backward")
                   for t in text_backward(k, M, N, dtype, remember=True)]
-        texts += [kernel_text(k, *CE_SHAPE, dtype, remember=True) for k in ("cross_entropy", "cross_entropy_backward")]
+    texts += [kernel_text(k, M, V, dtype, remember=True) for k in ("cross_entropy", "cross_entropy_backward")
+              for M, V in (CE_SHAPE, (4096, 32000)) for dtype in ("f32", "bf16")]
     import tile_mlir
     from tile_mlir.options import Options
     from tile_mlir.vocab import DEFAULT_CHIP

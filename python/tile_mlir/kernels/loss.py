@@ -53,7 +53,8 @@ def cross_entropy(logits, target, ignore_index: int = -100, label_smoothing: flo
         lse = torch.empty(M, dtype=torch.float32, device=x.device)
         if M:
             c = L.compiled("cross_entropy", M, V, dtype, backend="cuda", **overrides)
-            c.kernel.launch(c.grid, c.block, x, t, loss, lse, int(ignore_index), eps, M,
+            # Python numbers, not numpy's: they take the launch's fast path (params.Packer)
+            c.kernel.launch(c.grid, c.block, x, t, loss, lse, int(ignore_index), float(eps), M,
                             stream=torch_stream(x.get_device()))
         valid = t != ignore_index
         return _reduce(loss, valid, reduction), lse
@@ -87,7 +88,7 @@ def cross_entropy_backward(logits, target, lse, dloss, ignore_index: int = -100,
         if M:
             c = L.compiled(name, M, V, dtype, backend="cuda", **overrides)
             lse32 = lse.to(device=x.device, dtype=torch.float32).contiguous()
-            c.kernel.launch(c.grid, c.block, x, t, lse32, g.contiguous(), out, eps, M,
+            c.kernel.launch(c.grid, c.block, x, t, lse32, g.contiguous(), out, float(eps), M,
                             stream=torch_stream(x.get_device()))
         return out
     hx, ht = _host_arrays(name, x, t, dtype, ignore_index, V)

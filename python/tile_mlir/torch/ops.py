@@ -340,7 +340,8 @@ def _cross_entropy_backward(logits: torch.Tensor, target: torch.Tensor, lse: tor
                                     label_smoothing, reduction)
 
 
-cross_entropy_backward = torch.library.custom_op(f"{LIB}::cross_entropy_backward", _cross_entropy_backward, mutates_args=())
+cross_entropy_backward = torch.library.custom_op(f"{LIB}::cross_entropy_backward", _cross_entropy_backward,
+                                                 mutates_args=())
 
 
 @cross_entropy_backward.register_fake
