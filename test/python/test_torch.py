@@ -193,11 +193,18 @@ def test_import_tile_mlir_does_not_import_torch():
 
 def test_the_host_overhead_benchmark_runs_on_the_fake_driver(tmp_path):
     """benchmarks/host_overhead.py --fake (CPU tensors that say CUDA, a driver that does
-    nothing), for softmax: each way and layer it times, in µs per call. A subprocess: the
-    fake changes torch.Tensor for the process."""
+    nothing), for softmax: each way and layer it times, in µs per call; and the device
+    path's outputs have x's leading dims. A subprocess: the fake changes torch.Tensor for
+    the process."""
     root = Path(__file__).resolve().parents[2]
     script = ("import json, benchmarks.host_overhead as b; "
-              "print(json.dumps(b.measure(n=50, repeat=1, fake=True, functions=('softmax',))))")
+              "r = b.measure(n=50, repeat=1, fake=True, functions=('softmax',)); "
+              # the device path keeps x's leading dims: (2, 4) rows of the same kernels
+              "import torch; from tile_mlir import kernels as K; x = torch.randn(2, 4, 128); "
+              "assert K.softmax(x).shape == x.shape and K.logsumexp(x).shape == (2, 4); "
+              "y, rstd = K.rms_norm(x, torch.ones(128)); assert y.shape == x.shape and rstd.shape == (2, 4); "
+              "dx = K.softmax_backward(x, x); assert dx.shape == x.shape; "
+              "print(json.dumps(r))")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "python"), str(root), *sys.path]),
            "TILE_MLIR_CACHE_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, env=env)
