@@ -22,7 +22,7 @@ reduction) -> (loss, lse)``            -> dlogits``
 
 **The eager path** (``call``, what ``tile_mlir.torch``'s functions use): torch's dispatcher
 costs about 9 µs a call of a Python custom op (15 µs with autograd), more than the
-kernel's own launch. So where nothing needs the dispatcher (``_eager``: plain tensors
+kernel's own launch. So where nothing needs the dispatcher (``_traced`` false, plain tensors
 and Parameters, not under ``torch.compile``, export or a jit trace, no torch function or
 dispatch mode, no functorch transform), ``call`` runs the op's implementation itself,
 and, where an input requires grad, through a ``torch.autograd.Function`` with the same
