@@ -20,14 +20,15 @@ ignore_index, label_smoothing,         dloss, ignore_index, label_smoothing, red
 reduction) -> (loss, lse)``            -> dlogits``
 =====================================  =================================================
 
-**The eager path** (``call``, what ``tile_mlir.torch``'s functions use): torch's dispatcher
-costs about 9 µs a call of a Python custom op (15 µs with autograd), more than the
-kernel's own launch. So where nothing needs the dispatcher (``_traced`` false, plain tensors
-and Parameters, not under ``torch.compile``, export or a jit trace, no torch function or
-dispatch mode, no functorch transform), ``call`` runs the op's implementation itself,
-and, where an input requires grad, through a ``torch.autograd.Function`` with the same
-setup and backward as ``register_autograd`` (the backward's ops taking the same path).
-Anywhere else it calls the op: the same results, the op kept whole in a traced graph.
+**The eager path** (``call``, what ``tile_mlir.torch``'s functions use): torch's
+dispatcher costs about 9 µs a call of a Python custom op (15 µs with autograd, CPU torch
+2.13), more than the kernel's own launch. So where nothing needs the dispatcher
+(``_traced`` false, plain tensors and Parameters, not under ``torch.compile``, export or a
+jit trace, no torch function or dispatch mode, no functorch transform), ``call`` runs the
+op's implementation itself, and, where an input requires grad, through a
+``torch.autograd.Function`` with the same setup and backward as ``register_autograd`` (the
+backward's ops taking the same path). Anywhere else it calls the op: the same results, the
+op kept whole in a traced graph.
 
 Every tensor is made contiguous first. ``mean``, ``rstd``, ``lse`` and the loss are f32.
 A backward whose kernel ``tile_mlir.kernels`` does not have yet (``BACKWARD``) is torch's
