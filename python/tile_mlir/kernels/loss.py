@@ -56,7 +56,7 @@ def cross_entropy(logits, target, ignore_index: int = -100, label_smoothing: flo
             # Python numbers, not numpy's: they take the launch's fast path (params.Packer)
             c.kernel.launch(c.grid, c.block, x, t, loss, lse, int(ignore_index), float(eps), M,
                             stream=torch_stream(x.get_device()))
-        valid = t != ignore_index
+        valid = t != ignore_index if reduction == "mean" else None  # only the mean counts them
         return _reduce(loss, valid, reduction), lse
     hx, ht = _host_arrays("cross_entropy", x, t, dtype, ignore_index, V)
     loss, lse = np.zeros(M, np.float32), np.zeros(M, np.float32)
@@ -153,7 +153,8 @@ def _host_arrays(name: str, x, t, dtype: str, ignore_index: int, V: int):
 
 
 def _reduce(loss, valid, reduction: str):
-    """The rows' losses reduced as ``reduction`` says (numpy or torch, f32)."""
+    """The rows' losses reduced as ``reduction`` says (numpy or torch, f32); ``valid``
+    (the rows not ignored) is read for ``mean`` only."""
     if reduction == "none":
         return loss
     total = loss.sum(dtype=np.float64).astype(np.float32) if isinstance(loss, np.ndarray) else loss.sum()
