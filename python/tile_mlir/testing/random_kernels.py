@@ -42,10 +42,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..vocab import DTYPES, KINDS, LANE_BITS
+from ..vocab import ARG_KINDS, DTYPE_BYTES, DTYPES, KINDS, LANE_BITS
 from . import reference
 from .differential import CLUSTERS, SCRATCH_LIMIT, WARPS, _draw, as_op
 from .harness import Kernel, Run, module_text
+from .operands import FUNCTIONS, with_model
 from .random_copies import CopyKernel, random_copy_kernel
 
 
@@ -55,6 +56,36 @@ KERNEL_SCOPES = ("thread", "warp", "warpgroup", "cta", "cta", "cluster", "cluste
 ONE_CTA_CLUSTERS = ((1, 2), (1, 4))  # cluster scope, one CTA: warps reduced, no CTA bit
 SHARED_SHARE, LOOP_SHARE, WILD_SHARE, TREE_SHARE = 0.12, 0.3, 0.5, 0.25
 SPECIAL_RATES = (0.0, 0.0, 0.1, 0.3)  # the share of NaN, infinities and zeros in float inputs
+# The combiner kernels' ops: argmax/argmin (ARG_SHARE of them), else a combiner function.
+ARG_SHARE = 0.4
+DRAWN_FUNCTIONS = ("online_softmax", "welford", "welford_f32", "first", "last", "first_f16", "last_f64",
+                   "first_i64", "matrix", "matrix_i32")
+
+
+def _flavor(rng: random.Random) -> tuple:
+    """What a combiner kernel's op computes: ("arg", argmax or argmin, index type) or
+    ("function", name)."""
+    if rng.random() < ARG_SHARE:
+        return "arg", rng.choice(ARG_KINDS), rng.choice(("i32", "i32", "i64"))
+    return "function", rng.choice(DRAWN_FUNCTIONS)
+
+
+def _partial_bytes(flavor: tuple | None) -> int:
+    """An upper bound of the bytes of one partial in the exchange scratch (a 16-bit value
+    widened to a word); None (a named kind): 2, the least that ``_draw`` assumes."""
+    if flavor is None:
+        return 2
+    types = ("f64", flavor[2]) if flavor[0] == "arg" else FUNCTIONS[flavor[1]].types
+    return sum(max(4, DTYPE_BYTES[t]) for t in types)
+
+
+def _apply(flavor: tuple | None, op: reference.ReduceOp) -> reference.ReduceOp:
+    """A drawn named op as the flavor's op: the same layouts, scope and accum."""
+    if flavor is None:
+        return op
+    if flavor[0] == "arg":
+        return replace(op, kind=flavor[1], dtypes=(op.dtypes[0], flavor[2]))
+    return with_model(replace(op, kind=None, dtypes=FUNCTIONS[flavor[1]].types, function=flavor[1]))
 
 
 def _fixed() -> list[Kernel]:
@@ -91,15 +122,17 @@ def _fixed() -> list[Kernel]:
     ]
 
 
-def random_kernel(rng: random.Random, name: str) -> Kernel:
-    """A random kernel: one to three ops of one scope and launch, maybe in a loop."""
+def random_kernel(rng: random.Random, name: str, combiners: bool = False) -> Kernel:
+    """A random kernel: one to three ops of one scope and launch, maybe in a loop; with
+    ``combiners``, each op an argmax, an argmin or a combiner function (``_flavor``)."""
     while True:
-        kernel = _shared_kernel(rng, name) if rng.random() < SHARED_SHARE else _register_kernel(rng, name)
+        kernel = (_shared_kernel(rng, name, combiners) if rng.random() < SHARED_SHARE
+                  else _register_kernel(rng, name, combiners))
         if kernel is not None:
             return kernel
 
 
-def _register_kernel(rng: random.Random, name: str) -> Kernel | None:
+def _register_kernel(rng: random.Random, name: str, combiners: bool = False) -> Kernel | None:
     scope = rng.choice(KERNEL_SCOPES)
     repeat = 3 if rng.random() < LOOP_SHARE else 1
     fold = "tree" if rng.random() < TREE_SHARE else "linear"
@@ -113,12 +146,14 @@ def _register_kernel(rng: random.Random, name: str) -> Kernel | None:
     want = rng.choice((1, 1, 1, 2, 3))
     ops, reach, fixed_cluster = [], None, False
     for _ in range(4 * want):
-        case = _draw(rng, name, scope, geometry, wild, SCRATCH_LIMIT // (want * (1 + (repeat > 1))))
+        flavor = _flavor(rng) if combiners else None
+        limit = SCRATCH_LIMIT // (want * (1 + (repeat > 1))) * 2 // _partial_bytes(flavor)
+        case = _draw(rng, name, scope, geometry, wild, limit)
         if case is None:
             continue
         if repeat > 1 and rng.random() < 0.8:
             case = replace(case, accum=True)
-        op = as_op(case, fold)
+        op = _apply(flavor, as_op(case, fold))
         here = (op.src.reach("warpid"), op.src.reach("cta_in_cluster"))
         rejected = reference.exchange_problem(op) or reference.unsupported(op)  # may be rejected
         if ops and (here != reach or rejected):
@@ -139,7 +174,7 @@ def _register_kernel(rng: random.Random, name: str) -> Kernel | None:
                   special=rng.choice(SPECIAL_RATES))
 
 
-def _shared_kernel(rng: random.Random, name: str) -> Kernel:
+def _shared_kernel(rng: random.Random, name: str, combiners: bool = False) -> Kernel:
     """Workgroup operands: one or two ops on row-major tiles of up to 2048 elements; at
     thread, warp and warpgroup scope sometimes one instance in a bigger block."""
     scope = rng.choice(("thread", "warp", "warpgroup", "cta"))
@@ -162,21 +197,29 @@ def _shared_kernel(rng: random.Random, name: str) -> Kernel:
         axes = tuple(a - rank if rng.random() < 0.5 else a for a in reduced)
         dst = tuple(1 if d in reduced else e for d, e in enumerate(shape) if d not in reduced or rng.random() < 0.3)
         accum = rng.random() < (0.8 if repeat > 1 else 0.5)
-        ops.append(reference.ReduceOp(scope, axes, (rng.choice(DTYPES),), shape, dst or (1,), rng.choice(KINDS),
-                                      accum=accum, fold=fold, storage="shared", threads=threads))
+        op = reference.ReduceOp(scope, axes, (rng.choice(DTYPES),), shape, dst or (1,), rng.choice(KINDS),
+                                accum=accum, fold=fold, storage="shared", threads=threads)
+        ops.append(_apply(_flavor(rng) if combiners else None, op))
     instance = rng.randrange(block // threads) if block != threads else None
     return Kernel(name, scope, tuple(ops), block, 1, 1, repeat, fold, known_block=True, instance=instance,
                   special=rng.choice(SPECIAL_RATES))
 
 
-def sample(count: int, seed: int, copies: int = 0) -> list:
+def sample(count: int, seed: int, copies: int = 0, combiners: int = 0) -> list:
     """The fixed kernels, then kernel i drawn from ``random.Random(f"{seed}:{i}")``, until
-    they hold ``count`` ops; then ``copies`` copy kernels (``random_copies``), copy i drawn
+    they hold ``count`` ops; then combiner kernels (argmax, argmin, combiner functions),
+    kernel i drawn from ``random.Random(f"comb:{seed}:{i}")``, until they hold
+    ``combiners`` ops; then ``copies`` copy kernels (``random_copies``), copy i drawn
     from ``random.Random(f"copy:{seed}:{i}")``."""
     kernels = _fixed()
     i = 0
     while sum(len(k.ops) for k in kernels) < count:
         kernels.append(random_kernel(random.Random(f"{seed}:{i}"), f"ref_{seed}_{i}"))
+        i += 1
+    held, i = 0, 0
+    while held < combiners:
+        kernels.append(random_kernel(random.Random(f"comb:{seed}:{i}"), f"comb_{seed}_{i}", combiners=True))
+        held += len(kernels[-1].ops)
         i += 1
     return kernels + [random_copy_kernel(random.Random(f"copy:{seed}:{i}"), f"copy_{seed}_{i}") for i in range(copies)]
 
