@@ -36,7 +36,8 @@ import numpy as np
 from ..vocab import DEFAULT_CHIP
 from . import reference as ref
 from .cases import _copies, private_type  # the IR text of straight-line copies
-from .operands import _BITS, function_text, gpu_tolerance, op_inputs, random_values, with_model  # noqa: F401
+from .operands import (  # noqa: F401  (random_values, _BITS: re-exported)
+    _BITS, BAD_FUNCTIONS, function_text, gpu_tolerance, op_inputs, random_values, with_model)
 
 POISON = {"f32": 0x7FE0DEAD, "f16": 0x7E5A, "bf16": 0x7FDA, "f64": 0x7FFC0BADDEADBEEF,
           "i32": 0x7F7F7F7F, "i64": 0x7F7F7F7F7F7F7F7F}
@@ -111,6 +112,8 @@ class Kernel:
         """``judge``; with ``evidence`` (an op the reference cannot compute), against the op's
         meaning in row-major order (``reference.meaning``); ``exact=False`` (the GPU): a
         combiner with math ops within ``operands.gpu_tolerance``."""
+        if evidence and any(op.function in BAD_FUNCTIONS for op in self.ops):
+            return ["a combiner function docs/spec.md forbids has no meaning to judge by"]
         return judge(self, run, expected(self, run, ref.meaning) if evidence else None, exact=exact)
 
     @property
@@ -426,6 +429,8 @@ def rejected_reason(kernel: Kernel, documented: bool = False) -> str | None:
     (``exchange_problem``). With ``documented``, also why it may: an op docs/spec.md lists
     as not supported (``reference.unsupported``), which the reference computes all the same."""
     for i, op in enumerate(kernel.ops):
+        if op.function in BAD_FUNCTIONS:
+            return f"op {i}: its combiner function has {BAD_FUNCTIONS[op.function][2]} (docs/spec.md, \"Combiner functions\")"
         why = ref.exchange_problem(op) or (ref.unsupported(op) if documented else None)
         if why:
             return f"op {i}: {why}"

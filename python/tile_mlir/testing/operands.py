@@ -151,6 +151,9 @@ def op_inputs(op: ref.ReduceOp, rng: np.random.Generator, instances: int, repeat
             value[same] = pool[rng.integers(len(pool), size=int(same.sum()))]
             olds.append([value.reshape(dst.shape), rng.integers(0, n_r, dst.shape).astype(ref.storage_dtype(idt))])
         return xs, olds
+    if op.function in BAD_FUNCTIONS:  # never run: any values
+        return ([[[random_values(rng, src.shape, t) for t in op.dtypes] for _ in range(repeat)] for _ in range(instances)],
+                [[random_values(rng, dst.shape, t) for t in op.dtypes] for _ in range(instances)])
     comb = FUNCTIONS[op.function]
     coord = _unrows(op, np.broadcast_to(np.arange(n_r), (math.prod(dst.shape), n_r)), src.shape)
 
@@ -171,7 +174,7 @@ def op_inputs(op: ref.ReduceOp, rng: np.random.Generator, instances: int, repeat
 def with_model(op: ref.ReduceOp) -> ref.ReduceOp:
     """``op`` with ``combine`` set where it names a combiner function: the function over
     tuples of Python values (the reference's), through its numpy twin."""
-    if op.function is None or op.combine is not None:
+    if op.function is None or op.combine is not None or op.function in BAD_FUNCTIONS:
         return op
     comb = FUNCTIONS[op.function]
     types = [_NP[t] for t in comb.types]
@@ -186,7 +189,29 @@ def with_model(op: ref.ReduceOp) -> ref.ReduceOp:
 
 def function_text(op: ref.ReduceOp, name: str) -> str:
     """The ``func.func private @<name>`` of the op's combiner function."""
+    if op.function in BAD_FUNCTIONS:
+        return BAD_FUNCTIONS[op.function][1].format(name=name)
     return FUNCTIONS[op.function].function_text(name)
+
+
+_SIGNATURE = "%l0: f32, %l1: i32, %r0: f32, %r1: i32"
+# Combiner functions docs/spec.md ("Combiner functions") forbids, for ops on (f32, i32)
+# operands: name -> (operand types, the function's text, what is wrong). The compiler
+# must reject each.
+BAD_FUNCTIONS = {
+    "bad_results": (("f32", "i32"), "func.func private @{name}(" + _SIGNATURE + ") -> (f32) {{\n"
+                    "  return %l0 : f32\n}}", "one result for two operands"),
+    "bad_types": (("f32", "i32"), "func.func private @{name}(%l0: i32, %l1: i32, %r0: i32, %r1: i32) -> (i32, i32) {{\n"
+                  "  return %l0, %l1 : i32, i32\n}}", "i32 arguments for an f32 operand"),
+    "bad_memory": (("f32", "i32"), "func.func private @{name}(" + _SIGNATURE + ") -> (f32, i32) {{\n"
+                   "  %a = memref.alloca() : memref<1xf32>\n  %c0 = arith.constant 0 : index\n"
+                   "  memref.store %r0, %a[%c0] : memref<1xf32>\n  %v = memref.load %a[%c0] : memref<1xf32>\n"
+                   "  return %v, %r1 : f32, i32\n}}", "a memory access"),
+    "bad_region": (("f32", "i32"), "func.func private @{name}(" + _SIGNATURE + ") -> (f32, i32) {{\n"
+                   "  %c = arith.cmpi slt, %l1, %r1 : i32\n"
+                   "  %v = scf.if %c -> (f32) {{\n    scf.yield %l0 : f32\n  }} else {{\n    scf.yield %r0 : f32\n  }}\n"
+                   "  %i = arith.minsi %l1, %r1 : i32\n  return %v, %i : f32, i32\n}}", "a nested region"),
+}
 
 
 def gpu_tolerance(op: ref.ReduceOp, terms: int) -> float | None:

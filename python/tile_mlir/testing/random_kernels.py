@@ -22,6 +22,12 @@ from ``random.Random(f"{seed}:{i}")`` (``random_kernel``), until the kernels hol
 * a loop of 3 iterations around the ops in 30% of kernels (accum on 80% of its ops),
   ``fold = tree`` in 25%, NaN/infinities/zeros among the float inputs in half of them.
 
+``combiner_sample(count, seed)`` draws kernels the same way whose ops are argmax or
+argmin (40%: every element type, an i32 or (one in three) i64 index) or a combiner
+function (``DRAWN_FUNCTIONS``, from ``tile_mlir.testing.combiners``), each on a drawn op's
+layouts, scope and accum; the scratch limit shrinks by the bytes of their partials. What
+their operands hold: ``tile_mlir.testing.operands``.
+
 ``batches`` groups kernels into modules (one parse, lowering and interpreter build per
 module), ``interpret`` runs a module's kernels, and ``verdict`` judges each outcome against
 the reference. Needs MLIR only to run (``interpret``).
@@ -46,7 +52,7 @@ from ..vocab import ARG_KINDS, DTYPE_BYTES, DTYPES, KINDS, LANE_BITS
 from . import reference
 from .differential import CLUSTERS, SCRATCH_LIMIT, WARPS, _draw, as_op
 from .harness import Kernel, Run, module_text
-from .operands import FUNCTIONS, with_model
+from .operands import BAD_FUNCTIONS, FUNCTIONS, with_model
 from .random_copies import CopyKernel, random_copy_kernel
 
 
@@ -54,6 +60,7 @@ from .random_copies import CopyKernel, random_copy_kernel
 
 KERNEL_SCOPES = ("thread", "warp", "warpgroup", "cta", "cta", "cluster", "cluster")
 ONE_CTA_CLUSTERS = ((1, 2), (1, 4))  # cluster scope, one CTA: warps reduced, no CTA bit
+COMBINER_OPS = 150  # prepare's default: argmax, argmin and combiner-function reductions
 SHARED_SHARE, LOOP_SHARE, WILD_SHARE, TREE_SHARE = 0.12, 0.3, 0.5, 0.25
 SPECIAL_RATES = (0.0, 0.0, 0.1, 0.3)  # the share of NaN, infinities and zeros in float inputs
 # The combiner kernels' ops: argmax/argmin (ARG_SHARE of them), else a combiner function.
@@ -216,12 +223,24 @@ def sample(count: int, seed: int, copies: int = 0, combiners: int = 0) -> list:
     while sum(len(k.ops) for k in kernels) < count:
         kernels.append(random_kernel(random.Random(f"{seed}:{i}"), f"ref_{seed}_{i}"))
         i += 1
-    held, i = 0, 0
-    while held < combiners:
+    return kernels + combiner_sample(combiners, seed) + [
+        random_copy_kernel(random.Random(f"copy:{seed}:{i}"), f"copy_{seed}_{i}") for i in range(copies)]
+
+
+def combiner_sample(count: int, seed: int) -> list[Kernel]:
+    """Combiner kernels: one warp op for each combiner function docs/spec.md forbids
+    (``operands.BAD_FUNCTIONS``, which the compiler must reject), then kernels of argmax,
+    argmin and combiner functions, kernel i drawn from ``random.Random(f"comb:{seed}:{i}")``,
+    until they hold ``count`` ops."""
+    kernels = [Kernel(f"comb_{seed}_{name}", "warp", (reference.ReduceOp(
+        "warp", (0,), BAD_FUNCTIONS[name][0], (4,), (1,), src_layout="S[((4, 32)) : ((1, 1@laneid))]",
+        dst_layout="S[1 : 1] + R[32 : 1@laneid]", function=name),), 32) for name in BAD_FUNCTIONS]
+    held = len(kernels)
+    while held < count:
+        i = len(kernels) - len(BAD_FUNCTIONS)
         kernels.append(random_kernel(random.Random(f"comb:{seed}:{i}"), f"comb_{seed}_{i}", combiners=True))
         held += len(kernels[-1].ops)
-        i += 1
-    return kernels + [random_copy_kernel(random.Random(f"copy:{seed}:{i}"), f"copy_{seed}_{i}") for i in range(copies)]
+    return kernels
 
 
 def kernel_from_json(d: dict):
@@ -278,8 +297,9 @@ def interpret(batch: list) -> list[tuple[str, object]]:
     return outcomes
 
 
-def verdict(kernel, outcome: tuple[str, object]) -> list[str]:
-    """What is wrong with one kernel's outcome against the reference (empty: nothing)."""
+def verdict(kernel, outcome: tuple[str, object], exact: bool = True) -> list[str]:
+    """What is wrong with one kernel's outcome against the reference (empty: nothing);
+    ``exact=False`` (the GPU): a combiner with math ops within a tolerance (``harness.judge``)."""
     status, detail = outcome
     must_reject = kernel.must_reject()
     if must_reject:
@@ -294,13 +314,13 @@ def verdict(kernel, outcome: tuple[str, object]) -> list[str]:
         return [f"rejected a configuration the reference computes: {detail}"]
     if status == "interpreter":
         return [f"the interpreter failed: {detail}"]
-    return kernel.judge(detail)
+    return kernel.judge(detail, exact=exact) if isinstance(kernel, Kernel) else kernel.judge(detail)
 
 
 # --- the GPU comparison: two commands ------------------------------------------------------
 
 
-def prepare(count: int, seed: int, root: Path, copies: int = 0) -> int:
+def prepare(count: int, seed: int, root: Path, copies: int = 0, combiners: int = 0) -> int:
     """Draw the sample, run it in the interpreter, compile it into ``root/cache``, and save
     the modules, the kernels, their inputs and the interpreter's outputs (needs MLIR)."""
     from .. import cache
@@ -309,11 +329,11 @@ def prepare(count: int, seed: int, root: Path, copies: int = 0) -> int:
     root.mkdir(parents=True, exist_ok=True)
     os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
     modules, arrays, notes = [], {}, []
-    n, kernels = count, sample(count, seed, copies)
+    n, kernels = count, sample(count, seed, copies, combiners)
     # draw until ``count`` reductions that the compiler must accept and the reference computes
-    while sum(len(k.ops) for k in kernels if k.tag != "copy" and not k.must_reject(documented=True)) < count:
+    while sum(len(k.ops) for k in kernels if k.tag != "copy" and not k.must_reject(documented=True)) < count + combiners:
         n += max(count // 10, 10)
-        kernels = sample(n, seed, copies)
+        kernels = sample(n, seed, copies, combiners)
     for batch in batches(kernels):
         ran = []
         for kernel, outcome in zip(batch, interpret(batch)):
@@ -385,7 +405,7 @@ def compare(root: Path) -> int:
             run = kernel.load(data)
             try:
                 built[kernel.name].launch(kernel.grid, kernel.block, *run.buffers)
-                problems = verdict(kernel, ("ran", run))
+                problems = verdict(kernel, ("ran", run), exact=False)
             except TileError as e:
                 problems = [f"the launch failed: {type(e).__name__}: {e}"]
             same = kernel.same_as_interpreter(run, data)
@@ -399,22 +419,24 @@ def compare(root: Path) -> int:
             cases += n
             by[kernel.tag] += n
             by["in loops"] += n * (getattr(kernel, "repeat", 1) > 1)
+            for op in getattr(kernel, "ops", ()):
+                by["argmax/argmin" if op.arg else "named" if op.function is None else "combiner"] += 1
             if problems:
                 wrong += 1
                 print(f"MISMATCH {kernel.name} ({kernel.describe()}): {'; '.join(problems)[:1500]}\n{kernel.text()}")
     for line in evidence:
         print(f"MUST BE REJECTED, RAN {line[:1500]}")
     parts = ", ".join(f"{by[k]} {k}" for k in ("thread", "warp", "warpgroup", "cta", "cluster", "shared", "in loops",
-                                                 "copy"))
+                                                 "copy", "named", "argmax/argmin", "combiner"))
     print(f"reference: {cases} cases, {wrong} mismatches ({parts}); the interpreter differs in {interp} kernel(s); "
           f"{len(evidence)} kernel(s) that must be rejected ran")
     return 1 if wrong or interp else 0
 
 
-def show(name: str, count: int, seed: int, copies: int) -> int:
+def show(name: str, count: int, seed: int, copies: int, combiners: int = 0) -> int:
     """Print one kernel of the sample, its module, and its verdict in the interpreter."""
 
-    kernel = next((k for k in sample(count, seed, copies) if k.name == name), None)
+    kernel = next((k for k in sample(count, seed, copies, combiners) if k.name == name), None)
     if kernel is None:
         print(f"no kernel {name} in the sample of {count} ops (seed {seed})")
         return 1
@@ -431,6 +453,8 @@ def main(argv=None) -> int:
     p = sub.add_parser("prepare", help="draw, interpret and compile a seeded sample (needs MLIR)")
     p.add_argument("--count", type=int, default=300, help="reductions in the sample")
     p.add_argument("--copies", type=int, default=60, help="tile.copy kernels in the sample")
+    p.add_argument("--combiners", type=int, default=COMBINER_OPS,
+                   help="argmax, argmin and combiner-function reductions in the sample")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dir", type=Path, default=Path(".tile-cache/differential"))
     c = sub.add_parser("compare", help="run the sample on the GPU and compare bit for bit")
@@ -439,12 +463,13 @@ def main(argv=None) -> int:
     s.add_argument("name")
     s.add_argument("--count", type=int, default=2000)
     s.add_argument("--copies", type=int, default=300)
+    s.add_argument("--combiners", type=int, default=1000)
     s.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if args.command == "prepare":
-        return prepare(args.count, args.seed, args.dir.resolve(), args.copies)
+        return prepare(args.count, args.seed, args.dir.resolve(), args.copies, args.combiners)
     if args.command == "show":
-        return show(args.name, args.count, args.seed, args.copies)
+        return show(args.name, args.count, args.seed, args.copies, args.combiners)
     return compare(args.dir.resolve())
 
 
