@@ -174,6 +174,7 @@ def test_combiner_sample_covers_what_it_should():
         for tag in ("thread", "warp", "warpgroup", "cta", "cluster", "shared"):
             assert seen[family, tag] >= 5, (family, tag, seen)
         assert seen[family, "loop"] >= 20 and seen[family, "accum"] >= 40, (family, seen)
-    assert all(seen[kind, dt] for kind in ("argmax", "argmin") for dt in ("f32", "f16", "bf16", "f64", "i32", "i64")), seen
+    assert all(seen[kind, dt] for kind in ("argmax", "argmin")
+               for dt in ("f32", "f16", "bf16", "f64", "i32", "i64")), seen
     assert all(seen[name, None] >= 10 for name in DRAWN_FUNCTIONS), seen
     assert seen["index", "i64"] >= 10 and seen["must reject"] >= 3 and seen["tree"] >= 30, seen

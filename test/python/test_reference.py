@@ -183,8 +183,8 @@ def test_shared_operands_follow_the_group_order():
     j, j + 4 (a named kind: the sum, its combines logged); the butterfly then combines
     op(op(p0, p2), op(p1, p3))."""
     seen = []
-    log = ref.ReduceOp("warpgroup", (1,), ("i32",), (32, 7), (32,), "sum", combine=lambda l, r: (seen.append((l, r)) or 0,),
-                       storage="shared", threads=128)
+    log = ref.ReduceOp("warpgroup", (1,), ("i32",), (32, 7), (32,), "sum",
+                       combine=lambda l, r: (seen.append((l, r)) or 0,), storage="shared", threads=128)
     x = np.arange(32 * 7, dtype=np.int32).reshape(32, 7)
     ref.reduce(log, [x])
     first = seen[:3]
@@ -209,18 +209,19 @@ def test_argmax_and_argmin_by_the_spec():
     nan, inf = math.nan, math.inf
 
     def arg(kind, rows, dtype="f32", old=None, index="i32"):
+        """rows reduced in one thread, or (32 values a row) across the lanes of a warp."""
         n, r = len(rows), len(rows[0])
         x = ref.from_values([v for row in rows for v in row], dtype, (n, r))
-        o = ref.ReduceOp("warp", (1,), (dtype, index), (r,), (n,), kind, f"S[({n}, {r}) : (1, 1@laneid)]",
-                         f"S[{n} : 1] + R[{32 if r == 32 else r} : 1@laneid]" if r == 32 else None,
-                         accum=old is not None)
-        if r != 32:
+        if r == 32:
+            o = ref.ReduceOp("warp", (1,), (dtype, index), (n,), (n,), kind, f"S[({n}, 32) : (1, 1@laneid)]",
+                             f"S[{n} : 1] + R[32 : 1@laneid]", accum=old is not None)
+        else:
             o = ref.ReduceOp("thread", (1,), (dtype, index), (n, r), (n,), kind, accum=old is not None)
         olds = None if old is None else [ref.from_values([p[0] for p in old], dtype, (n,)),
                                          np.array([p[1] for p in old], ref.storage_dtype(index))]
         value, where = ref.reduce(o, [x], olds)
-        return [(ref.to_values(value, dtype)[e], int(where[e])) for e in range(n)], value.view(
-            {"f32": np.uint32, "f16": np.uint16, "bf16": np.uint16, "f64": np.uint64}.get(dtype, value.dtype))
+        bits = value.view({"f32": np.uint32, "f16": np.uint16, "bf16": np.uint16, "f64": np.uint64}.get(dtype, value.dtype))
+        return [(ref.to_values(value, dtype)[e], int(where[e])) for e in range(n)], bits
 
     got, bits = arg("argmax", [[1.0, 3.0, 3.0, -1.0], [nan, 2.0, -nan, 5.0], [-0.0, 0.0, -1.0, -2.0],
                                [-inf, -inf, -inf, -inf]])

@@ -36,7 +36,7 @@ import numpy as np
 from ..vocab import DEFAULT_CHIP
 from . import reference as ref
 from .cases import _copies, private_type  # the IR text of straight-line copies
-from .operands import (  # noqa: F401  (random_values, _BITS: re-exported)
+from .operands import (  # noqa: F401  (random_values: re-exported)
     _BITS, BAD_FUNCTIONS, function_text, gpu_tolerance, op_inputs, random_values, with_model)
 
 POISON = {"f32": 0x7FE0DEAD, "f16": 0x7E5A, "bf16": 0x7FDA, "f64": 0x7FFC0BADDEADBEEF,
@@ -163,7 +163,8 @@ class Kernel:
         the GPU's exp is not the interpreter's, ``judge`` bounds it)."""
         got = self.dst_buffers(run)
         return all(f"{self.name}.I{o}.{j}" not in data or gpu_tolerance(op, 1) is not None
-                   or owned_bits(self, o, j, b).tobytes() == owned_bits(self, o, j, data[f"{self.name}.I{o}.{j}"]).tobytes()
+                   or owned_bits(self, o, j, b).tobytes()
+                   == owned_bits(self, o, j, data[f"{self.name}.I{o}.{j}"]).tobytes()
                    for o, op in enumerate(self.ops) for j, b in enumerate(got[o]))
 
     # -- the kernel's text --------------------------------------------------------------
@@ -430,7 +431,8 @@ def rejected_reason(kernel: Kernel, documented: bool = False) -> str | None:
     as not supported (``reference.unsupported``), which the reference computes all the same."""
     for i, op in enumerate(kernel.ops):
         if op.function in BAD_FUNCTIONS:
-            return f"op {i}: its combiner function has {BAD_FUNCTIONS[op.function][2]} (docs/spec.md, \"Combiner functions\")"
+            why = BAD_FUNCTIONS[op.function][2]
+            return f"op {i}: its combiner function has {why} (docs/spec.md, \"Combiner functions\")"
         why = ref.exchange_problem(op) or (ref.unsupported(op) if documented else None)
         if why:
             return f"op {i}: {why}"

@@ -152,7 +152,8 @@ def op_inputs(op: ref.ReduceOp, rng: np.random.Generator, instances: int, repeat
             olds.append([value.reshape(dst.shape), rng.integers(0, n_r, dst.shape).astype(ref.storage_dtype(idt))])
         return xs, olds
     if op.function in BAD_FUNCTIONS:  # never run: any values
-        return ([[[random_values(rng, src.shape, t) for t in op.dtypes] for _ in range(repeat)] for _ in range(instances)],
+        return ([[[random_values(rng, src.shape, t) for t in op.dtypes] for _ in range(repeat)]
+                 for _ in range(instances)],
                 [[random_values(rng, dst.shape, t) for t in op.dtypes] for _ in range(instances)])
     comb = FUNCTIONS[op.function]
     coord = _unrows(op, np.broadcast_to(np.arange(n_r), (math.prod(dst.shape), n_r)), src.shape)
@@ -209,7 +210,8 @@ BAD_FUNCTIONS = {
                    "  return %v, %r1 : f32, i32\n}}", "a memory access"),
     "bad_region": (("f32", "i32"), "func.func private @{name}(" + _SIGNATURE + ") -> (f32, i32) {{\n"
                    "  %c = arith.cmpi slt, %l1, %r1 : i32\n"
-                   "  %v = scf.if %c -> (f32) {{\n    scf.yield %l0 : f32\n  }} else {{\n    scf.yield %r0 : f32\n  }}\n"
+                   "  %v = scf.if %c -> (f32) {{\n    scf.yield %l0 : f32\n"
+                   "  }} else {{\n    scf.yield %r0 : f32\n  }}\n"
                    "  %i = arith.minsi %l1, %r1 : i32\n  return %v, %i : f32, i32\n}}", "a nested region"),
 }
 

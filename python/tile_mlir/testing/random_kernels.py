@@ -331,7 +331,8 @@ def prepare(count: int, seed: int, root: Path, copies: int = 0, combiners: int =
     modules, arrays, notes = [], {}, []
     n, kernels = count, sample(count, seed, copies, combiners)
     # draw until ``count`` reductions that the compiler must accept and the reference computes
-    while sum(len(k.ops) for k in kernels if k.tag != "copy" and not k.must_reject(documented=True)) < count + combiners:
+    while sum(len(k.ops) for k in kernels
+              if k.tag != "copy" and not k.must_reject(documented=True)) < count + combiners:
         n += max(count // 10, 10)
         kernels = sample(n, seed, copies, combiners)
     for batch in batches(kernels):
