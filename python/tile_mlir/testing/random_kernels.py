@@ -420,7 +420,7 @@ def compare(root: Path) -> int:
             cases += n
             by[kernel.tag] += n
             by["in loops"] += n * (getattr(kernel, "repeat", 1) > 1)
-            for op in getattr(kernel, "ops", ()):
+            for op in kernel.ops if isinstance(kernel, Kernel) else ():
                 by["argmax/argmin" if op.arg else "named" if op.function is None else "combiner"] += 1
             if problems:
                 wrong += 1
