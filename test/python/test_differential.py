@@ -40,7 +40,7 @@ from tile_mlir.testing.differential import iter_bits, random_case
 from tile_mlir.testing.harness import rejected_reason
 from tile_mlir.testing.random_kernels import DRAWN_FUNCTIONS, batches, combiner_sample, interpret, sample, verdict
 
-COUNT, SEED, COPIES, COMBINER_OPS = 2000, 0, 300, 600
+COUNT, SEED, COPIES, COMBINER_OPS = 2000, 0, 300, 480
 KERNELS = sample(COUNT, SEED, COPIES)
 BATCHES = batches(KERNELS)
 COMBINER_KERNELS = combiner_sample(COMBINER_OPS, SEED)
