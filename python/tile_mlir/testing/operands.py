@@ -15,7 +15,8 @@ runs on the GPU machine.
 * **combiner functions** (``tile_mlir.testing.combiners``: the online-softmax pair,
   Welford, first, last, the 2x2 matrix product in f32 and i32): their k src operands are
   the combiner's ``sources`` of fresh x in [-1, 1] (never 0) and each element's index
-  among the reduced coordinates; the old dsts, the sources of other x and random indices.
+  among the reduced coordinates (a zero float, Welford's M2, drawn in (0.1, 1): a partial
+  of its own); the old dsts, the sources of other x and random indices.
 
 ``with_model`` gives an op of a combiner function its ``combine``: the function as the
 reference calls it, over Python values (``combiners``' numpy twin, op by op as MLIR).
@@ -162,8 +163,10 @@ def op_inputs(op: ref.ReduceOp, rng: np.random.Generator, instances: int, repeat
         v = rng.uniform(-1, 1, shape)
         return np.where(v == 0, 0.5, v)
 
-    def sources(v, c, shape):
-        return [np.asarray(s, ref.storage_dtype(t)).reshape(shape) for s, t in zip(comb.sources(v, c), comb.types)]
+    def sources(v, c, shape):  # a zero (Welford's M2 of one element) becomes a partial's M2 in (0.1, 1)
+        out = [np.asarray(s, ref.storage_dtype(t)).reshape(shape) for s, t in zip(comb.sources(v, c), comb.types)]
+        return [np.where(s == 0, rng.uniform(0.1, 1, shape).astype(s.dtype), s) if t in ref.FLOATS else s
+                for s, t in zip(out, comb.types)]
 
     xs = [[sources(fresh(src.shape), coord, src.shape) for _ in range(repeat)] for _ in range(instances)]
     return xs, [sources(fresh(dst.shape), rng.integers(0, n_r, dst.shape), dst.shape) for _ in range(instances)]
