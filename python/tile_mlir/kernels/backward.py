@@ -12,14 +12,15 @@ row plan (the forward's: ``plan(M, N, dtype, <forward>)``), all math in f32:
 The norms' column sums (dW = Σ dY · x̂ over the rows, dB = Σ dY) are deterministic, in
 two kernels and a fixed order (docs/training-kernels.md):
 
-1. the row kernel runs on a persistent grid of G CTAs (``ctas``): CTA b takes the row
-   groups b, b + G, b + 2G... (R rows a group, row slot s of a group on warp s) and adds
-   each row's dY · x̂ (one ``math.fma`` per element) and dY into f32 accumulators that
-   start at +0 and follow the row frame's layout, then writes them as partial rows
-   b·R + s of a (G·R) × N f32 array. With one chunk per row (K = 1) the accumulators are
-   registers; with K > 1 they are the CTA's own partial rows in global memory, read and
-   written chunk by chunk by the thread that owns each column (no other thread touches
-   them, so no race).
+1. the row kernel runs on a persistent grid of G CTAs, or G clusters of CL CTAs where
+   the plan splits a row (``ctas`` = G·CL): CTA (cluster) b takes the row groups b,
+   b + G, b + 2G... (R rows a group, row slot s of a group on warp s) and adds each row's
+   dY · x̂ (one ``math.fma`` per element) and dY into f32 accumulators that start at +0
+   and follow the row frame's layout, then writes them as partial rows b·R + s of a
+   (G·R) × N f32 array (each CTA of a cluster its own columns of them). With one chunk
+   per row (K = 1) the accumulators are registers; with K > 1 they are the CTA's own
+   partial rows in global memory, read and written chunk by chunk by the thread that
+   owns each column (no other thread touches them, so no race).
 2. ``column_sums`` adds the G·R partial rows of each column in order 0, 1, 2..., from +0,
    in f32, and writes dW (and dB) in the dtype.
 
@@ -204,33 +205,36 @@ def _unless_last(r: Rows, col, load) -> None:
     """``load()`` unless ``col`` is the row's last chunk, which the pass before (first to
     last) left in registers."""
     k = r.k
-    with k.if_(arith.cmpi(arith.CmpIPredicate.ne, col, k.index((r.p.K - 1) * r.p.CH))):
+    last = arith.addi(r.col, k.index((r.p.K - 1) * r.p.CH))  # from the CTA's first column (its rank's)
+    with k.if_(arith.cmpi(arith.CmpIPredicate.ne, col, last)):
         load()
 
 
 def load_row(r: Rows, name: str):
-    """``name``[row] (one value per row, of any float type) on each of the row's threads, in f32."""
+    """``name``[row] (one value per row, of any float type) on each of the CTA's threads
+    of the row (each CTA of a cluster reads it), in f32."""
     k = r.k
     element = ir.MemRefType(r.args[name].type).element_type
     value = k.registers([1], element)
-    ops.copy(value, r.args[name], [r.row], exec_scope="cta", layout=r.layout["RESULT"])
+    ops.copy(value, r.args[name], [r.row], exec_scope="cta", layout=r.layout["ROW"])
     return k.cast(k.load(value, [0]), "f32")
 
 
 def _partials(p: RowPlan, ctas: int) -> str:
-    return f"memref<{ctas * p.R}x{p.N}xf32>"
+    return f"memref<{ctas // p.CL * p.R}x{p.N}xf32>"
 
 
 class Partials:
     """The f32 column accumulators of a persistent row kernel (module docstring): one per
-    name (a (ctas·R) × N partial array). ``rows(M)`` is the loop over this CTA's row groups
-    (it sets ``r.row``); ``chunk(col)`` gives the accumulator tiles of a chunk, ``done(col)``
-    ends it, ``finish()`` writes the partial rows."""
+    name (a (G·R) × N partial array, G = ctas / CL clusters). ``rows(M)`` is the loop over
+    this cluster's row groups (it sets ``r.row``); ``chunk(col)`` gives the accumulator
+    tiles of a chunk, ``done(col)`` ends it, ``finish()`` writes the partial rows (each
+    CTA of a cluster its columns of them)."""
 
     def __init__(self, r: Rows, names, ctas: int):
-        self.r, self.names, self.ctas = r, list(names), ctas
+        self.r, self.names, self.groups = r, list(names), ctas // r.p.CL
         k = r.k
-        self.first = arith.muli(k.block_id(), k.index(r.p.R))  # this CTA's first partial row
+        self.first = arith.muli(r.group, k.index(r.p.R))  # this cluster's first partial row
         self.tiles = [k.registers([r.p.E], "f32") for _ in names]
         self.in_registers = r.p.K == 1
         if self.in_registers:
@@ -243,7 +247,7 @@ class Partials:
     def rows(self, M: int):
         r, k = self.r, self.r.k
         groups = -(-M // r.p.R)
-        for g in k.range(k.block_id(), groups, self.ctas):
+        for g in k.range(r.group, groups, self.groups):
             r.row = arith.muli(g, k.index(r.p.R))
             yield g
 
@@ -258,7 +262,7 @@ class Partials:
 
     def finish(self) -> None:
         if self.in_registers:
-            self._copy(self.r.k.index(0), store=True)
+            self._copy(self.r.col, store=True)
 
     def _zero(self) -> None:
         k, V = self.r.k, self.r.V

@@ -62,13 +62,14 @@ def row_kernel(name: str, p: RowPlan, M: int, args, chip: str = DEFAULT_CHIP):
     types = arg_types(p, M)
     with build.kernel(name, [(n, types.get(role, role)) for n, role in args], chip=chip, known_block_size=p.threads,
                       known_cluster_size=p.CL if 1 < p.CL <= MAX_PORTABLE_CLUSTER_CTAS else None,
-                      align=MAX_VECTOR_ALIGN) as k:
+                      align=MAX_VECTOR_ALIGN, min_ctas_per_sm=p.O if p.O > 1 else None) as k:
         yield Rows(k, p)
 
 
 class Rows:
     """A row kernel being built (module docstring). ``k``: the ``build.KernelBuilder``;
-    ``p``: the plan; ``row``, ``col``: this CTA's first row and column; ``rank``: its rank
+    ``p``: the plan; ``row``, ``col``: this CTA's first row and column; ``group``: its
+    cluster's index in the grid (its block id with one CTA per row); ``rank``: its rank
     in the row's cluster (None for one CTA per row); ``T``: the element type; ``V``: the
     elements of a vector; ``args``: the kernel's arguments by name."""
 
@@ -76,8 +77,9 @@ class Rows:
         self.k, self.p, self.args = k, p, k.args
         self.T, self.V = p.dtype, p.V
         self.layout = p.layouts()
-        rows = k.block_id() if p.CL == 1 else arith.divui(k.block_id(), k.index(p.CL))
-        self.row = arith.muli(rows, k.index(p.R))
+        # the CTA's cluster (block id div CL; the block id with one CTA per row): its row group
+        self.group = k.block_id() if p.CL == 1 else arith.divui(k.block_id(), k.index(p.CL))
+        self.row = arith.muli(self.group, k.index(p.R))
         # The CTA's place in its row: block id mod CL, which is its cluster rank in a
         # one-dimensional grid launched in clusters of CL, and still names its columns
         # where a kernel with no cluster-scope op (cross-entropy's backward) is launched
