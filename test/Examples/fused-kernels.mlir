@@ -24,11 +24,11 @@
 // WARPS-COUNT-4: st.global.v4.b32
 // WARPS:         ret;
 //
-// A cluster of 4 CTAs per row (f32, N = 40000: 32 warps per CTA, 3 vectors of 4 per
+// A cluster of 4 CTAs per row (forced: f32, N = 40000: 32 warps per CTA, 3 vectors of 4 per
 // thread): x read once, then per reduction one barrier in the CTA and one exchange of the
 // 4 CTAs' partials through distributed shared memory between two cluster barriers; the
 // weight loaded once, the row stored once:
-// RUN: %python -c "from tile_mlir.kernels import kernel_text; print(kernel_text('rmsnorm', 8, 40000, 'f32'))" > %t.rmsnorm.mlir
+// RUN: %python -c "from tile_mlir.kernels import kernel_text; print(kernel_text('rmsnorm', 8, 40000, 'f32', ctas=4))" > %t.rmsnorm.mlir
 // RUN: tile-opt %t.rmsnorm.mlir --tile-to-ptx | FileCheck %s --check-prefix=CLUSTER --implicit-check-not=.local --implicit-check-not=ld.global.b
 // CLUSTER-LABEL: .entry rmsnorm(
 // CLUSTER:         .reqnctapercluster 4, 1, 1

@@ -7,15 +7,18 @@
 // through one scratch behind one barrier, as 32-bit words when their types differ.
 
 // Thread scope: argmax over registers; the index is the register's position, and a NaN
-// value is made canonical.
+// value is made canonical. The thread's own fold meets its registers in index order, so a
+// later one wins only if its value is greater, or a NaN after a number (the accumulator
+// left: ult, and the accumulator not a NaN); no index compare.
 // CHECK-LABEL: gpu.func @thread_argmax
 // CHECK-NOT:   gpu.shuffle
 // CHECK:       scf.for %[[R:.*]] = %c1 to %c4 step %c1 iter_args(%[[V:.*]] = %{{.*}}, %[[I:.*]] = %c0_i32) -> (f32, i32)
 // CHECK:         %[[X:.*]] = memref.load
 // CHECK:         %[[XI:.*]] = arith.index_cast %[[R]] : index to i32
-// CHECK:         %[[SMALLER:.*]] = arith.cmpi slt, %[[XI]], %[[I]] : i32
-// CHECK:         %[[GT:.*]] = arith.cmpf ogt, %[[X]], %[[V]] : f32
-// CHECK:         %[[TAKE:.*]] = arith.select
+// CHECK-NOT:     arith.cmpi
+// CHECK:         %[[BEATEN:.*]] = arith.cmpf ult, %[[V]], %[[X]] : f32
+// CHECK:         %[[NUM:.*]] = arith.cmpf ord, %[[V]], %[[V]] : f32
+// CHECK:         %[[TAKE:.*]] = arith.andi %[[BEATEN]], %[[NUM]] : i1
 // CHECK:         arith.select %[[TAKE]], %[[X]], %[[V]] : f32
 // CHECK:         arith.select %[[TAKE]], %[[XI]], %[[I]] : i32
 // CHECK:       arith.cmpf uno
@@ -41,7 +44,7 @@ module attributes {gpu.container_module} {
 // CHECK:       arith.index_cast %[[DIGIT]] : index to i32
 // CHECK:       scf.for
 // CHECK:         arith.muli %{{.*}}, %c32 : index
-// CHECK:         arith.cmpf olt
+// CHECK:         arith.cmpf ugt
 // CHECK:       } {llvm.loop_annotation
 // CHECK-NOT:   gpu.lane_id
 // CHECK-COUNT-10: gpu.shuffle  xor

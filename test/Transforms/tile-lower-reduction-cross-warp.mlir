@@ -34,16 +34,19 @@
 // CHECK:     %[[S:.*]] = arith.addf %[[S012]], %[[P3]] : f32
 // CHECK:     memref.store %[[S]], %arg0[%c0]
 // CHECK-NOT: tile.reduce
-// The tree option folds the partials pairwise: (p0 + p1) + (p2 + p3).
+// The tree option folds the partials pairwise, (p0 + p1) + (p2 + p3), by the lanes
+// together: lane l reads partial l mod 4, then a butterfly over lane bits 0 then 1 (the
+// lower lane's partial on the left: a sum needs no select).
 // TREE-LABEL: gpu.func @warpgroup_sum
 // TREE:      nvvm.barrier
-// TREE:      %[[P0:.*]] = memref.load
-// TREE:      %[[P1:.*]] = memref.load
-// TREE:      %[[P2:.*]] = memref.load
-// TREE:      %[[P3:.*]] = memref.load
-// TREE:      %[[A:.*]] = arith.addf %[[P0]], %[[P1]] : f32
-// TREE:      %[[B:.*]] = arith.addf %[[P2]], %[[P3]] : f32
-// TREE:      arith.addf %[[A]], %[[B]] : f32
+// TREE:      %[[LANE:.*]] = gpu.lane_id
+// TREE:      %[[W:.*]] = arith.andi %[[LANE]], %c3 : index
+// TREE:      %[[P:.*]] = memref.load
+// TREE-NOT:  memref.load
+// TREE:      %[[Q:.*]], %{{.*}} = gpu.shuffle  xor %[[P]], %c1_i32, %c32_i32 : f32
+// TREE:      %[[A:.*]] = arith.addf %[[P]], %[[Q]] : f32
+// TREE:      %[[R:.*]], %{{.*}} = gpu.shuffle  xor %[[A]], %c2_i32, %c32_i32 : f32
+// TREE:      arith.addf %[[A]], %[[R]] : f32
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @warpgroup_sum(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<1xf32, #gpu.address_space<private>>) kernel {

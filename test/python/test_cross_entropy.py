@@ -182,3 +182,52 @@ def test_ptx_reads_the_logits_once_in_vectors_and_does_not_spill(name, M, V, dty
         info = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
                               check=False, capture_output=True, text=True).stderr
         assert " 0 bytes spill stores" in info and " 0 bytes stack frame" in info, info
+
+
+@pytest.mark.parametrize("M, V, overrides", SHAPES)
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_loss_and_gradient_from_one_read_against_float64(M, V, overrides, dtype):
+    """cross_entropy_with_grad: the loss, lse and dlogits of one kernel (for dloss = 1; for
+    ``none`` each row's own gradient) against the float64 formulas, with ignored rows and
+    label smoothing, in every kind of plan; in place too (several warps a row)."""
+    if overrides == "small":
+        from tile_mlir.kernels.plan import registers_table
+
+        overrides = {"table": registers_table(dtype, data_bytes=16, max_warps=2)}
+    rng = np.random.default_rng([M, V, len(dtype), 7])
+    x, t = inputs(rng, M, V, dtype, ignored=(0, M - 1))
+    x64 = as_f64(x)
+    for reduction, smoothing in (("mean", 0.0), ("sum", 0.1), ("none", 0.25)):
+        loss, lse, dx = K.cross_entropy_with_grad(x, t, label_smoothing=smoothing, reduction=reduction, **overrides)
+        want, want_lse = ref.cross_entropy(x64, t, smoothing=smoothing, reduction=reduction)
+        assert_close(loss, want)
+        assert_close(lse, want_lse)
+        ones = np.ones(M if reduction == "none" else (), np.float32)
+        assert dx.dtype == x.dtype and dx.shape == x.shape
+        assert_close(dx, ref.cross_entropy_backward(x64, t, ones, smoothing=smoothing, reduction=reduction), dtype)
+        assert not np.any(as_f64(dx)[[0, M - 1]])  # the ignored rows
+    if K.plan(M, V, dtype, **overrides).kind != "warp":
+        y = x.copy()
+        _, _, dy = K.cross_entropy_with_grad(y, t, inplace=True, **overrides)
+        assert dy is y and np.array_equal(as_f64(dy), as_f64(K.cross_entropy_with_grad(x, t, **overrides)[2]))
+    else:
+        with pytest.raises(OptionError, match="inplace needs a plan of several warps"):
+            K.cross_entropy_with_grad(x.copy(), t, inplace=True, **overrides)
+
+
+def test_loss_and_gradient_of_special_rows():
+    """Every row ignored (the mean is NaN, the gradient 0), and rows of -inf, +inf and NaN
+    as the two-kernel path gives them."""
+    rng = np.random.default_rng(11)
+    x, t = inputs(rng, 4, 3001, "f32", ignored=(0, 1, 2, 3))
+    loss, _, dx = K.cross_entropy_with_grad(x, t)
+    assert np.isnan(loss) and not np.any(dx)
+    x, t = inputs(rng, 4, 3001, "f32", ignored=())
+    x[0, :] = -np.inf
+    x[1, 5] = np.inf
+    x[2, 7] = np.nan
+    loss, lse, dx = K.cross_entropy_with_grad(x, t, reduction="none")
+    want_loss, want_lse = K.cross_entropy(x, t, reduction="none")
+    want_dx = K.cross_entropy_backward(x, t, want_lse, np.ones(4, np.float32), reduction="none")
+    for got, want in ((loss, want_loss), (lse, want_lse), (dx, want_dx)):
+        assert np.array_equal(got, want, equal_nan=True)

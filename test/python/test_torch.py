@@ -16,6 +16,7 @@ from tile_mlir.errors import OptionError
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 tt = pytest.importorskip("tile_mlir.torch")
+from tile_mlir import kernels as K  # noqa: E402
 
 M, N = 6, 40  # rows, columns: tiny, the interpreter is slow
 
@@ -102,11 +103,12 @@ def test_eager_path_gives_the_custom_ops_bits_and_skips_the_dispatcher(name):
     else:
         fn, _, arity = CASES[name]
         inputs = [rand(M, N, seed=20)] + [1 + rand(N, seed=22 + i, scale=0.3) for i in range(arity - 1)]
+    op = "cross_entropy_with_grad" if name == "cross_entropy" else name  # the logits require grad
     y, g = grads(fn, *inputs)
-    assert y.grad_fn.name().startswith(f"{name}_eager")  # the eager path
+    assert y.grad_fn.name().startswith(f"{op}_eager")  # the eager path
     with Watch():
         y_op, g_op = grads(fn, *inputs)
-    assert not y_op.grad_fn.name().startswith(f"{name}_eager")  # the op, through the dispatcher
+    assert not y_op.grad_fn.name().startswith(f"{op}_eager")  # the op, through the dispatcher
     assert torch.equal(y, y_op) and all(torch.equal(a, b) for a, b in zip(g, g_op))
     with torch.no_grad():
         assert fn(*(a.requires_grad_() for a in inputs)).grad_fn is None
@@ -182,7 +184,8 @@ def test_torch_compile_fullgraph_keeps_the_custom_ops():
     eager.backward()
     assert torch.equal(loss, eager)
     assert all(torch.equal(a, p.grad) for a, p in zip(got, model.parameters()))
-    assert {"tile_mlir.rms_norm", "tile_mlir.cross_entropy"} <= set(seen), seen  # one node each, not traced through
+    # one node each, not traced through (the logits require grad: the loss and dlogits of one kernel)
+    assert {"tile_mlir.rms_norm", "tile_mlir.cross_entropy_with_grad"} <= set(seen), seen
 
 
 def test_import_tile_mlir_does_not_import_torch():
@@ -213,3 +216,15 @@ def test_the_host_overhead_benchmark_runs_on_the_fake_driver(tmp_path):
     assert set(results["functions"]) == {"softmax: call", "softmax: call, grad", "softmax: fwd+bwd"}
     assert len(results["breakdown"]) == 5
     assert all(0 < r["ours_us"] < 10000 and 0 < r["torch_us"] < 10000 for r in results["functions"].values())
+
+
+def test_cross_entropy_backward_of_one_is_the_kernels_dlogits():
+    """loss.backward() (dloss = 1): the gradient is the dlogits the forward's kernel wrote,
+    bit for bit; dloss = 3: three times them (in the logits' dtype)."""
+    x = rand(M, 37, seed=31, scale=3.0)
+    t = torch.randint(0, 37, (M,), generator=torch.Generator().manual_seed(32))
+    _, _, want = K.cross_entropy_with_grad(x, t, label_smoothing=0.1)
+    for dloss in (1.0, 3.0):
+        leaf = x.detach().requires_grad_()
+        (tt.cross_entropy(leaf, t, label_smoothing=0.1) * dloss).backward()
+        assert torch.equal(leaf.grad, want if dloss == 1.0 else (want * 3.0).to(want.dtype))

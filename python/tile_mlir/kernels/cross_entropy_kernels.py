@@ -9,6 +9,9 @@ functional API is ``tile_mlir.kernels.loss``, and docs/fused-kernels.md
   the row's x (for label smoothing); x[target] is one load; three cta reductions then
   give lse = max + log(sum) and the loss
   (1 - ε)(lse - x[t]) + ε(lse - Σx / V), 0 for a row whose target is ``ignore``.
+* ``cross_entropy_fused``: ``cross_entropy`` that also writes dX (below) from the row it
+  holds, with g the rows' scale given at the launch: the loss and its gradient for one
+  read of the logits and one write of dX (what Liger's cross-entropy does);
 * ``cross_entropy_backward``: dX = g · (exp(x - lse) - ε / V - (1 - ε)·[col = t]),
   with g the row's scale (dloss, over the count of rows for a mean; 0 for an ignored row:
   ``tile_mlir.kernels.loss`` computes it), chunk by chunk: each chunk is read
@@ -60,13 +63,17 @@ def _frame(name: str, p: RowPlan, M, args, chip: str):
         yield r
 
 
-def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
+def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, grad: bool = False):
     """LOSS[r] and LSE[r] (f32) from the logits X and the int64 targets T: module
     docstring. ``ignore`` (i64), ``smoothing`` (ε, f32) and ``rows`` (M) are scalars;
-    M None: any M."""
+    M None: any M. With ``grad`` (the kernel ``cross_entropy_fused``), also DX, the
+    backward's dlogits with the rows' scale g = SCALE[0] (0 for an ignored row), from the
+    row still in registers: the logits read once for the loss and its gradient."""
     args = [("X", "rows"), ("T", "targets"), ("LOSS", "stat"), ("LSE", "stat"), ("ignore", "i64"),
             ("smoothing", "f32")]
-    with _frame("cross_entropy", p, M, args, chip) as r:
+    if grad:
+        args[4:4] = [("DX", "rows"), ("SCALE", "memref<1xf32>")]
+    with _frame("cross_entropy_fused" if grad else "cross_entropy", p, M, args, chip) as r:
         k, x, V = r.k, r.tile(), r.V
         zero, none = r.f32(0.0), r.splat(r.f32(0.0))
         row = _this_row(r)
@@ -105,35 +112,49 @@ def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
         ignored = arith.cmpi(arith.CmpIPredicate.eq, target, k.args["ignore"])
         r.store_row("LOSS", arith.select(ignored, zero, loss))
         r.store_row("LSE", lse)
+        if grad:  # the row is whole in x (one chunk: the plan holds the row on chip)
+            g = arith.select(ignored, zero, k.load(k.args["SCALE"], [k.index(0)]))
+            _write_grad(r, x, target, lse, g, eps, r.col)
     return k
+
+
+def _write_grad(r: Rows, x, target, lse, g, eps, col) -> None:
+    """DX = g·(exp(x - lse) - ε/V) - g·(1 - ε)·[col = t] from the chunk in ``x`` (at column
+    ``col``), written over ``x`` then stored: the backward's formula, one pass."""
+    k, p, V = r.k, r.p, r.V
+    t = k.splat(k.cast(target, "index"), V)
+    gv, lsev = r.splat(g), r.splat(lse)
+    floor = r.splat(arith.mulf(g, arith.divf(eps, r.f32(float(p.N)))))
+    peak = r.splat(arith.mulf(g, arith.subf(r.f32(1.0), eps)))
+    none = r.splat(r.f32(0.0))
+    step = k.index(32 * p.W * V)
+    lanes, first = _columns(r, col)
+    for c in k.range(p.C, unroll=True):
+        i = arith.muli(c, k.index(V))
+        v = k.cast(k.vload(x, i, V), "f32")
+        cols = arith.addi(lanes, k.splat(arith.addi(first, arith.muli(c, step)), V))
+        hit = arith.cmpi(arith.CmpIPredicate.eq, cols, t)
+        d = arith.subf(arith.mulf(gv, math.exp(arith.subf(v, lsev))), floor)
+        r.put(x, i, arith.subf(d, arith.select(hit, peak, none)))
+    r.store("DX", x, col)
 
 
 def cross_entropy_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     """DX from the logits X, the targets T, LSE and the rows' scales G: module docstring."""
     args = [("X", "rows"), ("T", "targets"), ("LSE", "stat"), ("G", "stat"), ("DX", "rows"), ("smoothing", "f32")]
     with _frame("cross_entropy_backward", p, M, args, chip) as r:
-        k, x, V = r.k, r.tile(), r.V
+        k, x = r.k, r.tile()
         row = _this_row(r)
-        t = k.splat(k.cast(k.load(k.args["T"], [row]), "index"), V)
-        lse, g = r.splat(k.load(k.args["LSE"], [row])), k.load(k.args["G"], [row])
-        eps = k.args["smoothing"]
-        # dX = g·p - g·ε/V - g·(1 - ε)·[col = t]
-        gv = r.splat(g)
-        floor = r.splat(arith.mulf(g, arith.divf(eps, r.f32(float(p.N)))))
-        peak = r.splat(arith.mulf(g, arith.subf(r.f32(1.0), eps)))
-        none = r.splat(r.f32(0.0))
-        step = k.index(32 * p.W * V)
+        target, lse, g = k.load(k.args["T"], [row]), k.load(k.args["LSE"], [row]), k.load(k.args["G"], [row])
         for col in r.chunks(x):
-            lanes, first = _columns(r, col)
-            for c in k.range(p.C, unroll=True):
-                i = arith.muli(c, k.index(V))
-                v = k.cast(k.vload(x, i, V), "f32")
-                cols = arith.addi(lanes, k.splat(arith.addi(first, arith.muli(c, step)), V))
-                hit = arith.cmpi(arith.CmpIPredicate.eq, cols, t)
-                d = arith.subf(arith.mulf(gv, math.exp(arith.subf(v, lse))), floor)
-                r.put(x, i, arith.subf(d, arith.select(hit, peak, none)))
-            r.store("DX", x, col)
+            _write_grad(r, x, target, lse, g, k.args["smoothing"], col)
     return k
 
 
-BUILDERS = {"cross_entropy": cross_entropy, "cross_entropy_backward": cross_entropy_backward}
+def cross_entropy_fused(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
+    """``cross_entropy`` that also writes the backward's dlogits (module docstring)."""
+    return cross_entropy(p, M, chip, grad=True)
+
+
+BUILDERS = {"cross_entropy": cross_entropy, "cross_entropy_backward": cross_entropy_backward,
+            "cross_entropy_fused": cross_entropy_fused}

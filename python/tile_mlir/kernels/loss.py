@@ -37,7 +37,7 @@ from . import library as L
 
 REDUCTIONS = ("mean", "sum", "none")
 
-__all__ = ["REDUCTIONS", "bytes_moved", "cross_entropy", "cross_entropy_backward"]
+__all__ = ["REDUCTIONS", "bytes_moved", "cross_entropy", "cross_entropy_backward", "cross_entropy_with_grad"]
 
 
 def cross_entropy(logits, target, ignore_index: int = -100, label_smoothing: float = 0.0, reduction: str = "mean",
@@ -65,6 +65,50 @@ def cross_entropy(logits, target, ignore_index: int = -100, label_smoothing: flo
         c.kernel.launch(c.grid, c.block, hx, ht, loss, lse, np.int64(ignore_index), eps, M)
     out = _reduce(loss, ht != ignore_index, reduction), lse
     return tuple(L._to_torch(np.asarray(o), x) for o in out) if L._is_torch(x) else out
+
+
+def cross_entropy_with_grad(logits, target, ignore_index: int = -100, label_smoothing: float = 0.0,
+                            reduction: str = "mean", inplace: bool = False, *, backend: str = "auto", **overrides):
+    """(loss, lse, dlogits): ``cross_entropy`` and, from the same read of the logits,
+    dlogits = d(loss)/d(logits) for dloss = 1 (for ``none``, each row's own loss's
+    gradient), which ``cross_entropy_backward`` would give: one kernel, the logits read
+    once and dlogits written once (over the logits with ``inplace``). A dloss other than 1
+    is dlogits times dloss."""
+    name = "cross_entropy_fused"
+    x, t, M, V, dtype, eps = _arguments("cross_entropy", logits, target, ignore_index, label_smoothing, reduction)
+    backend = api.choose_backend(backend)
+    if inplace and M and L.compiled(name, M, V, dtype, backend=backend, **overrides).plan.kind == "warp":
+        # a warp's rows have no barrier between the x[target] read and the writes of dlogits
+        raise OptionError(f"{name}: inplace needs a plan of several warps per row; V = {V} is one warp's")
+    if L._is_torch(x) and x.is_cuda and backend == "cuda":
+        import torch
+
+        loss = torch.empty(M, dtype=torch.float32, device=x.device)
+        lse = torch.empty(M, dtype=torch.float32, device=x.device)
+        valid = t != ignore_index if reduction == "mean" else None
+        scale = (1.0 / valid.sum().clamp(min=1).to(torch.float32)).reshape(1) if reduction == "mean" else (
+            torch.ones(1, dtype=torch.float32, device=x.device))
+        dx = x if inplace else torch.empty_like(x)
+        if M:
+            c = L.compiled(name, M, V, dtype, backend="cuda", **overrides)
+            c.kernel.launch(c.grid, c.block, x, t, loss, lse, dx, scale, int(ignore_index), float(eps), M,
+                            stream=torch_stream(x.get_device()))
+        return _reduce(loss, valid, reduction), lse, dx
+    hx, ht = _host_arrays("cross_entropy", x, t, dtype, ignore_index, V)
+    if inplace and not L._is_torch(x) and not (isinstance(x, np.ndarray) and x.flags.c_contiguous):
+        raise LaunchError(f"{name}: inplace needs a C-contiguous numpy array of logits, got {L._summary(x)}")
+    valid = ht != ignore_index
+    scale = np.array([1.0 / max(int(valid.sum()), 1) if reduction == "mean" else 1.0], np.float32)
+    loss, lse = np.zeros(M, np.float32), np.zeros(M, np.float32)
+    dx = hx if inplace else np.empty_like(hx)
+    if M:
+        c = L.compiled(name, M, V, dtype, backend=backend, **overrides)
+        c.kernel.launch(c.grid, c.block, hx, ht, loss, lse, dx, scale, np.int64(ignore_index), eps, M)
+    out = _reduce(loss, valid, reduction), lse
+    if L._is_torch(x):
+        dx = x.copy_(L._to_torch(dx, x)) if inplace else L._to_torch(dx, x)
+        return (*(L._to_torch(np.asarray(o), x) for o in out), dx)
+    return (*out, dx)
 
 
 def cross_entropy_backward(logits, target, lse, dloss, ignore_index: int = -100, label_smoothing: float = 0.0,

@@ -57,8 +57,11 @@ def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: f
 
 def cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int = -100, label_smoothing: float = 0.0,
                   reduction: str = "mean") -> torch.Tensor:
-    """F.cross_entropy(logits, target, ...) for (M, V) logits and M int64 class indices."""
-    loss, _ = ops.call("cross_entropy", logits, target, int(ignore_index), float(label_smoothing), reduction)
+    """F.cross_entropy(logits, target, ...) for (M, V) logits and M int64 class indices.
+    Where the logits require grad, one kernel gives the loss and dlogits (one read of the
+    logits: ``cross_entropy_with_grad``), and the backward scales dlogits by dloss."""
+    name = "cross_entropy_with_grad" if logits.requires_grad and torch.is_grad_enabled() else "cross_entropy"
+    loss = ops.call(name, logits, target, int(ignore_index), float(label_smoothing), reduction)[0]
     return loss if loss.dtype == logits.dtype else loss.to(logits.dtype)
 
 

@@ -18,6 +18,8 @@ forward                                backward
 ``cross_entropy(logits, target,        ``cross_entropy_backward(logits, target, lse,
 ignore_index, label_smoothing,         dloss, ignore_index, label_smoothing, reduction)
 reduction) -> (loss, lse)``            -> dlogits``
+``cross_entropy_with_grad(...) ->      the saved dlogits times dloss (no kernel)
+(loss, lse, dlogits)``
 =====================================  =================================================
 
 **The eager path** (``call``, what ``tile_mlir.torch``'s functions use): torch's
@@ -364,3 +366,43 @@ def _cross_entropy_grad(ctx, dloss, _dlse):
 
 _register(cross_entropy, _cross_entropy, _cross_entropy_setup, _cross_entropy_grad)
 _register(cross_entropy_backward, _cross_entropy_backward)
+
+
+# The loss and its gradient from one read of the logits (``K.cross_entropy_with_grad``):
+# what ``tile_mlir.torch.cross_entropy`` runs where the logits require grad. The backward
+# scales the saved dlogits by dloss, and on the eager path, outside a CUDA graph capture,
+# skips that pass where dloss is 1 (``loss.backward()``'s), as Liger does.
+
+
+def _cross_entropy_with_grad(logits: torch.Tensor, target: torch.Tensor, ignore_index: int, label_smoothing: float,
+                             reduction: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return K.cross_entropy_with_grad(_c(logits), _c(target), ignore_index, label_smoothing, reduction)
+
+
+cross_entropy_with_grad = torch.library.custom_op(f"{LIB}::cross_entropy_with_grad", _cross_entropy_with_grad,
+                                                  mutates_args=())
+
+
+@cross_entropy_with_grad.register_fake
+def _(logits, target, ignore_index, label_smoothing, reduction):
+    shape = logits.shape[:1] if reduction == "none" else ()
+    return (logits.new_empty(shape, dtype=torch.float32), _stat_like(logits),
+            torch.empty_like(logits, memory_format=torch.contiguous_format))
+
+
+def _cross_entropy_with_grad_setup(ctx, inputs, output):
+    ctx.reduction = inputs[4]
+    ctx.save_for_backward(output[2])
+
+
+def _cross_entropy_with_grad_grad(ctx, dloss, _dlse, _ddlogits):
+    (dx,) = ctx.saved_tensors
+    scale = dloss[:, None] if ctx.reduction == "none" else dloss
+    capturing = dx.is_cuda and torch.cuda.is_current_stream_capturing()
+    if not (_traced() or capturing) and bool((dloss == 1).all()):
+        return dx, None, None, None, None  # one host sync, not a pass over dlogits
+    return (dx * scale).to(dx.dtype), None, None, None, None
+
+
+_register(cross_entropy_with_grad, _cross_entropy_with_grad, _cross_entropy_with_grad_setup,
+          _cross_entropy_with_grad_grad)
