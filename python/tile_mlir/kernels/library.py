@@ -131,9 +131,10 @@ def _compiled_for(name: str, M: int, N: int, dtype: str, backend: str, chip: str
 
 
 def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
-    """The row plan of kernel ``name``: the forward kernels' names select their tables;
-    the others (cross-entropy) take the default table of their dtype."""
-    return plan(M, N, dtype, name if name in KERNELS else None, **overrides)
+    """The row plan of kernel ``name``: the forward kernels' names select their tables
+    and measured plans; cross-entropy's kernels, softmax's one pass over the row with a
+    little more, take softmax's."""
+    return plan(M, N, dtype, name if name in KERNELS else "softmax", **overrides)
 
 
 @functools.lru_cache(maxsize=256)

@@ -307,18 +307,23 @@ def measured_table() -> dict:
 
 
 def measured_plan(kernel: str, N: int, dtype: str) -> RowPlan | None:
-    """The measured plan for rows of N, if the search covers N: the fastest plan of the
-    shortest searched length N_m >= N, for N above the searched length before it (above
-    N_m / 2 for the shortest), with the fewest vectors that cover N."""
+    """The measured plan for rows of N, if the search covers N: that of the shortest
+    searched length N_m >= N, for N above the searched length before it (above N_m / 2 for
+    the shortest): its CTAs of W warps (R rows, ``per_sm``), as few of them as hold N with
+    the elements a thread had at N_m (the search found fewer, fuller CTAs faster), and the
+    fewest vectors that cover N."""
     entries = measured_table().get(kernel, {}).get(dtype, [])
     previous = None
     for e in entries:
         if N <= e["N"]:
             if N <= (previous if previous is not None else e["N"] // 2):
                 return None
-            p = plan(1, N, dtype, kernel, ctas=e["ctas"], rows=e["rows"], warps=e["warps"], per_sm=e["per_sm"])
+            at = plan(1, e["N"], dtype, kernel, ctas=e["ctas"], rows=e["rows"], warps=e["warps"], per_sm=e["per_sm"])
+            CL = min(e["ctas"], _pow2(-(-N // (WARP_SIZE * at.W * at.E))))
+            p = plan(1, N, dtype, kernel, ctas=CL, rows=e["rows"], warps=e["warps"], per_sm=e["per_sm"])
             return replace(p, why=f"N = {N}: the fastest of {e['candidates']} plans measured at N = {e['N']}"
-                                  f" ({e['gbps']} GB/s, copy {e['copy_gbps']} GB/s, {MEASURED.name})")
+                                  f" ({e['label']}, {e['gbps']} GB/s, copy {e['copy_gbps']} GB/s, {MEASURED.name})"
+                                  + (f", over {CL} CTA(s)" if CL != e["ctas"] else ""))
         previous = e["N"]
     return None
 
