@@ -10,8 +10,12 @@ pointer on torch's current stream (zero copy), torch CPU tensors through numpy. 
 arrays' roles: ``rows`` (..., N, x's dtype), ``row`` (one value per row, x's dtype),
 ``cols`` (N, x's dtype), ``stat`` (one f32 per row).
 
-The norms' row kernel runs on ``ctas`` CTAs (``default_ctas``: ``CTAS_PER_SM`` per SM of
-an H200, one where a CTA is 1024 threads, at most one per row group); the partial rows,
+Each kernel is compiled once per (name, N, dtype, plan), whatever M: the row count is its
+last argument (``rows``) and the grid is M's. The norms' row kernel runs on ``ctas`` CTAs
+(``default_ctas``: ``CTAS_PER_SM`` per SM of an H200, one where a CTA is 1024 threads, at
+most one per row group), a launch parameter too (the kernel strides its row groups by
+the grid; the partial rows' count, ctas·R, is its argument ``partial_rows``, and the
+column sums' last, ``P``); the partial rows,
 so the bits of dW and dB, depend on it and on nothing else: the same inputs and ``ctas``
 give the same bits on every run (docs/training-kernels.md).
 """
@@ -59,8 +63,8 @@ class Backward:
 
     @property
     def signature(self) -> str:
-        partials = ("dw_partials", "db_partials")[: self.sums]
-        return f"{self.name}({', '.join([*(n for n, _ in self.inputs), 'dx', *partials])})"
+        partials = [*("dw_partials", "db_partials")[: self.sums], *(("partial_rows",) if self.sums else ())]
+        return f"{self.name}({', '.join([*(n for n, _ in self.inputs), 'dx', *partials, 'rows'])})"
 
 
 BACKWARD = {
@@ -96,22 +100,22 @@ def _plan(spec, M: int, N: int, dtype: str, overrides) -> RowPlan:
 def compiled_backward(name: str, M: int, N: int, dtype: str = "f32", *, backend: str = "auto",
                       chip: str = DEFAULT_CHIP, ctas: int | None = None, **overrides):
     """(the row kernel, the column sums or None), each a ``Compiled``: the row kernel's
-    arguments ``BACKWARD[name].signature`` (partials: (ctas·R) × N f32), the column sums'
-    ``(dw_partials[, db_partials], dw[, db])``."""
+    arguments ``BACKWARD[name].signature`` (partials: (ctas·R) × N f32, partial_rows
+    ctas·R, rows M), the column sums' ``(dw_partials[, db_partials], dw[, db], P)`` (P =
+    ctas·R). Each kernel is compiled once for every M and ctas; the grids are theirs."""
     spec = _spec(name)
     backend = api.choose_backend(backend)
     p = _plan(spec, M, N, dtype, overrides)
     if not spec.sums:
-        return Compiled(library._kernel(name, M, p, backend, chip), p.grid(M), p.threads, p, backend,
-                                spec.signature), None
+        return Compiled(library._kernel(name, None, p, backend, chip), p.grid(M), p.threads, p, backend,
+                        spec.signature), None
     G = default_ctas(M, p) if ctas is None else ctas
     if not isinstance(G, int) or G < 1:
         raise OptionError(f"ctas must be a positive int, got {G!r}")
-    rows = library._kernel(name, M, p, backend, chip, (("ctas", G),))
-    P = G * p.R
-    sums = library._kernel("column_sums", P, p, backend, chip, (("arrays", spec.sums),))
+    rows = library._kernel(name, None, p, backend, chip)
+    sums = library._kernel("column_sums", None, p, backend, chip, (("arrays", spec.sums),))
     grid, block = column_sums_grid(N)
-    outs = ", ".join([*("dw_partials", "db_partials")[: spec.sums], *("dw", "db")[: spec.sums]])
+    outs = ", ".join([*("dw_partials", "db_partials")[: spec.sums], *("dw", "db")[: spec.sums], "P"])
     return (Compiled(rows, G, p.threads, p, backend, spec.signature),
             Compiled(sums, grid, block, p, backend, f"column_sums({outs})"))
 
@@ -119,13 +123,13 @@ def compiled_backward(name: str, M: int, N: int, dtype: str = "f32", *, backend:
 def text_backward(name: str, M: int, N: int, dtype: str = "f32", *, chip: str = DEFAULT_CHIP,
                   remember: bool = False, ctas: int | None = None, **overrides) -> list[str]:
     """The MLIR of the kernels ``compiled_backward`` compiles (what prepare compiles ahead;
-    with ``remember`` the compile cache remembers each by name, for a GPU without MLIR)."""
+    with ``remember`` the compile cache remembers each by name, for a GPU without MLIR):
+    the same for every M and ``ctas`` (taken for ``compiled_backward``'s signature)."""
     spec = _spec(name)
     p = _plan(spec, M, N, dtype, overrides)
-    keys = [(name, M, ())]
+    keys = [(name, None, ())]
     if spec.sums:
-        G = default_ctas(M, p) if ctas is None else ctas
-        keys = [(name, M, (("ctas", G),)), ("column_sums", G * p.R, (("arrays", spec.sums),))]
+        keys.append(("column_sums", None, (("arrays", spec.sums),)))
     texts = []
     for kernel, rows, extra in keys:
         texts.append(library._text(kernel, rows, p, chip, extra))
@@ -157,10 +161,11 @@ def run_backward(name: str, *arrays, backend: str = "auto", ctas: int | None = N
     if M:
         rows, total = compiled_backward(name, M, N, dtype, backend=backend, ctas=ctas, **overrides)
         flat = [a.reshape(M, N) if role == "rows" else a.reshape(-1) for a, (_, role) in zip(host, spec.inputs)]
-        partials = [np.empty((rows.grid * rows.plan.R, N), np.float32) for _ in sums]
-        rows.kernel.launch(rows.grid, rows.block, *flat, dx, *partials)
+        P = rows.grid * rows.plan.R
+        partials = [np.empty((P, N), np.float32) for _ in sums]
+        rows.kernel.launch(rows.grid, rows.block, *flat, dx, *partials, *((P,) if sums else ()), M)
         if total is not None:
-            total.kernel.launch(total.grid, total.block, *partials, *sums)
+            total.kernel.launch(total.grid, total.block, *partials, *sums, P)
     outs = [dx.reshape(x.shape), *sums]
     if torch_in:
         outs = [_to_torch(o, x) for o in outs]
@@ -183,11 +188,13 @@ def _on_device(spec: Backward, arrays, M, N, dtype, ctas, overrides):
         rows, total = compiled_backward(spec.name, M, N, dtype, backend="cuda", ctas=ctas, **overrides)
         flat = [a.contiguous().view(M, N) if role == "rows" else a.contiguous().view(-1)
                 for a, (_, role) in zip(arrays, spec.inputs)]
-        partials = [torch.empty((rows.grid * rows.plan.R, N), dtype=torch.float32, device=x.device) for _ in sums]
+        P = rows.grid * rows.plan.R
+        partials = [torch.empty((P, N), dtype=torch.float32, device=x.device) for _ in sums]
         stream = torch.cuda.current_stream()
-        rows.kernel.launch(rows.grid, rows.block, *flat, dx.view(M, N), *partials, stream=stream)
+        rows.kernel.launch(rows.grid, rows.block, *flat, dx.view(M, N), *partials, *((P,) if sums else ()), M,
+                           stream=stream)
         if total is not None:
-            total.kernel.launch(total.grid, total.block, *partials, *sums, stream=stream)
+            total.kernel.launch(total.grid, total.block, *partials, *sums, P, stream=stream)
     return dx if not sums else (dx, *sums)
 
 
