@@ -117,8 +117,9 @@ def compiled(name: str, M: int, N: int, dtype: str = "f32", *, backend: str = "a
 
 @functools.lru_cache(maxsize=1024)
 def _compiled_for(name: str, M: int, N: int, dtype: str, backend: str, chip: str, overrides: tuple) -> Compiled:
-    """``compiled``, remembered for each shape: a call with a shape seen before costs a
-    dictionary lookup (the plan and the kernel are not looked for again)."""
+    """``compiled``, remembered for each shape (the one kernel for every M, with M's
+    grid): a call with a shape seen before costs a dictionary lookup (the plan and the
+    kernel are not looked for again)."""
     spec, p = _spec(name), _plan(name, M, N, dtype, dict(overrides))
     return dataclasses.replace(_compiled(spec.name, p, backend, chip), grid=p.grid(M))
 
