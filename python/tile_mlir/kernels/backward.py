@@ -13,8 +13,8 @@ The norms' column sums (dW = Σ dY · x̂ over the rows, dB = Σ dY) are determi
 two kernels and a fixed order (docs/training-kernels.md):
 
 1. the row kernel runs on a persistent grid of G CTAs (``ctas``; None: the launch's
-   grid, ``gpu.grid_dim``, the partial rows a dynamic dim whose extent G·R the
-   argument ``partial_rows`` gives, so that one kernel serves every G): CTA b takes the row
+   grid, ``gpu.grid_dim``, the partial rows a dynamic dim whose extent G·R the argument
+   ``partial_rows`` gives, so that one kernel serves every G): CTA b takes the row
    groups b, b + G, b + 2G... (R rows a group, row slot s of a group on warp s) and adds
    each row's dY · x̂ (one ``math.fma`` per element) and dY into f32 accumulators that
    start at +0 and follow the row frame's layout, then writes them as partial rows
@@ -155,8 +155,8 @@ def column_sums(P: int | None, N: int, dtype: str, names=("DWP",), chip: str = D
     SUM_V columns; CTA c the SUM_COLUMNS from c · SUM_COLUMNS. P None: any P, the last
     argument (``P``, index)."""
     outs = [n[:-1] for n in names]  # DWP -> DW
-    args = [(n, f"memref<{'?' if P is None else P}x{N}xf32>") for n in names] + [(o, f"memref<{N}x{dtype}>")
-                                                                              for o in outs]
+    rows = "?" if P is None else P
+    args = [(n, f"memref<{rows}x{N}xf32>") for n in names] + [(o, f"memref<{N}x{dtype}>") for o in outs]
     args += [("P", "index")] if P is None else []
     threads = f"{SUM_WARPS}, {WARP_SIZE}, {SUM_V}"  # the warps, the lanes, a thread's columns
     tile_layout = f"S[({SUM_ROWS}, ({threads})) : ({SUM_V}, (1@warpid, 1@laneid, 1))]"
@@ -240,11 +240,11 @@ def _partials(p: RowPlan, ctas: int | None, names) -> list[tuple[str, str]]:
 
 class Partials:
     """The f32 column accumulators of a persistent row kernel (module docstring): one per
-    name (a (ctas·R) × N partial array; ctas None: the grid's). ``rows()`` is the loop over this CTA's row groups
-    (it sets ``r.row``); ``chunk(col)`` gives the accumulator tiles of a chunk, ``done(col)``
-    ends it, ``finish()`` writes the partial rows."""
+    name (a (ctas·R) × N partial array; ctas None: the grid's). ``rows()`` is the loop
+    over this CTA's row groups (it sets ``r.row``); ``chunk(col)`` gives the accumulator
+    tiles of a chunk, ``done(col)`` ends it, ``finish()`` writes the partial rows."""
 
-    def __init__(self, r: Rows, names, ctas: int):
+    def __init__(self, r: Rows, names, ctas: int | None):
         self.r, self.names, self.ctas = r, list(names), ctas
         k = r.k
         if ctas is None:  # the partial rows' extent: the argument after them

@@ -8,8 +8,9 @@ across a cluster's CTAs where the plan spreads a row over several) and the upstr
 f32 (bf16 in, f32 math, bf16 out). Each returns the ``build.KernelBuilder``, whose
 ``module`` ``tile_mlir.compile`` takes. M None builds the kernel for every M: the row
 count is its last argument, ``rows`` (``tile_mlir.kernels.rows.row_kernel``), and a CTA's
-rows past it are neither read nor written (``tile.copy`` tests each row against it). docs/fused-kernels.md describes them, their
-passes over the row and their special values; docs/builder.md walks through the softmax.
+rows past it are neither read nor written (``tile.copy`` tests each row against it).
+docs/fused-kernels.md describes them, their passes over the row and their special
+values; docs/builder.md walks through the softmax.
 """
 
 from __future__ import annotations
