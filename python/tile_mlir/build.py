@@ -105,6 +105,7 @@ class KernelBuilder:
         known_block_size: int | Sequence[int] | None = None,
         known_cluster_size: int | Sequence[int] | None = None,
         align: int | None = None,
+        min_ctas_per_sm: int | None = None,
     ):
         pairs = list(args.items() if isinstance(args, Mapping) else args)
         names = [n for n, _ in pairs]
@@ -127,6 +128,11 @@ class KernelBuilder:
             for key, dims in (("known_block_size", known_block_size), ("known_cluster_size", known_cluster_size)):
                 if dims is not None:
                     attributes[key] = ir.DenseI32ArrayAttr.get(_dims(key, dims))
+            if min_ctas_per_sm is not None:
+                if min_ctas_per_sm < 1:
+                    raise BuildError(f"kernel {name}: min_ctas_per_sm must be at least 1, got {min_ctas_per_sm}")
+                # PTX .minnctapersm: ptxas keeps the registers low enough for that many CTAs
+                attributes["nvvm.minctasm"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), min_ctas_per_sm)
             if align is not None:
                 aligned = {"llvm.align": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), align)}
                 attributes["arg_attrs"] = ir.ArrayAttr.get(
@@ -396,11 +402,14 @@ def kernel(
     known_block_size: int | Sequence[int] | None = None,
     known_cluster_size: int | Sequence[int] | None = None,
     align: int | None = None,
+    min_ctas_per_sm: int | None = None,
 ) -> KernelBuilder:
     """A builder for the kernel ``name`` with ``args`` ((name, type) pairs, or a dict),
     in ``gpu.module @<module_name>`` for ``chip``; ``known_block_size`` and
     ``known_cluster_size`` fix the block and the cluster (an int: along x), and ``align``
-    gives every memref argument ``llvm.align`` (bytes). Build its body in a ``with``
+    gives every memref argument ``llvm.align`` (bytes); ``min_ctas_per_sm`` asks ptxas to
+    keep the registers low enough for that many CTAs on an SM (``nvvm.minctasm``, PTX
+    ``.minnctapersm``). Build its body in a ``with``
     block::
 
         with build.kernel("k", [("A", "memref<32xf32>")], chip="sm_80") as k:
@@ -408,7 +417,7 @@ def kernel(
         tile_mlir.compile(k.module)
     """
     return KernelBuilder(name, args, chip=chip, module_name=module_name, known_block_size=known_block_size,
-                         known_cluster_size=known_cluster_size, align=align)
+                         known_cluster_size=known_cluster_size, align=align, min_ctas_per_sm=min_ctas_per_sm)
 
 
 def _type(t: TypeLike) -> ir.Type:

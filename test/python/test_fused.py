@@ -38,10 +38,11 @@ SHAPES = [
     (6, 1999, "bf16", {}, "warp", 1),
     (3, 3000, "f32", {}, "warps", 1),
     (3, 5000, "bf16", {}, "warps", 1),
-    (2, 20000, "f32", {}, "cluster", 2),
-    (2, 40000, "bf16", {}, "cluster", 2),
+    (2, 20000, "f32", {"ctas": 2}, "cluster", 2),
+    (2, 40000, "bf16", {"ctas": 2}, "cluster", 2),
     (2, 3001, "f32", {"ctas": 8}, "cluster", 8),
-    (3, 9000, "bf16", {}, "warps", 1),  # two rows per CTA (layernorm: one)
+    (3, 9000, "bf16", {"warps": 16}, "warps", 1),  # two rows per CTA (layernorm: one)
+    (2, 12000, "f32", {}, None, None),  # the measured plan (measured_plans.json), whatever it is
     (5, 3001, "f32", {"ctas": 2, "rows": 2, "warps": 4}, "cluster", 2),  # two rows per cluster, M odd
     (5, 97, "f32", {"table": SMALL["f32"]}, "warp", 1),
     (3, 997, "f32", {"table": SMALL["f32"]}, "cluster", 4),
@@ -81,7 +82,7 @@ def assert_all_agree(name, outputs, refs, dtype):
                          ids=lambda v: ("small" if "table" in v else str(v)) if isinstance(v, dict) else str(v))
 def test_random_inputs_against_numpy(name, M, N, dtype, overrides, kind, ctas):
     p = K.plan(M, N, dtype, name, **overrides)
-    assert (p.kind, p.CL, p.row_in) == (kind, ctas, "registers")
+    assert (p.kind, p.CL, p.row_in) == ((kind, ctas) if kind else (p.kind, p.CL)) + ("registers",)
     rng = np.random.default_rng()
     x, *params = random_inputs(rng, M, N, dtype, len(K.SPECS[name].params))
     outputs, refs = run(name, x, *params, **overrides)
@@ -184,16 +185,52 @@ def test_every_length_is_one_read_with_at_most_one_vector_of_tail(dtype):
 
 
 def test_the_tables_keep_both_ways_to_fewer_barriers_per_row():
-    """bf16 rows of 8193..16384 (4096 x 16384): two rows of 16 warps per CTA, so each
-    barrier serves two rows, except LayerNorm (one row per CTA of 512 threads, where it
-    does not spill); f32 16384 is one row of 32 warps, and 16 warps of 32 f32 each is a
-    candidate of the search."""
-    softmax, layernorm = K.plan(4096, 16384, "bf16", "softmax"), K.plan(4096, 16384, "bf16", "layernorm")
+    """The registers tables: bf16 rows of 8193..16384 (4096 x 16384) get two rows of 16
+    warps per CTA, so each barrier serves two rows, except LayerNorm (one row per CTA of
+    512 threads, where it does not spill); f32 16384 is one row of 32 warps, and 16 warps
+    of 32 f32 each is a candidate of the search."""
+    softmax = K.plan(4096, 16384, "bf16", table=K.TABLES["bf16"])
+    layernorm = K.plan(4096, 16384, "bf16", table=K.TABLES["layernorm", "bf16"])
     assert (softmax.R, softmax.W, softmax.E, softmax.threads) == (2, 16, 32, 1024) and "two rows per CTA" in softmax.why
     assert (layernorm.R, layernorm.W, layernorm.threads) == (1, 16, 512)
     assert K.plan(4096, 8192, "bf16").R == 1 and K.plan(4096, 16385, "bf16").R == 1
     assert ("warps R1 W16 E32 CL1" in [p.label() for p in candidates(16384, "f32")]
             and K.plan(4096, 16384, "f32").label() == "warps R1 W32 E16 CL1")
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("name", NAMES)
+def test_measured_plans_serve_the_lengths_they_were_searched_for(name, dtype):
+    """measured_plans.json (benchmarks.plan_search): at each searched N the kernel's plan
+    is the fastest measured one, and says so; every N from above half the shortest
+    searched length to the longest gets a measured plan that holds the row within the
+    register budget, with the fewest vectors; shorter rows keep the registers table."""
+    from tile_mlir.kernels.plan import measured_table
+
+    entries = measured_table()[name][dtype]
+    assert [e["N"] for e in entries] == sorted(e["N"] for e in entries) and len(entries) >= 3
+    for e in entries:
+        p = K.plan(64, e["N"], dtype, name)
+        assert p.label() == e["label"] and f"measured at N = {e['N']}" in p.why, (e, p)
+    first, last = entries[0]["N"], entries[-1]["N"]
+    for N in [*range(first // 2 + 1, last + 1, 3331), last]:
+        p = K.plan(8, N, dtype, name)
+        threads = 32 * p.W * p.CL
+        assert "measured" in p.why and p.C == -(-N // (threads * p.V)) and p.CH * p.CL >= N, (N, p.label())
+        assert p.E <= K.registers_table(dtype).elements(p.threads) and p.threads * p.O <= 2048
+    assert "measured" not in K.plan(8, first // 2, dtype, name).why
+
+
+def test_a_plan_asks_ptxas_for_its_ctas_per_sm():
+    """per_sm = 2 on a CTA of 1024 threads: the kernel carries nvvm.minctasm = 2 (PTX
+    .minnctapersm 2, so ptxas keeps a thread at 32 registers); an SM cannot hold more
+    than 2048 threads, and the plan says so."""
+    p = K.plan(64, 16384, "f32", "softmax", warps=32, per_sm=2)
+    assert p.label() == "warps R1 W32 E16 CL1 O2" and p.max_registers == 32 and "2 CTAs per SM" in p.describe()
+    assert "nvvm.minctasm = 2 : i32" in K.kernel_text("softmax", 64, 16384, "f32", warps=32, per_sm=2)
+    assert "minctasm" not in K.kernel_text("softmax", 64, 16384, "f32", warps=32, per_sm=1)
+    with pytest.raises(ValueError, match="an SM holds at most 2048 threads"):
+        K.plan(64, 16384, "f32", "softmax", warps=32, per_sm=4)
 
 
 @pytest.mark.parametrize("N, dtype", [(16384, "f32"), (100003, "f32"), (524288, "bf16"), (777, "bf16")])
@@ -214,10 +251,12 @@ def test_plan_says_why_and_rejects_what_it_cannot_do(capsys):
     assert K.plan(8, 1000, "f32", warps=2).why == "forced: warps = 2"
     from tile_mlir.kernels.plan import main
 
-    assert main(["64", "262144", "f32", "softmax"]) == 0
+    assert main(["64", "262144", "f32"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("64 x 262144 f32: cluster: 1 row(s) per CTA of 1024 threads, 32 warp(s) per row, 16 CTA(s)")
     assert "why: N = 262144 fits in the registers of a cluster of 16 CTAs" in out and "grid: 1024 CTA(s)" in out
+    assert main(["64", "262144", "f32", "softmax"]) == 0
+    assert "why: N = 262144: the fastest of" in capsys.readouterr().out
     for call, message in [(lambda: K.plan(4, 100, "f16"), "f32 or bf16"), (lambda: K.plan(4, 100, "f32", warps=3), "power of two"),
                           (lambda: K.plan(4, 100, "f32", vectors=0), "at least 1"), (lambda: K.plan(0, 100, "f32"), "at least one row"),
                           (lambda: K.plan(4, 100, "f32", "gelu"), "kernel must be one of"),
@@ -260,7 +299,7 @@ def test_the_package_builds_kernels_and_templates_nothing():
         for M, N, dtype in ((5, 1000, "f32"), (2, 40000, "bf16")):
             text = K.kernel_text(name, M, N, dtype)
             assert f"gpu.func @{name}(" in text and "tile.copy" in text and "tile.reduce" in text
-            assert f"known_block_size = array<i32: {K.plan(M, N, dtype).threads}, 1, 1>" in text
+            assert f"known_block_size = array<i32: {K.plan(M, N, dtype, name).threads}, 1, 1>" in text
             assert "kernels/forward.py" in text  # each op is located at the kernel's Python line,
             assert "kernels/rows.py" not in text  # not at a line of the row frame's helpers
 
@@ -278,7 +317,7 @@ def test_ptx_has_vector_accesses_and_no_local_memory(name, M, N, dtype, tmp_path
     from tile_mlir.compiler import lower_to_ptx
     from tile_mlir.options import Options
 
-    p = K.plan(M, N, dtype)
+    p = K.plan(M, N, dtype, name)
     ptx = lower_to_ptx(K.kernel_text(name, M, N, dtype), Options(chip="sm_90a")).ptx
     spec = K.SPECS[name]
     loads = p.C * (1 + len(spec.params))  # x once, and each weight
@@ -379,14 +418,14 @@ def test_a_cluster_of_sixteen_launches_as_the_runtime_allows_it(fake, tmp_path, 
     the kernel and launches without the attribute."""
     monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
     c = K.compiled("softmax", 2, 262144, "f32", backend="cuda")
-    assert (c.grid, c.block, c.plan.CL) == (32, 1024, 16)
+    assert (c.grid, c.block, c.plan.CL) == (32, c.plan.threads, 16)
     x = np.zeros((2, 262144), np.float32)
     fake.kernels["softmax"] = lambda p: None
     c.kernel.bind(c.grid, c.block, DeviceArray(x, "<f4"), DeviceArray(x, "<f4"), 2)()
     assert fake.function_attributes[("softmax", "non-portable")] == 1
-    assert fake.launches[-1][:2] == ((32, 1, 1), (1024, 1, 1)) and fake.launches[-1][5] == (16, 1, 1)
+    assert fake.launches[-1][:2] == ((32, 1, 1), (c.block, 1, 1)) and fake.launches[-1][5] == (16, 1, 1)
     assert "cuLaunchKernel" not in fake.calls
-    c = K.compiled("softmax", 2, 65536, "f32", backend="cuda")
+    c = K.compiled("softmax", 2, 65536, "f32", backend="cuda", ctas=4)
     x = np.zeros((2, 65536), np.float32)
     c.kernel.bind(c.grid, c.block, DeviceArray(x, "<f4"), DeviceArray(x, "<f4"), 2)()
     assert fake.launches[-1][:2] == ((8, 1, 1), (1024, 1, 1)) and fake.launches[-1][5] is None

@@ -41,9 +41,12 @@ kernel. ``python -m tile_mlir.kernels.plan M N [dtype [kernel]]`` prints a shape
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import math
 import sys
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from ..errors import OptionError
 from ..vocab import DTYPE_BYTES, MAX_BLOCK_THREADS, MAX_CLUSTER_CTAS, MAX_VECTOR_BYTES, WARP_SIZE
@@ -58,6 +61,9 @@ MAX_WARPS = MAX_BLOCK_THREADS // WARP_SIZE  # 32: the largest CTA
 ROWS_PER_CTA = 4  # the warp plan: 4 rows (warps) per CTA
 DATA_BYTES = 128  # a thread keeps 32 registers of its row (64 bytes in a CTA of 1024 threads)
 CLUSTERS = (2, 4, 8, 16)
+SM_REGISTERS = 65536  # the register file of an SM (sm_80 .. sm_100)
+SM_THREADS = 2048  # the most threads an SM holds at once
+MAX_THREAD_REGISTERS = 255
 
 
 def max_elements(dtype: str, threads: int, data_bytes: int = DATA_BYTES) -> int:
@@ -76,6 +82,7 @@ class Tier:
     warps: int | None = None
     rows: int = 1
     why: str = ""
+    per_sm: int = 1
 
 
 @dataclass(frozen=True)
@@ -145,6 +152,7 @@ class RowPlan:
     warps_per_row: int  # W
     vectors: int  # C
     ctas_per_row: int = 1  # CL
+    ctas_per_sm: int = 1  # O: the CTAs an SM must hold at once (ptxas caps the registers)
     vector_bytes: int = MAX_VECTOR_BYTES
     row_in: str = "registers"
     why: str = field(default="", compare=False)
@@ -157,6 +165,7 @@ class RowPlan:
     W = property(lambda self: self.warps_per_row)
     C = property(lambda self: self.vectors)
     CL = property(lambda self: self.ctas_per_row)
+    O = property(lambda self: self.ctas_per_sm)
     K = property(lambda self: 1)  # chunks per CTA: the row is held whole
 
     @property
@@ -184,12 +193,18 @@ class RowPlan:
         return -(-M // self.R) * self.CL
 
     def label(self) -> str:
-        """The plan in a few characters: ``cluster R1 W32 E16 CL4``."""
-        return f"{self.kind} R{self.R} W{self.W} E{self.E} CL{self.CL}"
+        """The plan in a few characters: ``cluster R1 W32 E16 CL4`` (`` O2``: 2 CTAs per SM)."""
+        return f"{self.kind} R{self.R} W{self.W} E{self.E} CL{self.CL}" + (f" O{self.O}" if self.O > 1 else "")
+
+    @property
+    def max_registers(self) -> int:
+        """The registers a thread may use so that an SM holds ``ctas_per_sm`` CTAs."""
+        return min(MAX_THREAD_REGISTERS, SM_REGISTERS // (self.threads * self.O) // 8 * 8)
 
     def describe(self) -> str:
+        sm = f", {self.O} CTAs per SM (at most {self.max_registers} registers a thread)" if self.O > 1 else ""
         return (f"{self.kind}: {self.R} row(s) per CTA of {self.threads} threads, {self.W} warp(s) per row,"
-                f" {self.CL} CTA(s) per row, {self.E} elements per thread ({self.CH * self.CL} columns)")
+                f" {self.CL} CTA(s) per row, {self.E} elements per thread ({self.CH * self.CL} columns){sm}")
 
     def __str__(self) -> str:
         return f"{self.describe()}\n  why: {self.why}" if self.why else self.describe()
@@ -223,18 +238,24 @@ class RowPlan:
 
 def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, ctas: int | None = None,
          warps: int | None = None, rows: int | None = None, vectors: int | None = None,
-         table: Table | None = None) -> RowPlan:
+         per_sm: int | None = None, table: Table | None = None) -> RowPlan:
     """The plan for an M x N matrix of ``dtype`` run by ``kernel`` (module docstring),
     with why it was chosen: the first tier of ``table`` (default ``TABLES[kernel, dtype]``,
     else ``TABLES[dtype]``) that holds N. ``ctas``, ``warps`` (per row), ``rows`` (per CTA) and ``vectors`` (16-byte
-    vectors per thread) override the tier's, for tests and tuning; the plan must still
-    hold the row within the table's register budget."""
+    vectors per thread) and ``per_sm`` (CTAs an SM must hold at once) override the tier's,
+    for tests and tuning; the plan must still hold the row within the table's register
+    budget."""
     if dtype not in DTYPES:
         raise OptionError(f"dtype must be f32 or bf16, got {dtype!r}")
     if kernel is not None and kernel not in KERNELS:
         raise OptionError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     if M < 1 or N < 1:
         raise OptionError(f"the matrix must have at least one row and one column, got {M} x {N}")
+    forced_any = any(v is not None for v in (ctas, warps, rows, vectors, per_sm))
+    if table is None and not forced_any and kernel is not None:
+        chosen = measured_plan(kernel, N, dtype)
+        if chosen is not None:
+            return chosen
     table = table or TABLES.get((kernel, dtype), TABLES[dtype])
     if table.dtype != dtype:
         raise OptionError(f"the plan table is for {table.dtype}, not {dtype}")
@@ -242,7 +263,8 @@ def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, ctas:
     if tier is None:
         raise OptionError(f"N = {N} is longer than the longest row the plan table holds on chip ({table.longest}"
                           f" {dtype} columns: {table.tiers[-1].ctas} CTAs' registers)")
-    forced = {k: v for k, v in (("ctas", ctas), ("warps", warps), ("rows", rows), ("vectors", vectors)) if v}
+    forced = {k: v for k, v in (("ctas", ctas), ("warps", warps), ("rows", rows), ("vectors", vectors),
+                                ("per_sm", per_sm)) if v}
     for name, value in (("ctas", ctas), ("warps", warps), ("rows", rows)):
         if value is not None and (value < 1 or value & (value - 1)):
             raise OptionError(f"{name} must be a power of two, got {value}")
@@ -257,7 +279,10 @@ def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, ctas:
                           f" got {CL} CTA(s) of {R} row(s) of {W} warp(s)")
     V = MAX_VECTOR_BYTES // DTYPE_BYTES[dtype]
     C = vectors or -(-N // (CL * WARP_SIZE * W * V))
-    p = RowPlan(N, dtype, R, W, C, CL)
+    O = per_sm or tier.per_sm
+    p = RowPlan(N, dtype, R, W, C, CL, O)
+    if O < 1 or p.threads * O > SM_THREADS:
+        raise OptionError(f"an SM holds at most {SM_THREADS} threads: {O} CTA(s) of {p.threads} threads do not fit")
     budget = table.elements(p.threads)
     if p.E > budget or p.CH * CL < N:
         raise OptionError(f"the plan {p.label()} holds {p.CH * CL} columns with {p.E} {dtype} elements per thread;"
@@ -265,6 +290,37 @@ def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, ctas:
                           f" {budget}")
     why = (f"forced: {', '.join(f'{k} = {v}' for k, v in forced.items())}" if forced else f"N = {N} {tier.why}")
     return replace(p, why=why)
+
+
+MEASURED = Path(__file__).with_name("measured_plans.json")
+
+
+@functools.lru_cache(maxsize=None)
+def measured_table() -> dict:
+    """The measured plans (``measured_plans.json``, written by ``python -m
+    benchmarks.plan_search``): per kernel and dtype, the searched row lengths, shortest
+    first, each with the overrides of its fastest plan."""
+    try:
+        return json.loads(MEASURED.read_text())["plans"]
+    except FileNotFoundError:
+        return {}
+
+
+def measured_plan(kernel: str, N: int, dtype: str) -> RowPlan | None:
+    """The measured plan for rows of N, if the search covers N: the fastest plan of the
+    shortest searched length N_m >= N, for N above the searched length before it (above
+    N_m / 2 for the shortest), with the fewest vectors that cover N."""
+    entries = measured_table().get(kernel, {}).get(dtype, [])
+    previous = None
+    for e in entries:
+        if N <= e["N"]:
+            if N <= (previous if previous is not None else e["N"] // 2):
+                return None
+            p = plan(1, N, dtype, kernel, ctas=e["ctas"], rows=e["rows"], warps=e["warps"], per_sm=e["per_sm"])
+            return replace(p, why=f"N = {N}: the fastest of {e['candidates']} plans measured at N = {e['N']}"
+                                  f" ({e['gbps']} GB/s, copy {e['copy_gbps']} GB/s, {MEASURED.name})")
+        previous = e["N"]
+    return None
 
 
 def candidates(N: int, dtype: str = "f32", table: Table | None = None) -> list[RowPlan]:

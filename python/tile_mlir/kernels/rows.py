@@ -71,7 +71,7 @@ def row_kernel(name: str, p: RowPlan, M: int | None, args, chip: str = DEFAULT_C
     types = arg_types(p, "?" if M is None else M)
     with build.kernel(name, [(n, types.get(role, role)) for n, role in args], chip=chip, known_block_size=p.threads,
                       known_cluster_size=p.CL if 1 < p.CL <= MAX_PORTABLE_CLUSTER_CTAS else None,
-                      align=MAX_VECTOR_ALIGN) as k:
+                      align=MAX_VECTOR_ALIGN, min_ctas_per_sm=p.O if p.O > 1 else None) as k:
         if M is None:
             rows = [n for n, _ in args].index("rows")
             dynamic_dims.mark(k.func, {i: [rows] for i, (_, role) in enumerate(args) if role in PER_ROW})

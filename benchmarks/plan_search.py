@@ -1,0 +1,213 @@
+"""The measured search behind the fused kernels' plan table (issue 18): every candidate
+plan of ``tile_mlir.kernels.plan.candidates`` for the long rows, timed on the GPU, the
+fastest kept per (kernel, dtype, N) in ``python/tile_mlir/kernels/measured_plans.json``,
+which ``plan()`` reads.
+
+Three steps::
+
+    python -m benchmarks.plan_search prepare --cache .plan-cache     # here (MLIR): compile every candidate
+    python -m benchmarks.plan_search run --out DIR                   # there (GPU, TILE_MLIR_CACHE_DIR=.plan-cache)
+    python -m benchmarks.plan_search table DIR/plan_search.json      # here: write the measured table
+
+A candidate is a plan (CTAs per row, rows per CTA, warps per row) with the fewest 16-byte
+vectors that cover the row, and either no occupancy demand or the most CTAs of its size an
+SM holds (``per_sm``: ptxas then caps the registers at 65536 / (threads x per_sm)). Each
+is checked against torch in float64 (the tolerances of ``benchmarks.fused``) before it is
+timed steady (rotating input sets); a wrong one is recorded and never chosen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from .fused import ITEMSIZE, PARAMS, PER_ROW, STATS, TOLERANCE, eps_of, error, reference, traffic
+
+KERNELS = ("softmax", "logsumexp", "rmsnorm", "layernorm")
+SEARCH_N = {"f32": (16384, 65536, 262144), "bf16": (16384, 65536, 262144, 524288)}
+X_BYTES = 256 << 20  # each input set; two sets rotate
+TABLE = Path(__file__).resolve().parent.parent / "python" / "tile_mlir" / "kernels" / "measured_plans.json"
+
+
+def rows(N: int, dtype: str) -> int:
+    """M of the searched matrix: ``X_BYTES`` of input."""
+    return max(16, X_BYTES // (N * ITEMSIZE[dtype]))
+
+
+def search_plans(N: int, dtype: str) -> list[dict]:
+    """The overrides (``ctas``, ``rows``, ``warps``, ``per_sm``) of every searched plan for
+    rows of N: CTAs of 256..1024 threads, 8..32 elements a thread, two rows a CTA only
+    without a cluster; each with and without the most CTAs of its size an SM holds."""
+    from tile_mlir.kernels.plan import SM_REGISTERS, SM_THREADS, candidates
+
+    found = []
+    for p in candidates(N, dtype):
+        if p.threads < 256 or p.E not in (8, 16, 32) or (p.R > 1 and p.CL > 1):
+            continue
+        base = {"ctas": p.CL, "rows": p.R, "warps": p.W, "per_sm": 1}
+        found.append(base)
+        most = SM_THREADS // p.threads
+        if most > 1 and SM_REGISTERS // (p.threads * most) >= 32:
+            found.append(base | {"per_sm": most})
+    return found
+
+
+def cases(kernels=KERNELS, dtypes=("f32", "bf16")) -> list[tuple[str, int, int, str, dict]]:
+    return [(k, rows(N, d), N, d, ov) for k in kernels for d in dtypes for N in SEARCH_N[d]
+            for ov in search_plans(N, d)]
+
+
+def prepare(cache: str, kernels=KERNELS) -> int:
+    """Compile every candidate into ``cache`` (and remember its text by name there)."""
+    os.environ["TILE_MLIR_CACHE_DIR"] = cache
+    from tile_mlir import kernels as K
+
+    todo, t0, failed = cases(kernels), time.perf_counter(), 0
+    for i, (k, M, N, d, ov) in enumerate(todo):
+        try:
+            K.kernel_text(k, M, N, d, remember=True, **ov)
+            K.compiled(k, M, N, d, backend="cuda", **ov)
+        except Exception as e:  # noqa: BLE001 - a candidate that does not build is said, and skipped
+            failed += 1
+            print(f"{k} {M}x{N} {d} {ov}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+        if i % 50 == 49:
+            print(f"{i + 1}/{len(todo)} compiled, {time.perf_counter() - t0:.0f} s", flush=True)
+    print(f"{len(todo) - failed} of {len(todo)} candidates compiled into {cache} in {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+def run(out: str, kernels=KERNELS, dtypes=("f32", "bf16")) -> int:
+    """On the GPU: every candidate of every case checked and timed; ``out``/plan_search.json."""
+    import torch
+
+    from tile_mlir import kernels as K
+
+    from .measure import copy_times, steady
+
+    Path(out).mkdir(parents=True, exist_ok=True)
+    results, t0 = [], time.perf_counter()
+    groups: dict[tuple, list[dict]] = {}
+    for k, M, N, d, ov in cases(kernels, dtypes):
+        groups.setdefault((k, M, N, d), []).append(ov)
+    for (k, M, N, d), plans in groups.items():
+        tdt = torch.float32 if d == "f32" else torch.bfloat16
+        xs = [torch.randn(M, N, device="cuda", dtype=tdt) for _ in range(2)]
+        params = [torch.randn(N, device="cuda", dtype=tdt) for _ in PARAMS[k]]
+        ys = [torch.empty((M,) if k in PER_ROW else (M, N), device="cuda", dtype=tdt) for _ in range(2)]
+        stats = [[torch.empty(M, device="cuda", dtype=torch.float32) for _ in STATS.get(k, ())] for _ in range(2)]
+        eps = eps_of(k, d)
+        scalars = (eps,) if PARAMS[k] else ()
+        ref = reference(k, xs[0], params, eps)
+        copy_ms = copy_times(xs)[0]
+        case = {"kernel": k, "M": M, "N": N, "dtype": d, "bytes": traffic(k, M, N, d), "copy_ms": copy_ms,
+                "copy_gbps": 2 * M * N * ITEMSIZE[d] / copy_ms / 1e6, "plans": []}
+        for ov in plans:
+            entry = {"overrides": ov}
+            try:
+                c = K.compiled(k, M, N, d, backend="cuda", **ov)
+                entry["label"] = c.plan.label()
+                bound = [c.kernel.bind(c.grid, c.block, xs[i], *params, ys[i], *stats[i], *scalars) for i in range(2)]
+                ys[0].fill_(float("nan"))
+                bound[0]()
+                torch.cuda.synchronize()
+                err = error(ys[0], ref)
+                entry["error"] = err
+                if not err < TOLERANCE[d]:
+                    entry["status"] = f"wrong: error {err:.3g}"
+                else:
+                    ms = steady(bound, target_ms=15.0, repeat=3)
+                    entry |= {"ms": ms, "gbps": case["bytes"] / ms / 1e6, "status": "ok"}
+            except Exception as e:  # noqa: BLE001 - one candidate failing must not lose the search
+                entry["status"] = f"failed: {type(e).__name__}: {' '.join(str(e).split())[:200]}"
+            case["plans"].append(entry)
+            print(f"{k} {M}x{N} {d} {entry.get('label', ov)}: {entry.get('gbps', 0):.0f} GB/s"
+                  f" {entry['status'] if entry['status'] != 'ok' else ''}", flush=True)
+        ok = [p for p in case["plans"] if p["status"] == "ok"]
+        if ok:
+            best = max(ok, key=lambda p: p["gbps"])
+            case["best"] = best
+            print(f"== {k} {M}x{N} {d}: best {best['label']} {best['gbps']:.0f} GB/s"
+                  f" ({100 * best['gbps'] / case['copy_gbps']:.1f}% of copy {case['copy_gbps']:.0f})"
+                  f" [{time.perf_counter() - t0:.0f} s]", flush=True)
+        results.append(case)
+        del xs, ys, stats
+        torch.cuda.empty_cache()
+        (Path(out) / "plan_search.json").write_text(json.dumps({"device": torch.cuda.get_device_name(),
+                                                                "cases": results}, indent=1))
+    return 0
+
+
+def table(path: str, dest: Path = TABLE) -> int:
+    """The measured table from a run's plan_search.json: per kernel and dtype, the searched
+    row lengths, each with its fastest plan's overrides and figures."""
+    data = json.loads(Path(path).read_text())
+    measured: dict = {}
+    for case in data["cases"]:
+        ok = sorted((p for p in case["plans"] if p["status"] == "ok"), key=lambda p: -p["gbps"])
+        k, M, N, d = case["kernel"], case["M"], case["N"], case["dtype"]
+        spilling = [p for p in ok if spills(k, M, N, d, p["overrides"])] if ok else []
+        kept = [p for p in ok if p not in spilling]
+        if not kept:
+            continue
+        b = kept[0]
+        entry = {"N": N, **b["overrides"], "label": b["label"], "M": M, "gbps": round(b["gbps"]),
+                 "copy_gbps": round(case["copy_gbps"]), "candidates": len(case["plans"])}
+        faster = [p for p in spilling if p["gbps"] > b["gbps"]]
+        if faster:  # said, never chosen: a plan keeps its row in registers
+            entry["faster_but_spills"] = [f"{p['label']} {p['gbps']:.0f}" for p in faster]
+        measured.setdefault(k, {}).setdefault(d, []).append(entry)
+    for per in measured.values():
+        for entries in per.values():
+            entries.sort(key=lambda e: e["N"])
+    doc = {"what": "the fastest plan of each searched row length, measured by python -m benchmarks.plan_search",
+           "device": data.get("device", "?"), "plans": measured}
+    dest.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {dest}")
+    return 0
+
+
+def spills(kernel: str, M: int, N: int, dtype: str, overrides: dict) -> bool:
+    """Whether ptxas spills registers in the candidate's kernel (here: MLIR and ptxas)."""
+    import re
+    import subprocess
+    import tempfile
+
+    from tile_mlir import kernels as K
+    from tile_mlir.compiler import lower_to_ptx
+    from tile_mlir.options import Options
+
+    ptx = lower_to_ptx(K.kernel_text(kernel, M, N, dtype, **overrides), Options(chip="sm_90a")).ptx
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(ptx)
+        info = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(src), "-o", str(Path(tmp) / "k.cubin")],
+                              check=True, capture_output=True, text=True).stderr
+    return bool(re.search(r"[1-9]\d* bytes spill stores", info))
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.plan_search", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("prepare")
+    a.add_argument("--cache", default=".plan-cache")
+    a.add_argument("--kernels", default=",".join(KERNELS))
+    b = sub.add_parser("run")
+    b.add_argument("--out", required=True)
+    b.add_argument("--kernels", default=",".join(KERNELS))
+    b.add_argument("--dtypes", default="f32,bf16")
+    c = sub.add_parser("table")
+    c.add_argument("results")
+    args = p.parse_args(argv)
+    if args.cmd == "prepare":
+        return prepare(args.cache, tuple(args.kernels.split(",")))
+    if args.cmd == "run":
+        return run(args.out, tuple(args.kernels.split(",")), tuple(args.dtypes.split(",")))
+    return table(args.results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
