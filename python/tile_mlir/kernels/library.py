@@ -12,7 +12,7 @@ through numpy. x has any shape (..., N); the leading dims are the rows.
 
 A kernel is built from Python, with MLIR; a GPU machine without MLIR cannot build it, so
 where it is compiled for the GPU its text is also remembered in the compile cache under a
-name that says what it is (``cache.remember``: kernel, shape, dtype, plan, chip), and
+name that says what it is (``cache.remember``: kernel, ``?x<N>``, dtype, plan, chip), and
 read back by that name there (``cache.recall``). ``python -m tile_mlir.testing.prepare`` makes the
 kernels of the GPU tests; ``benchmarks.prepare`` those of the benchmarks.
 
