@@ -6,6 +6,7 @@ M = 1, 3, 7 in a plan of 4 rows per CTA, must read and write nothing there); its
 are checked against float64 numpy formulas at every M, and its builds counted through
 the library's one build hook (``library._built``): one per (kernel, N, dtype)."""
 
+import re
 from collections import Counter
 
 import numpy as np
@@ -111,3 +112,28 @@ def test_backward_kernels_compile_once_for_every_m(builds, overrides, dtype):
                     agrees(got, want, dtype)
     built_once_for_any_m(builds, [*K.BACKWARD, "column_sums", "column_sums"])
     assert {extra for name, *_, extra in builds if name == "column_sums"} == {(("arrays", 1),), (("arrays", 2),)}
+
+
+@pytest.mark.parametrize("name", ["rmsnorm_backward", "layernorm_backward"])
+def test_the_persistent_loop_lets_llvm_drop_the_row_tests(name, tmp_path):
+    """A norm's backward of one row a CTA (4096 f32 columns: 8 warps) loops over its rows
+    up to M, unsigned (``k.range(..., unsigned=True)``), as tile.copy tests a row against
+    the dynamic extent M: LLVM proves those tests true and drops them, so the kernel is
+    no longer than with a static M (no branch per row access, no spill). Compiled for
+    every ``ctas`` alike: the grid strides the loop."""
+    import shutil
+    import subprocess
+
+    from tile_mlir.compiler import lower_to_ptx
+    from tile_mlir.options import Options
+
+    texts = K.text_backward(name, 4096, 4096, "f32")
+    assert K.compiled_backward(name, 4096, 4096, "f32", **I)[0].plan.R == 1
+    ptx = lower_to_ptx(texts[0], Options(chip="sm_90a")).ptx
+    assert "scf.for unsigned" in texts[0] and ".local" not in ptx
+    assert len(re.findall(r"\bbra\b", ptx)) <= 16, "a branch around each row access: the row tests are left"
+    if shutil.which("ptxas"):
+        (tmp_path / "k.ptx").write_text(ptx)
+        info = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
+                              check=False, capture_output=True, text=True).stderr
+        assert " 0 bytes spill stores" in info, info

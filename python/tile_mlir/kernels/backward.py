@@ -263,7 +263,10 @@ class Partials:
     def rows(self):
         r, k = self.r, self.r.k
         groups = arith.divui(arith.addi(r.rows(), k.index(r.p.R - 1)), k.index(r.p.R))
-        for g in k.range(k.block_id(), groups, k.grid_dim() if self.ctas is None else self.ctas):
+        # unsigned, as tile.copy's row tests: with one row a group (groups is M) LLVM
+        # proves them true and drops them, as it did for a static M
+        stride = k.grid_dim() if self.ctas is None else self.ctas
+        for g in k.range(k.block_id(), groups, stride, unsigned=True):
             r.row = arith.muli(g, k.index(r.p.R))
             yield g
 
