@@ -80,7 +80,7 @@ def all_kernels() -> dict[str, tuple[str, str]]:
             texts[f"{c.name} [{c.label()}]"] = (argmax_rows(c), "linear")
     for dtype in DTYPES:
         for c in softmax_configs(dtype):
-            texts[c.name] = (softmax_rows(c), "linear")
+            texts[c.name] = (softmax_rows(c), c.fold)
     return texts
 
 
@@ -155,7 +155,7 @@ def _check_softmax(c: SoftmaxConfig, rng) -> None:
 
     from tile_mlir.testing.cases import narrow, widen
 
-    kernel = tile_mlir.compile(softmax_rows(c), backend="interpreter")[c.name]
+    kernel = tile_mlir.compile(softmax_rows(c), {"fold": c.fold}, backend="interpreter")[c.name]
     x = narrow(rng.standard_normal((c.M, c.N)) * 3, c.dtype)
     y = np.zeros_like(x)
     kernel.launch(c.grid, c.block, x, y)
@@ -275,7 +275,7 @@ def _softmax(dtype: str, log) -> dict:
     ref = torch.softmax(xs[0].double(), dim=1)
     out = {"M": M, "N": N, "dtype": dtype}
     for c in softmax_configs(dtype):
-        kern = tile_mlir.compile(softmax_rows(c), OPTIONS, backend="cuda")[c.name]
+        kern = tile_mlir.compile(softmax_rows(c), OPTIONS | {"fold": c.fold}, backend="cuda")[c.name]
         bound = [kern.bind(c.grid, c.block, x, y) for x, y in zip(xs, ys)]
         ys[0].fill_(float("nan"))
         bound[0]()

@@ -18,7 +18,9 @@ the text that ``benchmarks.prepare`` compiled and finds it in the compile cache.
   the row in registers (``tile_mlir.kernels.plan``'s layouts), with the row's
   (max, sum of exp) combined either by two cta-scope reductions (``maximum``, then ``sum``
   of the rescaled partial sums: two exchanges, two barriers) or by one combiner reduction
-  of the (max, sum) pair (``packed``: one exchange).
+  of the (max, sum) pair (``packed``: one exchange); both compiled with ``fold = tree``
+  (the lanes fold the 32 warps' partials together: 5 combines a thread, not 31, which for
+  the pair is 10 exponentials, not 62), and asking for 2 blocks per SM (32 registers).
 """
 
 from __future__ import annotations
@@ -223,6 +225,7 @@ class SoftmaxConfig:
     dtype: str
     packed: bool
     W: int = 32
+    fold: str = "tree"  # the compile option: with tree, the lanes fold the warps' partials together
 
     @property
     def plan(self):
@@ -247,13 +250,17 @@ class SoftmaxConfig:
         return 32 * self.W
 
 
-# The pair's combine: M = max(m1, m2) (NaN propagates), A = M or 0 when M is -inf, and
-# S = s1 exp(m1 - A) + s2 exp(m2 - A); each s is a sum of exp(x - a(m)), a(-inf) = 0.
-PAIR_BODY = ("%pM = arith.maximumf %l0, %r0 : f32", "%pninf = arith.constant 0xFF800000 : f32",
-             "%pzero = arith.constant 0.0 : f32", "%pnone = arith.cmpf oeq, %pM, %pninf : f32",
-             "%pA = arith.select %pnone, %pzero, %pM : f32", "%pd1 = arith.subf %l0, %pA : f32",
-             "%pe1 = math.exp %pd1 : f32", "%pt1 = arith.mulf %l1, %pe1 : f32", "%pd2 = arith.subf %r0, %pA : f32",
-             "%pe2 = math.exp %pd2 : f32", "%pt2 = arith.mulf %r1, %pe2 : f32", "%pS = arith.addf %pt1, %pt2 : f32")
+# The pair's combine, with one exponential: M = max(m1, m2) (NaN propagates); the pair of
+# the smaller max is rescaled by e = exp(-|m1 - m2|), S = s1 + s2 e (m1 > m2) or s1 e + s2;
+# equal maxima (-inf, +inf included, where m1 - m2 is NaN) add, S = s1 + s2. Each s is a
+# sum of exp(x - a(m)), a(m) = m, or 0 where m is -inf (s = 0 there).
+PAIR_BODY = ("%pM = arith.maximumf %l0, %r0 : f32", "%pd = arith.subf %l0, %r0 : f32",
+             "%pad = math.absf %pd : f32", "%pnd = arith.negf %pad : f32", "%pe = math.exp %pnd : f32",
+             "%pgt = arith.cmpf ogt, %l0, %r0 : f32", "%peq = arith.cmpf oeq, %l0, %r0 : f32",
+             "%pa = arith.mulf %r1, %pe : f32", "%pb = arith.mulf %l1, %pe : f32",
+             "%phi = arith.addf %l1, %pa : f32", "%plo = arith.addf %pb, %r1 : f32",
+             "%padd = arith.addf %l1, %r1 : f32", "%pne = arith.select %pgt, %phi, %plo : f32",
+             "%pS = arith.select %peq, %padd, %pne : f32")
 
 
 def softmax_rows(c: SoftmaxConfig) -> str:
@@ -284,7 +291,7 @@ def softmax_rows(c: SoftmaxConfig) -> str:
                     f'{ind}"tile.reduce"(%qs, %ps) {{kind = "sum", {", ".join(attrs)}}} : ({one}, {one}) -> ()\n'
                     f"{ind}%S = memref.load %qs[%c0] : {one}\n")
     body = f"""    gpu.func @{c.name}(%X: !X {{llvm.align = 16 : i64}}, %Y: !X {{llvm.align = 16 : i64}}) kernel
-        attributes {{known_block_size = array<i32: {c.block}, 1, 1>}} {{
+        attributes {{known_block_size = array<i32: {c.block}, 1, 1>, nvvm.minctasm = {2048 // c.block} : i32}} {{
       %c0 = arith.constant 0 : index
       %cV = arith.constant {V} : index
       %cE = arith.constant {E} : index

@@ -10,8 +10,9 @@ import inspect
 
 import numpy as np
 import pytest
-from tile_mlir import LaunchError
+from tile_mlir import LaunchError, OptionError
 from tile_mlir import kernels as K
+from tile_mlir.kernels.plan import registers_table
 from tile_mlir.kernels.training import run_backward
 from tile_mlir.testing.fused import as_f64, to_dtype
 
@@ -19,6 +20,14 @@ I = {"backend": "interpreter"}
 BF16_ROUNDING = 2.0**-9  # bf16's unit roundoff: 8 bits of significand
 SHAPES = {"one warp per row": ((3, 4, 257), {}), "several warps per row": ((2, 3001), {}),
           "16 warps (the second pass reads again)": ((2, 3001), {"warps": 16})}
+# Plan tables scaled down (a thread keeps 4 f32 or 8 bf16, at most 2 warps a CTA): a CTA
+# holds 256 f32 or 512 bf16 columns, so a few hundred columns need a cluster.
+SMALL = {dtype: registers_table(dtype, data_bytes=16, max_warps=2) for dtype in ("f32", "bf16")}
+# (shape, CTAs of the persistent grid) -> the cluster plans: f32 CL4, CL8 and CL16, bf16
+# CL2, CL4 and CL8; odd N (the last CTA's columns partly or wholly past N); grids of 2
+# clusters over 3..7 row groups, so a cluster takes several rows, and of 1 cluster.
+CLUSTER_SHAPES = {"f32": [((7, 997), 2), ((3, 1999), 1), ((5, 3001), 2)],
+                  "bf16": [((7, 997), 2), ((3, 1999), 1), ((5, 3001), 2)]}
 
 
 def formulas(name, *a):
@@ -77,6 +86,43 @@ def test_backward_against_float64(name, dtype, plan):
     for got, want in zip(outs, wants):
         assert got.dtype == args[0].dtype
         agrees(got, want, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("name", list(K.BACKWARD))
+def test_cluster_plans_against_float64(name, dtype):
+    """A row split over a cluster of 2..16 CTAs (the plan's CTAs per row), the norms on a
+    persistent grid of whole clusters: dx, dw, db against the float64 formulas."""
+    rng = np.random.default_rng()
+    for shape, groups in CLUSTER_SHAPES[dtype]:
+        p = K.plan(shape[0], shape[1], dtype, BACKWARD_FORWARD[name], table=SMALL[dtype])
+        assert p.CL > 1
+        args = inputs(rng, name, shape, dtype)
+        outs = run_backward(name, *args, **I, table=SMALL[dtype], ctas=groups * p.CL)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        for got, want in zip(outs, formulas(name, *(as_f64(a) for a in args))):
+            assert got.dtype == args[0].dtype
+            agrees(got, want, dtype)
+
+
+BACKWARD_FORWARD = {name: spec.forward for name, spec in K.BACKWARD.items()}
+
+
+def test_a_forward_cluster_gives_the_backward_its_own_cluster(monkeypatch):
+    """Where the forward's plan is a cluster and nothing is forced, the backward takes the
+    cluster of BACKWARD_TABLES (fewer elements a thread): scaled down, the forward a
+    cluster of 2 at N = 997 (8 f32 a thread), the backward one of 4 (4 a thread); the
+    default API runs it, against the float64 formulas."""
+    from tile_mlir.kernels.plan import TABLES
+    from tile_mlir.kernels import training
+
+    monkeypatch.setitem(TABLES, "f32", registers_table("f32", data_bytes=32, max_warps=2))
+    monkeypatch.setitem(training.BACKWARD_TABLES, "f32", SMALL["f32"])
+    assert K.plan(5, 997, "f32", "layernorm").label() == "cluster R1 W2 E8 CL2"
+    assert training.backward_plan("layernorm_backward", 5, 997, "f32").label() == "cluster R1 W2 E4 CL4"
+    args = inputs(np.random.default_rng(), "layernorm_backward", (5, 997), "f32")
+    for got, want in zip(K.layer_norm_backward(*args, **I), formulas("layernorm_backward", *map(as_f64, args))):
+        agrees(got, want, "f32")
 
 
 def test_the_api_is_the_contract():
@@ -180,9 +226,9 @@ def test_special_rows_follow_the_formulas():
 
 
 def model_column_sums(dy, xhat, R, ctas):
-    """dW as docs/training-kernels.md orders it, in numpy f32: partial row b·R + s sums
-    fma(dy, x̂, acc) over rows (g·R + s) for g = b, b + ctas, ... from +0; then dW adds
-    the ctas·R partial rows in order from +0."""
+    """dW as docs/training-kernels.md orders it, in numpy f32: with ``ctas`` clusters (or
+    CTAs, one per row), partial row b·R + s sums fma(dy, x̂, acc) over rows (g·R + s) for
+    g = b, b + ctas, ... from +0; then dW adds the ctas·R partial rows in order from +0."""
     M, N = dy.shape
     partials = np.zeros((ctas * R, N), np.float32)
     for group in range(-(-M // R)):
@@ -214,6 +260,33 @@ def test_column_sums_are_the_documented_order_bit_for_bit(overrides):
     xhat = (x - mean[:, None]) * rstd[:, None]  # f32, as the kernel: (x - mean), then · rstd
     assert dw.tobytes() == model_column_sums(dy, xhat, R, ctas).tobytes()
     assert db.tobytes() == model_column_sums(dy, np.ones_like(dy), R, ctas).tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_cluster_column_sums_are_the_documented_order_bit_for_bit(dtype):
+    """With a cluster per row, each CTA of cluster b adds its columns of the rows of b's
+    row groups into partial row b (the same order as one CTA per row): dw and db bit for
+    bit the model, over 3 clusters of 4 (f32) or 2 (bf16) CTAs, and the same bits on a
+    second run."""
+    rng = np.random.default_rng()
+    M, N, groups = 10, 1001, 3
+    x, dy = (to_dtype(rng.standard_normal((M, N)) * 2, dtype) for _ in range(2))
+    w = to_dtype(1 + 0.5 * rng.standard_normal(N), dtype)
+    p = K.plan(M, N, dtype, "layernorm", table=SMALL[dtype])
+    assert p.CL == {"f32": 4, "bf16": 2}[dtype]
+    f32 = [as_f64(a).astype(np.float32) for a in (x, dy)]  # bf16 widens to f32 exactly
+    mean, rstd = K.layer_norm(x, w, w, **I)[1:]
+    runs = [run_backward("layernorm_backward", dy, x, w, mean, rstd, ctas=groups * p.CL, **I, table=SMALL[dtype])
+            for _ in range(2)]
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(*runs))
+    xhat = (f32[0] - mean[:, None]) * rstd[:, None]
+    for got, want in zip(runs[0][1:], (model_column_sums(f32[1], xhat, p.R, groups),
+                                       model_column_sums(f32[1], np.ones_like(f32[1]), p.R, groups))):
+        assert as_f64(got).tobytes() == as_f64(to_dtype(want, dtype)).tobytes()
+    rstd = K.rms_norm(x, w, **I)[1]
+    _, dw = run_backward("rmsnorm_backward", dy, x, w, rstd, ctas=groups * p.CL, **I, table=SMALL[dtype])
+    want = model_column_sums(f32[1], f32[0] * rstd[:, None], p.R, groups)
+    assert as_f64(dw).tobytes() == as_f64(to_dtype(want, dtype)).tobytes()
 
 
 def test_two_runs_give_the_same_bits_and_ctas_changes_only_the_rounding():
@@ -338,12 +411,36 @@ def test_no_rows_give_an_empty_dx_and_zero_sums():
     assert dx.shape == (0, 10) and dw.tolist() == [0.0] * 10 and db.tolist() == [0.0] * 10
 
 
-def test_a_row_that_needs_a_cluster_is_refused_with_the_reason():
-    """The backward kernels hold a row in one CTA for now (kernels/training.py, ``_plan``)."""
-    from tile_mlir import OptionError
-    from tile_mlir.kernels.plan import registers_table
+def test_rows_past_the_plan_table_and_a_grid_of_part_clusters_are_refused():
+    """A row longer than a cluster of 16 holds (4096 f32 columns in the small table;
+    262144 by the default one) is an OptionError naming the limit; a persistent grid that
+    is not whole clusters, one naming the cluster."""
+    x = np.random.default_rng().standard_normal((3, 4097)).astype(np.float32)
+    with pytest.raises(OptionError, match=r"N = 4097 is longer than the longest row the plan table holds on chip"
+                                          r" \(4096 f32 columns: 16 CTAs"):
+        run_backward("softmax_backward", x, x, table=SMALL["f32"], **I)
+    with pytest.raises(OptionError, match="N = 262145 is longer .* [(]262144 f32 columns: 16 CTAs"):
+        K.compiled_backward("rmsnorm_backward", 4, 262145, "f32", backend="interpreter")
+    x = x[:, :997]
+    with pytest.raises(OptionError, match=r"ctas must be a positive int, a multiple of the plan's 4 CTA\(s\) per row"
+                                          r" \(cluster R1 W2 E4 CL4\), got 6"):
+        run_backward("rmsnorm_backward", x, x, x[0], x[:, 0], ctas=6, table=SMALL["f32"], **I)
 
-    table = registers_table("f32", data_bytes=16, max_warps=2)  # a cluster of 4 at N = 997
-    x = np.random.default_rng().standard_normal((3, 997)).astype(np.float32)
-    with pytest.raises(OptionError, match="needs a cluster of 4 CTAs, but the backward kernels hold a row in one CTA"):
-        run_backward("softmax_backward", x, x, table=table, **I)
+
+def test_long_rows_take_cluster_plans_on_a_grid_of_whole_clusters():
+    """At the benchmark's 1024 x 65536 the backward takes a cluster of 8 (8 elements a
+    thread: BACKWARD_TABLES), at 262144 one of 16 (the largest); the norms' row
+    kernel runs on whole clusters (default_ctas), its column sums on R partial rows a
+    cluster; both build (the MLIR text; the GPU runs them), the partial rows a dynamic
+    dim (one kernel for every M and grid)."""
+    from tile_mlir.kernels.training import backward_plan, default_ctas, partial_rows, text_backward
+
+    for N, dtype, CL, E in [(65536, "f32", 8, 8), (65536, "bf16", 8, 8), (262144, "f32", 16, 16),
+                            (262144, "bf16", 16, 32)]:
+        p = backward_plan("layernorm_backward", 1024, N, dtype)
+        G = default_ctas(1024, p)
+        assert (p.CL, p.E) == (CL, E) and p.CL * p.CH >= N and G % CL == 0 and G <= 2 * 132
+        row_kernel, sums = text_backward("layernorm_backward", 1024, N, dtype)
+        assert partial_rows(G, p) == G // CL * p.R
+        assert f"memref<?x{N}xf32>" in row_kernel and "cluster" in row_kernel
+        assert f"memref<?x{N}xf32>" in sums

@@ -91,25 +91,31 @@ def backward_inputs(rng, name, M, N, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
-@pytest.mark.parametrize("overrides", [{}, {"warps": 2}], ids=["one warp per row", "two warps per row"])
-def test_backward_kernels_compile_once_for_every_m(builds, overrides, dtype):
-    """The four backward passes at M = 1, 3, 7, 64 (4 rows per CTA), the norms on their
-    default persistent grid (which grows with M) and on 3 CTAs: one build of each row
+@pytest.mark.parametrize("N, plan", [(45, "warp"), (45, "warps"), (997, "cluster")],
+                         ids=["one warp per row", "two warps per row", "cluster"])
+def test_backward_kernels_compile_once_for_every_m(builds, N, plan, dtype):
+    """The four backward passes at M = 1, 3, 7, 64 (4 rows per CTA; ``cluster``: the
+    scaled-down table splits a row over a cluster), the norms on their default
+    persistent grid (which grows with M) and on 3 CTAs (clusters): one build of each row
     kernel and of each column sums (dW; dW and dB), right at every M."""
     rng = np.random.default_rng()
-    N = 45
+    overrides = {"warp": {}, "warps": {"warps": 2}, "cluster": {"table": SMALL[dtype]}}[plan]
+    kinds = set()
     for M in MS:
         for name, spec in K.BACKWARD.items():
             args = [a.astype(np.float32) if role == "stat" else to_dtype(a, dtype)
                     for a, (_, role) in zip(backward_inputs(rng, name, M, N, dtype), spec.inputs)]
             wants = formulas(name, *(as_f64(a) for a in args))
-            for ctas in (None, 3) if spec.sums else (None,):
+            rows, _ = K.compiled_backward(name, M, N, dtype, **I, **overrides)
+            kinds.add(rows.plan.kind)
+            for ctas in (None, 3 * rows.plan.CL) if spec.sums else (None,):
                 outs = K.run_backward(name, *args, **I, ctas=ctas, **overrides)
                 outs = outs if isinstance(outs, tuple) else (outs,)
                 assert len(outs) == len(wants)
                 for got, want in zip(outs, wants):
                     assert got.dtype == args[0].dtype
                     agrees(got, want, dtype)
+    assert kinds == {"cluster" if plan == "cluster" else "warp" if plan == "warp" else "warps"}
     built_once_for_any_m(builds, [*K.BACKWARD, "column_sums", "column_sums"])
     assert {extra for name, *_, extra in builds if name == "column_sums"} == {(("arrays", 1),), (("arrays", 2),)}
 

@@ -12,16 +12,17 @@ row plan (the forward's: ``plan(M, N, dtype, <forward>)``), all math in f32:
 The norms' column sums (dW = Σ dY · x̂ over the rows, dB = Σ dY) are deterministic, in
 two kernels and a fixed order (docs/training-kernels.md):
 
-1. the row kernel runs on a persistent grid of G CTAs (``ctas``; None: the launch's
-   grid, ``gpu.grid_dim``, the partial rows a dynamic dim whose extent G·R the argument
-   ``partial_rows`` gives, so that one kernel serves every G): CTA b takes the row
-   groups b, b + G, b + 2G... (R rows a group, row slot s of a group on warp s) and adds
-   each row's dY · x̂ (one ``math.fma`` per element) and dY into f32 accumulators that
-   start at +0 and follow the row frame's layout, then writes them as partial rows
-   b·R + s of a (G·R) × N f32 array. With one chunk per row (K = 1) the accumulators are
-   registers; with K > 1 they are the CTA's own partial rows in global memory, read and
-   written chunk by chunk by the thread that owns each column (no other thread touches
-   them, so no race).
+1. the row kernel runs on a persistent grid of G CTAs, or G clusters of CL CTAs where
+   the plan splits a row (``ctas`` = G·CL; None: the launch's grid, ``gpu.grid_dim`` / CL
+   clusters, the partial rows a dynamic dim whose extent G·R the argument
+   ``partial_rows`` gives, so that one kernel serves every G): CTA (cluster) b takes the
+   row groups b, b + G, b + 2G... (R rows a group, row slot s of a group on warp s) and
+   adds each row's dY · x̂ (one ``math.fma`` per element) and dY into f32 accumulators
+   that start at +0 and follow the row frame's layout, then writes them as partial rows
+   b·R + s of a (G·R) × N f32 array (each CTA of a cluster its own columns of them). With
+   one chunk per row (K = 1) the accumulators are registers; with K > 1 they are the
+   CTA's own partial rows in global memory, read and written chunk by chunk by the thread
+   that owns each column (no other thread touches them, so no race).
 2. ``column_sums`` adds the G·R partial rows of each column in order 0, 1, 2..., from +0,
    in f32, and writes dW (and dB) in the dtype.
 
@@ -216,41 +217,45 @@ def _unless_last(r: Rows, col, load) -> None:
     """``load()`` unless ``col`` is the row's last chunk, which the pass before (first to
     last) left in registers."""
     k = r.k
-    with k.if_(arith.cmpi(arith.CmpIPredicate.ne, col, k.index((r.p.K - 1) * r.p.CH))):
+    last = arith.addi(r.col, k.index((r.p.K - 1) * r.p.CH))  # from the CTA's first column (its rank's)
+    with k.if_(arith.cmpi(arith.CmpIPredicate.ne, col, last)):
         load()
 
 
 def load_row(r: Rows, name: str):
-    """``name``[row] (one value per row, of any float type) on each of the row's threads, in f32."""
+    """``name``[row] (one value per row, of any float type) on each of the CTA's threads
+    of the row (each CTA of a cluster reads it), in f32."""
     k = r.k
     element = ir.MemRefType(r.args[name].type).element_type
     value = k.registers([1], element)
-    ops.copy(value, r.args[name], [r.row], exec_scope="cta", layout=r.layout["RESULT"])
+    ops.copy(value, r.args[name], [r.row], exec_scope="cta", layout=r.layout["ROW"])
     return k.cast(k.load(value, [0]), "f32")
 
 
 def _partials(p: RowPlan, ctas: int | None, names) -> list[tuple[str, str]]:
-    """The arguments of the partial rows ``names``: (ctas·R) × N f32 each, and for ctas
-    None (the launch's grid) a dynamic leading dim, whose extent follows them
-    (``partial_rows``); ``Partials`` marks it."""
+    """The arguments of the partial rows ``names``: (G·R) × N f32 each (G = ctas / CL
+    clusters), and for ctas None (the launch's grid) a dynamic leading dim, whose extent
+    follows them (``partial_rows``); ``Partials`` marks it."""
     if ctas is not None:
-        return [(n, f"memref<{ctas * p.R}x{p.N}xf32>") for n in names]
+        return [(n, f"memref<{ctas // p.CL * p.R}x{p.N}xf32>") for n in names]
     return [*((n, f"memref<?x{p.N}xf32>") for n in names), ("partial_rows", "index")]
 
 
 class Partials:
     """The f32 column accumulators of a persistent row kernel (module docstring): one per
-    name (a (ctas·R) × N partial array; ctas None: the grid's). ``rows()`` is the loop
-    over this CTA's row groups (it sets ``r.row``); ``chunk(col)`` gives the accumulator
-    tiles of a chunk, ``done(col)`` ends it, ``finish()`` writes the partial rows."""
+    name (a (G·R) × N partial array, G = ctas / CL clusters; ctas None: the grid's).
+    ``rows()`` is the loop over this cluster's row groups (it sets ``r.row``);
+    ``chunk(col)`` gives the accumulator tiles of a chunk, ``done(col)`` ends it,
+    ``finish()`` writes the partial rows (each CTA of a cluster its columns of them)."""
 
     def __init__(self, r: Rows, names, ctas: int | None):
-        self.r, self.names, self.ctas = r, list(names), ctas
+        self.r, self.names = r, list(names)
+        self.groups = ctas // r.p.CL if ctas is not None else None
         k = r.k
         if ctas is None:  # the partial rows' extent: the argument after them
             at = {n: i for i, n in enumerate(k.args)}
             dynamic_dims.mark(k.func, {at[n]: [at["partial_rows"]] for n in names})
-        self.first = arith.muli(k.block_id(), k.index(r.p.R))  # this CTA's first partial row
+        self.first = arith.muli(r.group, k.index(r.p.R))  # this cluster's first partial row
         self.tiles = [k.registers([r.p.E], "f32") for _ in names]
         self.in_registers = r.p.K == 1
         if self.in_registers:
@@ -265,8 +270,11 @@ class Partials:
         groups = arith.divui(arith.addi(r.rows(), k.index(r.p.R - 1)), k.index(r.p.R))
         # unsigned, as tile.copy's row tests: with one row a group (groups is M) LLVM
         # proves them true and drops them, as it did for a static M
-        stride = k.grid_dim() if self.ctas is None else self.ctas
-        for g in k.range(k.block_id(), groups, stride, unsigned=True):
+        if self.groups is not None:
+            stride = self.groups
+        else:  # the grid's clusters
+            stride = k.grid_dim() if r.p.CL == 1 else arith.divui(k.grid_dim(), k.index(r.p.CL))
+        for g in k.range(r.group, groups, stride, unsigned=True):
             r.row = arith.muli(g, k.index(r.p.R))
             yield g
 
@@ -281,7 +289,7 @@ class Partials:
 
     def finish(self) -> None:
         if self.in_registers:
-            self._copy(self.r.k.index(0), store=True)
+            self._copy(self.r.col, store=True)
 
     def _zero(self) -> None:
         k, V = self.r.k, self.r.V

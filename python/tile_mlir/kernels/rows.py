@@ -80,7 +80,8 @@ def row_kernel(name: str, p: RowPlan, M: int | None, args, chip: str = DEFAULT_C
 
 class Rows:
     """A row kernel being built (module docstring). ``k``: the ``build.KernelBuilder``;
-    ``p``: the plan; ``row``, ``col``: this CTA's first row and column; ``rank``: its rank
+    ``p``: the plan; ``row``, ``col``: this CTA's first row and column; ``group``: its
+    cluster's index in the grid (its block id with one CTA per row); ``rank``: its rank
     in the row's cluster (None for one CTA per row); ``T``: the element type; ``V``: the
     elements of a vector; ``args``: the kernel's arguments by name."""
 
@@ -88,8 +89,9 @@ class Rows:
         self.k, self.p, self.args, self._M = k, p, k.args, M
         self.T, self.V = p.dtype, p.V
         self.layout = p.layouts()
-        rows = k.block_id() if p.CL == 1 else arith.divui(k.block_id(), k.index(p.CL))
-        self.row = arith.muli(rows, k.index(p.R))
+        # the CTA's cluster (block id div CL; the block id with one CTA per row): its row group
+        self.group = k.block_id() if p.CL == 1 else arith.divui(k.block_id(), k.index(p.CL))
+        self.row = arith.muli(self.group, k.index(p.R))
         # The CTA's place in its row: block id mod CL, which is its cluster rank in a
         # one-dimensional grid launched in clusters of CL, and still names its columns
         # where a kernel with no cluster-scope op (cross-entropy's backward) is launched

@@ -11,30 +11,31 @@ arrays' roles: ``rows`` (..., N, x's dtype), ``row`` (one value per row, x's dty
 ``cols`` (N, x's dtype), ``stat`` (one f32 per row).
 
 Each kernel is compiled once per (name, N, dtype, plan), whatever M: the row count is its
-last argument (``rows``) and the grid is M's. The norms' row kernel runs on ``ctas`` CTAs
-(``default_ctas``: ``CTAS_PER_SM`` per SM of an H200, one where a CTA is 1024 threads, at
-most one per row group), a launch parameter too (the kernel strides its row groups by
-the grid; the partial rows' count, ctas·R, is its argument ``partial_rows``, and the
-column sums' last, ``P``); the partial rows,
-so the bits of dW and dB, depend on it and on nothing else: the same inputs and ``ctas``
-give the same bits on every run (docs/training-kernels.md).
+last argument (``rows``) and the grid is M's. The norms' row kernel runs on ``ctas`` CTAs,
+whole clusters where the plan splits a row over CL CTAs (``default_ctas``:
+``CTAS_PER_SM`` per SM of an H200, one where a CTA is 1024 threads, at most one cluster
+per row group), a launch parameter too (the kernel strides its row groups by the grid's
+clusters; the partial rows' count, ``partial_rows(ctas, plan)``, is its argument
+``partial_rows``, and the column sums' last, ``P``); the partial rows, so the bits of dW
+and dB, depend on it and on nothing else: the same inputs and ``ctas`` give the same bits
+on every run (docs/training-kernels.md).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .. import api
 from ..errors import LaunchError, OptionError
-from ..vocab import DEFAULT_CHIP, WARP_SIZE
+from ..vocab import DEFAULT_CHIP, DTYPE_BYTES, MAX_CLUSTER_CTAS, WARP_SIZE
 from . import library
 from .library import Compiled, _host, _is_torch, _summary, _to_torch, rows_of
-from .plan import RowPlan, plan
+from .plan import TABLES, RowPlan, plan, registers_table
 
-__all__ = ["BACKWARD", "CTAS_PER_SM", "SMS", "column_sums_grid", "compiled_backward", "default_ctas", "run_backward",
-           "text_backward"]
+__all__ = ["BACKWARD", "BACKWARD_ELEMENTS", "BACKWARD_TABLES", "CTAS_PER_SM", "SMS", "backward_plan",
+           "column_sums_grid", "compiled_backward", "default_ctas", "partial_rows", "run_backward", "text_backward"]
 
 SMS = 132  # the H200's streaming multiprocessors
 CTAS_PER_SM = 2  # of up to 512 threads; one of 1024 (it holds the SM's registers)
@@ -79,39 +80,71 @@ BACKWARD = {
 
 
 def default_ctas(M: int, p: RowPlan) -> int:
-    """The persistent grid: CTAS_PER_SM CTAs per SM (one of 1024 threads), at most one
-    per group of R rows."""
+    """The persistent grid: CTAS_PER_SM CTAs per SM (one of 1024 threads), in whole
+    clusters of the plan's CL CTAs (at least one), at most one cluster per group of R rows."""
     per_sm = 1 if p.threads >= 1024 else CTAS_PER_SM
-    return max(1, min(SMS * per_sm, -(-M // p.R)))
+    return p.CL * max(1, min(SMS * per_sm // p.CL, -(-M // p.R)))
 
 
-def _plan(spec, M: int, N: int, dtype: str, overrides) -> RowPlan:
-    """The forward's row plan for a backward. The backward kernels hold a row in one CTA
-    (the norms' persistent grid gives each CTA its own rows and partial rows; the
-    per-row statistics are read at cta scope), so a plan that splits the row over a
-    cluster (N > 16384 f32, 32768 bf16 by the default tables) is refused, for now."""
-    p = plan(M, N, dtype, spec.forward, **overrides)
-    if p.CL > 1:
-        raise OptionError(f"{spec.name}: a row of {N} {dtype} columns needs a cluster of {p.CL} CTAs, but the "
-                          "backward kernels hold a row in one CTA for now (N <= 16384 f32, 32768 bf16)")
-    return p
+def partial_rows(ctas: int, p: RowPlan) -> int:
+    """The partial rows of a persistent grid of ``ctas`` CTAs: R per cluster of CL."""
+    return ctas // p.CL * p.R
+
+
+# A backward keeps more tiles of its row part than the forward (the norms: x, dy, w and
+# f32 accumulators), so where the forward splits a row over a cluster, the backward takes
+# a cluster large enough that a thread keeps at most BACKWARD_ELEMENTS of the row (half
+# that in a CTA of 1024 threads: 8, 64 registers a thread), whatever the dtype: the
+# cluster tiers of these tables, where they hold the row (no spill at 1024 x 65536 by
+# ptxas: docs/training-kernels.md). Longer rows take the largest cluster, 16 CTAs.
+BACKWARD_ELEMENTS = 16
+BACKWARD_TABLES = {dtype: registers_table(dtype, data_bytes=BACKWARD_ELEMENTS * DTYPE_BYTES[dtype])
+                   for dtype in ("f32", "bf16")}
+
+
+def backward_plan(name: str, M: int, N: int, dtype: str = "f32", **overrides) -> RowPlan:
+    """The row plan of backward ``name``: its forward's (with ``overrides``), one CTA or
+    a cluster of CL CTAs per row, up to the plan table's longest row (``plan`` refuses a
+    longer one); where that is a cluster and nothing is forced, the cluster of
+    ``BACKWARD_TABLES`` if that holds the row, else one of MAX_CLUSTER_CTAS."""
+    forward = _spec(name).forward
+    # the forward's registers table, not its measured plans (measured on the forwards)
+    p = plan(M, N, dtype, forward, **overrides) if overrides else plan(
+        M, N, dtype, table=TABLES.get((forward, dtype), TABLES[dtype]))
+    table = BACKWARD_TABLES[dtype]
+    if p.CL == 1 or overrides:
+        return p
+    if N <= table.longest:
+        q = plan(M, N, dtype, table=table)
+        return replace(q, why=f"backward, at most {table.elements(q.threads)} elements a thread: {q.why}")
+    q = plan(M, N, dtype, forward, ctas=MAX_CLUSTER_CTAS)
+    return replace(q, why=f"backward: N = {N} is longer than a cluster of {BACKWARD_ELEMENTS // 2}-element threads"
+                          f" holds ({table.longest}), so the largest cluster, {MAX_CLUSTER_CTAS} CTAs")
+
+
+def _ctas(M: int, p: RowPlan, ctas) -> int:
+    """The persistent grid's CTAs: ``ctas``, or ``default_ctas``; whole clusters."""
+    G = default_ctas(M, p) if ctas is None else ctas
+    if not isinstance(G, int) or isinstance(G, bool) or G < 1 or G % p.CL:
+        raise OptionError(f"ctas must be a positive int, a multiple of the plan's {p.CL} CTA(s) per row"
+                          f" ({p.label()}), got {G!r}")
+    return G
 
 
 def compiled_backward(name: str, M: int, N: int, dtype: str = "f32", *, backend: str = "auto",
                       chip: str = DEFAULT_CHIP, ctas: int | None = None, **overrides):
     """(the row kernel, the column sums or None), each a ``Compiled``: the row kernel's
-    arguments ``BACKWARD[name].signature`` (partials: (ctas·R) × N f32, partial_rows
-    ctas·R, rows M), the column sums' ``(dw_partials[, db_partials], dw[, db], P)`` (P =
-    ctas·R). Each kernel is compiled once for every M and ctas; the grids are theirs."""
+    arguments ``BACKWARD[name].signature`` (partials: ``partial_rows(ctas, plan)`` × N
+    f32, then that count and M), the column sums' ``(dw_partials[, db_partials], dw[, db],
+    P)`` (P: that count). Each kernel is compiled once for every M and ctas; the grids
+    are theirs."""
     spec = _spec(name)
     backend = api.choose_backend(backend)
-    p = _plan(spec, M, N, dtype, overrides)
+    p = backward_plan(name, M, N, dtype, **overrides)
     if not spec.sums:
         return Compiled(library._kernel(name, None, p, backend, chip), p.grid(M), p.threads, p, backend,
                         spec.signature), None
-    G = default_ctas(M, p) if ctas is None else ctas
-    if not isinstance(G, int) or G < 1:
-        raise OptionError(f"ctas must be a positive int, got {G!r}")
+    G = _ctas(M, p, ctas)
     rows = library._kernel(name, None, p, backend, chip)
     sums = library._kernel("column_sums", None, p, backend, chip, (("arrays", spec.sums),))
     grid, block = column_sums_grid(N)
@@ -126,7 +159,7 @@ def text_backward(name: str, M: int, N: int, dtype: str = "f32", *, chip: str = 
     with ``remember`` the compile cache remembers each by name, for a GPU without MLIR):
     the same for every M and ``ctas`` (taken for ``compiled_backward``'s signature)."""
     spec = _spec(name)
-    p = _plan(spec, M, N, dtype, overrides)
+    p = backward_plan(name, M, N, dtype, **overrides)
     keys = [(name, None, ())]
     if spec.sums:
         keys.append(("column_sums", None, (("arrays", spec.sums),)))
@@ -161,7 +194,7 @@ def run_backward(name: str, *arrays, backend: str = "auto", ctas: int | None = N
     if M:
         rows, total = compiled_backward(name, M, N, dtype, backend=backend, ctas=ctas, **overrides)
         flat = [a.reshape(M, N) if role == "rows" else a.reshape(-1) for a, (_, role) in zip(host, spec.inputs)]
-        P = rows.grid * rows.plan.R
+        P = partial_rows(rows.grid, rows.plan)
         partials = [np.empty((P, N), np.float32) for _ in sums]
         rows.kernel.launch(rows.grid, rows.block, *flat, dx, *partials, *((P,) if sums else ()), M)
         if total is not None:
@@ -188,7 +221,7 @@ def _on_device(spec: Backward, arrays, M, N, dtype, ctas, overrides):
         rows, total = compiled_backward(spec.name, M, N, dtype, backend="cuda", ctas=ctas, **overrides)
         flat = [a.contiguous().view(M, N) if role == "rows" else a.contiguous().view(-1)
                 for a, (_, role) in zip(arrays, spec.inputs)]
-        P = rows.grid * rows.plan.R
+        P = partial_rows(rows.grid, rows.plan)
         partials = [torch.empty((P, N), dtype=torch.float32, device=x.device) for _ in sums]
         stream = torch.cuda.current_stream()
         rows.kernel.launch(rows.grid, rows.block, *flat, dx.view(M, N), *partials, *((P,) if sums else ()), M,

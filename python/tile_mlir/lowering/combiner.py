@@ -54,6 +54,13 @@ class Combiner:
     def combine(self, left: list[ir.Value], right: list[ir.Value]) -> list[ir.Value]:
         raise NotImplementedError
 
+    def combine_in_order(self, left: list[ir.Value], right: list[ir.Value]) -> list[ir.Value]:
+        """``combine`` where every coordinate ``right`` covers is above every one ``left``
+        covers (a thread's own fold: its elements in row-major order of the reduced
+        coordinates). The same bits as ``combine``; a combiner may use the order to do
+        less (argmax/argmin)."""
+        return self.combine(left, right)
+
     def result(self, plan, values: list[ir.Value]) -> list[ir.Value]:
         return values
 
@@ -115,6 +122,19 @@ class ArgBest(Combiner):
             better = arith.cmpi(arith.CmpIPredicate.sgt if self.kind == "argmax" else arith.CmpIPredicate.slt, rv, lv)
             equal = arith.cmpi(arith.CmpIPredicate.eq, rv, lv)
             take = arith.ori(better, arith.andi(equal, smaller))
+        return [arith.select(take, rv, lv), arith.select(take, ri, li)]
+
+    def combine_in_order(self, left, right):
+        """Right's index is the greater, so a tie keeps left, and only a strictly better
+        right value, or a NaN right after a number left, wins: for argmax
+        ``(lv <u rv) and lv is a number`` (``<u``: less, or unordered), two compares and
+        two selects instead of ``combine``'s six and a half."""
+        (lv, li), (rv, ri) = left, right
+        if emit.is_float(lv.type):
+            beaten = arith.cmpf(arith.CmpFPredicate.ULT if self.kind == "argmax" else arith.CmpFPredicate.UGT, lv, rv)
+            take = arith.andi(beaten, arith.cmpf(arith.CmpFPredicate.ORD, lv, lv))
+        else:
+            take = arith.cmpi(arith.CmpIPredicate.sgt if self.kind == "argmax" else arith.CmpIPredicate.slt, rv, lv)
         return [arith.select(take, rv, lv), arith.select(take, ri, li)]
 
     def result(self, plan, values):

@@ -20,7 +20,11 @@ scope's thread count, rounded up to a power of two). The algorithm, per dst slot
    warpgroup's own 128 threads for a warpgroup;
 5. every thread reads the ``2^|Lw|`` partials of its ``k`` and folds them in ascending
    ``w``, the accumulator left (``fold=tree``: pairwise, level by level, the lower ``w``
-   left), so every replica holder computes the same bits, for any combiner;
+   left), so every replica holder computes the same bits, for any combiner. With
+   ``fold=tree`` and no kept bit among the lane bits, the lanes share that work: lane l
+   reads partial ``l mod 2^|Lw|`` and a lane butterfly over the low ``|Lw|`` lane bits,
+   lowest first, builds the same tree (``_tree_across_lanes``): |Lw| combines a thread,
+   not 2^|Lw| - 1;
 6. ``accum`` once, and the store (``registers.finish``).
 
 The scratch is the op's own (``threads.Site.scratch``): ``2^|K| * 2^|Lw| * S`` partials
@@ -35,13 +39,13 @@ op never races on its scratch, in a loop or not.
 from __future__ import annotations
 
 import numpy as np
-from mlir.dialects import arith, memref, scf
+from mlir.dialects import arith, gpu, memref, scf
 
 from ..analysis import known_block_size
 from ..analysis_exchange import kept_threads
 from ..dispatch import predicate, register_dispatch
 from ..ir import ir
-from ..vocab import MAX_BLOCK_THREADS, WARP_SIZE, WARPGROUP_SIZE
+from ..vocab import LANE_BITS, MAX_BLOCK_THREADS, WARP_SIZE, WARPGROUP_SIZE
 from . import emit
 from .local import match_storage_scope, reduce_info, validate_op
 from .combiner import Words
@@ -147,12 +151,29 @@ def exchange_warps(plan: Plan, partials, site: Site, thread, instances: int, thr
     packed = [w for p in partials for w in words.pack(p)]
     store_partials(packed, scratch, mine, writer_of(t, (*lane_bits, *replica_bits)))
     barrier("cta" if info.exec_scope == "cluster" else info.exec_scope, instance)
+    if plan.fold == "tree" and W > 1 and not any(b < LANE_BITS for b in k_bits):
+        return _tree_across_lanes(plan, scratch, row, W, S, words)
     out = []
     for s in range(S):
         read = [words.unpack([memref.load(scratch, [at_slot(row, (w * S + s) * n + j)]) for j in range(n)])
                 for w in range(W)]
         out.append(fold_values(plan.combiner, read, plan.fold))
     return out
+
+
+def _tree_across_lanes(plan: Plan, scratch, row, W: int, S: int, words: Words) -> list[list[ir.Value]]:
+    """The ``tree`` fold of the W warp partials of each slot, by the lanes together: lane
+    l reads partial l mod W, then a lane butterfly over the low log2(W) lane bits, lowest
+    first, combines p(2i) with p(2i+1), then those pairs, and so on: the tree, level by
+    level, with the lower warps left, so the same bits as folding the W partials in every
+    thread, with log2(W) combines a thread instead of W - 1 (what counts when a combine
+    costs, as the online-softmax pair's two exponentials). Every lane of the warp, whose k
+    is one (no kept bit among the lane bits), ends with the fold."""
+    n = words.size
+    lane = arith.andi(gpu.lane_id(), emit.index(W - 1))
+    at = emit.add_slots(row, arith.muli(lane, emit.index(S * n)))
+    read = [words.unpack([memref.load(scratch, [at_slot(at, s * n + j)]) for j in range(n)]) for s in range(S)]
+    return lane_butterfly(plan.combiner, read, range(W.bit_length() - 1), lowest_first=True)
 
 
 def writer_of(t, bits) -> ir.Value | None:

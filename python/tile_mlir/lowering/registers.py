@@ -91,6 +91,10 @@ class Plan:
     def combine(self, left: list[ir.Value], right: list[ir.Value]) -> list[ir.Value]:
         return self.combiner.combine(left, right)
 
+    def combine_in_order(self, left: list[ir.Value], right: list[ir.Value]) -> list[ir.Value]:
+        """``combine`` in the thread's own fold, where right's coordinates follow left's."""
+        return self.combiner.combine_in_order(left, right)
+
     def reduced_index(self, r):
         """The row-major position among the reduced coordinates of register ``r``'s
         element, less the part the thread's index adds (``thread_index_base``)."""
@@ -168,7 +172,7 @@ def fold_registers(plan: Plan, srcs, slots) -> list[list[ir.Value]]:
         with ir.InsertionPoint(loop.body):
             r = loop.induction_variable
             accs = _chunks(list(loop.inner_iter_args), k)
-            new = [plan.combine(acc, plan.element(srcs, base, r)) for base, acc in zip(bases, accs)]
+            new = [plan.combine_in_order(acc, plan.element(srcs, base, r)) for base, acc in zip(bases, accs)]
             scf.yield_([v for partial in new for v in partial])
     return _chunks(list(loop.results), k)
 
@@ -180,20 +184,22 @@ def _chunks(values: list, k: int) -> list[list]:
 def _tree_fold(plan: Plan, srcs, base) -> list[ir.Value]:
     level = [plan.element(srcs, base, r) for r in range(plan.R)]
     with name("tile.reduce.tree"):
-        return fold_values(plan.combiner, level, "tree")
+        return fold_values(plan.combiner, level, "tree", in_order=True)
 
 
-def fold_values(combiner, partials: list[list[ir.Value]], fold: str) -> list[ir.Value]:
+def fold_values(combiner, partials: list[list[ir.Value]], fold: str, in_order: bool = False) -> list[ir.Value]:
     """``partials`` combined in their order with ``combiner``: ``linear`` is
     op(op(op(x0, x1), x2), ...); ``tree`` is pairwise, level by level (element 2k with
-    2k+1, an odd last element moving up unchanged)."""
+    2k+1, an odd last element moving up unchanged). ``in_order``: each partial's
+    coordinates follow the ones before it (``Combiner.combine_in_order``)."""
+    combine = combiner.combine_in_order if in_order else combiner.combine
     if fold != "tree":
         acc = partials[0]
         for v in partials[1:]:
-            acc = combiner.combine(acc, v)
+            acc = combine(acc, v)
         return acc
     while len(partials) > 1:
-        pairs = [combiner.combine(a, b) for a, b in zip(partials[0::2], partials[1::2])]
+        pairs = [combine(a, b) for a, b in zip(partials[0::2], partials[1::2])]
         partials = pairs + partials[len(pairs) * 2 :]
     return partials[0]
 
@@ -240,18 +246,20 @@ def emit_thread_wise(plan: Plan, dsts, srcs, fold_one: FoldOne = fold_one_regist
 
 
 def lane_butterfly(combiner, partials: list[list[ir.Value]], bits,
-                   member_mask: ir.Value | None = None) -> list[list[ir.Value]]:
+                   member_mask: ir.Value | None = None, lowest_first: bool = False) -> list[list[ir.Value]]:
     """Combine each partial across the lanes that differ in ``bits``: for each bit b,
     highest first, the partial of the lane whose bit b is clear on the left and its
     partner's on the right (``v = op(v, shuffle xor v, 1 << b)`` in the lower lane,
     ``op(shuffle xor v, v)`` in the upper one), the partials' shuffles interleaved. So
     both lanes of a pair compute the same combine of the same values, and every lane of
-    a group ends with identical bits, for any combiner. A commutative combiner (every
+    a group ends with identical bits, for any combiner. ``lowest_first``: the bits lowest
+    first instead, which over 2^n lanes holding p0 .. p(2^n - 1) is the ``tree`` fold of
+    them (``cross_warp.exchange_warps``). A commutative combiner (every
     named kind: NaN results are canonical, an f64 NaN is made canonical by ``finish`` in
     every lane alike; argmax/argmin) needs no select. The shuffles name every lane of
     the warp, or only those of ``member_mask`` (an i32 value; ``emit.shuffle_xor``)."""
     k, lane = combiner.k, None
-    for b in sorted(bits, reverse=True):
+    for b in sorted(bits, reverse=not lowest_first):
         with name(f"tile.reduce.butterfly.{1 << b}"):
             others = _chunks(emit.shuffle_xor_all([v for p in partials for v in p], 1 << b, member_mask), k)
             if combiner.commutative:

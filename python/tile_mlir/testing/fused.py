@@ -24,11 +24,11 @@ MAIN_SHAPE = (37, 1000)
 GPU_CASES = [(name, M, N, dtype) for name in KERNELS for (M, N) in (*GPU_SHAPES, MAIN_SHAPE) for dtype in DTYPES]
 
 # The backward kernels (``tile_mlir.kernels.training.BACKWARD``) at issue 19's benchmark
-# shapes that they take today, which test/gpu/test_backward_gpu.py runs (each norm: its
-# row kernel and its column sums). 1024 x 65536 needs a cluster per row, which the
-# backward kernels do not take yet (kernels/training.py, ``_plan``).
+# shapes, which test/gpu/test_backward_gpu.py runs (each norm: its row kernel and its
+# column sums): one CTA per row, then a cluster of 8 at 1024 x 65536, and of 16 at
+# 262144 (the longest f32 row), in few rows.
 BACKWARD_KERNELS = ("softmax_backward", "logsumexp_backward", "rmsnorm_backward", "layernorm_backward")
-BACKWARD_SHAPES = ((4096, 4096), (4096, 16384))
+BACKWARD_SHAPES = ((4096, 4096), (4096, 16384), (1024, 65536), (256, 262144))
 BACKWARD_CASES = [(name, M, N, dtype) for name in BACKWARD_KERNELS for (M, N) in BACKWARD_SHAPES for dtype in DTYPES]
 
 # How close a kernel's output must be to the float64 reference: within RTOL·|ref| + ATOL.

@@ -1,0 +1,102 @@
+"""The norms' backward at long rows against the size of its persistent grid (``ctas``):
+what ``training.default_ctas`` should be where a row takes a cluster
+(docs/training-kernels.md, "Clusters in flight").
+
+    python -m benchmarks.backward_grid --prepare --cache .tile-cache/grid   # here (MLIR)
+    PYTHONPATH=python TILE_MLIR_CACHE_DIR=.tile-cache/grid python3 -m benchmarks.backward_grid
+
+For RMSNorm and LayerNorm backward at 1024 x 65536, f32 and bf16 (the backward's plan:
+a cluster of CL CTAs per row), and G = each of ``CLUSTERS`` clusters (``ctas`` = G·CL),
+it prints one JSON line: the plan, G, the row kernel's ``cuOccupancyMaxActiveClusters``
+(how many of its clusters the GPU holds at once: a G above it runs in more than one
+wave), and the time of the row kernel and the column sums together (``measure.flushed``,
+CUDA events, L2 flushed) with the GB/s of ``training.traffic``. The default G is marked.
+``--prepare`` compiles every kernel into the cache for the GPU machine, which has no MLIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from .training import traffic
+
+CASES = [(name, 1024, 65536, dtype) for name in ("rmsnorm_backward", "layernorm_backward") for dtype in ("f32", "bf16")]
+CLUSTERS = (4, 8, 12, 14, 16, 24, 32, 64)
+
+
+def grids(name: str, M: int, N: int, dtype: str) -> tuple[object, list[int], int]:
+    """(the backward's plan, the ``ctas`` to time, the default ``ctas``)."""
+    from tile_mlir.kernels.training import backward_plan, default_ctas
+
+    p = backward_plan(name, M, N, dtype)
+    return p, [g * p.CL for g in CLUSTERS], default_ctas(M, p)
+
+
+def prepare() -> None:
+    from tile_mlir.kernels import compiled_backward
+
+    for name, M, N, dtype in CASES:
+        _, sizes, default = grids(name, M, N, dtype)
+        every = sorted({*sizes, default})
+        for ctas in every:
+            compiled_backward(name, M, N, dtype, backend="cuda", chip="sm_90a", ctas=ctas)
+        print(f"{name} {dtype} {M}x{N}: {len(every)} grids compiled", flush=True)
+
+
+def max_clusters(compiled) -> int | None:
+    """cuOccupancyMaxActiveClusters of the row kernel at its launch (None where the driver
+    does not say)."""
+    try:
+        from tile_mlir.runtime import _driver, _launch_config
+
+        kernel = compiled.kernel
+        sig = kernel.signature
+        config = _launch_config((compiled.grid, 1, 1), (compiled.block, 1, 1), 0, 0,
+                                None if sig.cluster_fixed else sig.cluster)
+        err, count = _driver().cuOccupancyMaxActiveClusters(kernel._cu_function(), config)
+        return None if err else int(count)
+    except Exception:  # noqa: BLE001 - a figure left out, not a failed run
+        return None
+
+
+def run() -> None:
+    import torch
+
+    from tile_mlir import kernels as K
+
+    from .measure import flushed
+
+    for name, M, N, dtype in CASES:
+        p, sizes, default = grids(name, M, N, dtype)
+        T = torch.float32 if dtype == "f32" else torch.bfloat16
+        x, dy = (torch.randn(M, N, device="cuda").to(T) for _ in range(2))
+        w = (1 + 0.5 * torch.randn(N, device="cuda")).to(T)
+        stats = [torch.rand(M, device="cuda") + 0.5 for _ in range(2 if name == "layernorm_backward" else 1)]
+        call = K.layer_norm_backward if name == "layernorm_backward" else K.rms_norm_backward
+        for ctas in sorted({*sizes, default}):
+            run_once = lambda: call(dy, x, w, *stats, ctas=ctas)  # noqa: E731
+            run_once()
+            torch.cuda.synchronize()
+            ms = flushed(run_once)
+            rows, _ = K.compiled_backward(name, M, N, dtype, backend="cuda", ctas=ctas)
+            print(json.dumps({"kernel": name, "dtype": dtype, "shape": f"{M}x{N}", "plan": p.label(),
+                              "clusters": ctas // p.CL, "ctas": ctas, "default": ctas == default,
+                              "max_active_clusters": max_clusters(rows), "ms": round(ms, 4),
+                              "GB/s": round(traffic(name, M, N, dtype) / ms / 1e6, 1)}), flush=True)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.backward_grid", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--prepare", action="store_true", help="compile the kernels into the cache (where MLIR is)")
+    parser.add_argument("--cache", help="the compile cache directory (with --prepare)")
+    args = parser.parse_args(argv)
+    if args.cache:
+        os.environ["TILE_MLIR_CACHE_DIR"] = args.cache
+    prepare() if args.prepare else run()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
