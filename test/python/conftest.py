@@ -36,11 +36,12 @@ def no_driver(monkeypatch):
     monkeypatch.setattr(runtime, "_driver", touched)
 
 
-# The conformance matrix's per-case sweeps (every case of tile_mlir.testing.matrix):
-# the README's test command runs one case in SWEEP_SAMPLE of each test function (in the
-# matrix's order, which interleaves scopes, kinds, dtypes and layouts, so every class
-# keeps cases), and ``pytest -m sweep`` runs the rest. .ci/run runs both.
-SWEEP_FILES = ("test_cases.py", "test_conformance_interpreter.py")
+# The conformance matrix's per-case sweeps (every case of tile_mlir.testing.matrix), and
+# the differential suite's combiner modules (test_differential.py, parametrized by
+# ``case``): the README's test command runs one case in SWEEP_SAMPLE of each test
+# function (in the matrix's order, which interleaves scopes, kinds, dtypes and layouts,
+# so every class keeps cases), and ``pytest -m sweep`` runs the rest. .ci/run runs both.
+SWEEP_FILES = ("test_cases.py", "test_conformance_interpreter.py", "test_differential.py")
 SWEEP_SAMPLE = 4
 
 

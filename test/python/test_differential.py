@@ -16,6 +16,12 @@ lowering and interpreter build per module). For each kernel:
   thread), NaNs canonical; a copy, the reference's bits in every register (a load) or
   every memory element (a store).
 
+The combiner sample (``random_kernels.combiner_sample(COMBINER_OPS, SEED)``): kernels
+of argmax, argmin and combiner functions (the online-softmax pair, Welford, first, last,
+the 2x2 matrix product in f32 and i32) drawn the same way, judged the same way
+(``test_combiners_match_reference``); the README's test command runs one module in four
+(conftest.py marks the others ``sweep``).
+
 A failure names each kernel; ``python -m tile_mlir.testing.random_kernels show NAME`` prints
 its module and its verdict. ``test_random_case_is_valid`` checks the op-level draws that
 ``tile_mlir.testing.invalid`` mutates, against the project's own rules.
@@ -32,16 +38,28 @@ from tile_mlir.testing import reference
 from tile_mlir.testing.reference_layout import pow2
 from tile_mlir.testing.differential import iter_bits, random_case
 from tile_mlir.testing.harness import rejected_reason
-from tile_mlir.testing.random_kernels import batches, interpret, sample, verdict
+from tile_mlir.testing.random_kernels import DRAWN_FUNCTIONS, batches, combiner_sample, interpret, sample, verdict
 
-COUNT, SEED, COPIES = 2000, 0, 300
+COUNT, SEED, COPIES, COMBINER_OPS = 2000, 0, 300, 480
 KERNELS = sample(COUNT, SEED, COPIES)
 BATCHES = batches(KERNELS)
+COMBINER_KERNELS = combiner_sample(COMBINER_OPS, SEED)
+COMBINER_BATCHES = batches(COMBINER_KERNELS)
 RUN = Counter()  # read by conftest's terminal summary
 
 
 @pytest.mark.parametrize("batch", BATCHES, ids=[f"{b[0].name}+{len(b) - 1}" for b in BATCHES])
 def test_interpreter_matches_reference(batch):
+    _run(batch)
+
+
+# (parametrized by ``case``: conftest.py marks three modules in four ``sweep``)
+@pytest.mark.parametrize("case", COMBINER_BATCHES, ids=[f"{b[0].name}+{len(b) - 1}" for b in COMBINER_BATCHES])
+def test_combiners_match_reference(case):
+    _run(case)
+
+
+def _run(batch):
     failures = []
     for kernel, outcome in zip(batch, interpret(batch)):
         RUN["kernels"] += 1
@@ -135,3 +153,28 @@ def test_random_case_is_valid():
     assert all(seen["cta warps", w] for w in (2, 4, 8, 16, 32)), seen
     assert all(seen["across warps by", axis] for axis in ("tid_in_wg", "wid_in_wg", "warpid")), seen
     assert all(seen["cluster ctas", c] for c in (2, 4, 8, 16)), seen
+
+
+def test_combiner_sample_covers_what_it_should():
+    """The combiner sample: argmax and argmin of every element type (i32 and i64 indices)
+    and every drawn combiner function, each family at every scope in registers, and in
+    workgroup memory, in loops, with accum, fold tree; ops the compiler must reject."""
+    seen = Counter()
+    for k in COMBINER_KERNELS:
+        seen["must reject"] += bool(rejected_reason(k))
+        seen["tree"] += k.fold == "tree"
+        for op in k.ops:
+            family = "arg" if op.arg else "function"
+            seen[family, k.tag] += 1
+            seen[family, "loop"] += k.repeat > 1
+            seen[family, "accum"] += op.accum
+            seen[op.kind or op.function, op.dtypes[0] if op.arg else None] += 1
+            seen["index", op.dtypes[1] if op.arg else None] += 1
+    for family in ("arg", "function"):
+        for tag in ("thread", "warp", "warpgroup", "cta", "cluster", "shared"):
+            assert seen[family, tag] >= 5, (family, tag, seen)
+        assert seen[family, "loop"] >= 20 and seen[family, "accum"] >= 40, (family, seen)
+    assert all(seen[kind, dt] for kind in ("argmax", "argmin")
+               for dt in ("f32", "f16", "bf16", "f64", "i32", "i64")), seen
+    assert all(seen[name, None] >= 10 for name in DRAWN_FUNCTIONS), seen
+    assert seen["index", "i64"] >= 10 and seen["must reject"] >= 3 and seen["tree"] >= 30, seen

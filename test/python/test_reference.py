@@ -180,11 +180,84 @@ def test_bf16_rounding_agrees_with_ml_dtypes():
 
 def test_shared_operands_follow_the_group_order():
     """docs/lowering-shared.md: (32, 7) -> (32) at warpgroup scope: G = 4; lane j folds terms
-    j, j + 4; the butterfly then combines op(op(p0, p2), op(p1, p3))."""
+    j, j + 4 (a named kind: the sum, its combines logged); the butterfly then combines
+    op(op(p0, p2), op(p1, p3))."""
     seen = []
-    log = ref.ReduceOp("warpgroup", (1,), ("i32",), (32, 7), (32,), combine=lambda l, r: (seen.append((l, r)) or 0,),
-                       storage="shared", threads=128)
+    log = ref.ReduceOp("warpgroup", (1,), ("i32",), (32, 7), (32,), "sum",
+                       combine=lambda l, r: (seen.append((l, r)) or 0,), storage="shared", threads=128)
     x = np.arange(32 * 7, dtype=np.int32).reshape(32, 7)
     ref.reduce(log, [x])
     first = seen[:3]
     assert first == [((0,), (4,)), ((1,), (5,)), ((2,), (6,))]
+
+
+def test_a_shared_combiner_function_folds_contiguous_runs():
+    """docs/spec.md, "The lower coordinates go left", 5: a combiner function's G = 4 lanes
+    fold contiguous runs of R = 7 terms: lane j the q = 1 terms from j + min(j, 3) on, one
+    more when j < 3: terms (1 2), (3 4), (5 6), (7); then the butterfly, offset 2 first, the
+    lower lane left: op(op(l0, l2), op(l1, l3)), the lanes in bit-reversed order."""
+    concat = ref.ReduceOp("warpgroup", (1,), ("i64",), (32, 7), (32,), storage="shared", threads=128,
+                          combine=lambda l, r: (int(f"{l[0]}{r[0]}"),))
+    x = np.tile(np.arange(1, 8, dtype=np.int64), (32, 1))
+    assert (ref.reduce(concat, [x])[0] == 1256347).all()
+
+
+def test_argmax_and_argmin_by_the_spec():
+    """docs/spec.md, "argmax and argmin": the index is row-major among the reduced
+    coordinates; the first NaN wins (canonical bits); else the first best value, -0 and +0
+    equal (the first zero's bits); with accum the old pair competes, and stays on a tie."""
+    nan, inf = math.nan, math.inf
+
+    def arg(kind, rows, dtype="f32", old=None, index="i32"):
+        """rows reduced in one thread, or (32 values a row) across the lanes of a warp."""
+        n, r = len(rows), len(rows[0])
+        x = ref.from_values([v for row in rows for v in row], dtype, (n, r))
+        if r == 32:
+            o = ref.ReduceOp("warp", (1,), (dtype, index), (n,), (n,), kind, f"S[({n}, 32) : (1, 1@laneid)]",
+                             f"S[{n} : 1] + R[32 : 1@laneid]", accum=old is not None)
+        else:
+            o = ref.ReduceOp("thread", (1,), (dtype, index), (n, r), (n,), kind, accum=old is not None)
+        olds = None if old is None else [ref.from_values([p[0] for p in old], dtype, (n,)),
+                                         np.array([p[1] for p in old], ref.storage_dtype(index))]
+        value, where = ref.reduce(o, [x], olds)
+        bits = value.view({"f32": np.uint32, "f16": np.uint16, "bf16": np.uint16, "f64": np.uint64}.get(dtype, value.dtype))
+        return [(ref.to_values(value, dtype)[e], int(where[e])) for e in range(n)], bits
+
+    got, bits = arg("argmax", [[1.0, 3.0, 3.0, -1.0], [nan, 2.0, -nan, 5.0], [-0.0, 0.0, -1.0, -2.0],
+                               [-inf, -inf, -inf, -inf]])
+    assert [i for _, i in got] == [1, 0, 0, 0]
+    assert bits[1] == 0x7FFFFFFF and bits[2] == 0x80000000  # canonical NaN; the first zero, -0
+    got, _ = arg("argmin", [[2.0, 1.0, 5.0, 1.0], [0.0, -0.0, 1.0, 1.0], [1.0, 2.0, 3.0, -nan]], "bf16")
+    assert [i for _, i in got] == [1, 0, 3]
+    got, _ = arg("argmax", [[-5, 7, 7, -9]], "i64", index="i64")
+    assert got == [(7, 1)]
+    # accum: the old pair left; a complete tie keeps it, a better or a NaN new value wins
+    got, _ = arg("argmax", [[1.0, 4.0], [1.0, 4.0], [nan, 0.5]], old=[(4.0, 1), (4.0, 0), (9.0, 3)])
+    assert [i for _, i in got] == [1, 0, 0]
+    # across lanes: the butterfly finds the first of ties on lanes 3 and 17
+    row = [0.25] * 32
+    row[17] = row[3] = 0.75
+    got, _ = arg("argmax", [row, row[::-1]])
+    assert [i for _, i in got] == [3, 14]
+
+
+def test_a_combiner_function_meets_the_lanes_in_bit_reversed_order():
+    """docs/spec.md, "The lower coordinates go left": an associative, non-commutative
+    combiner over a warp gives its lanes in bit-reversed order of their reduced lane bits
+    (a butterfly pairs the highest bit first), each lane's elements in row-major order;
+    first/last keep the lowest/highest coordinate."""
+    concat = ref.ReduceOp("warp", (0,), ("i64",), (2,), (1,), src_layout="S[((4, 2)) : ((1@laneid, 1))]",
+                          dst_layout="S[1 : 1] + R[4 : 1@laneid]", combine=lambda l, r: (int(f"{l[0]}{r[0]}"),))
+    x = np.arange(1, 9, dtype=np.int64)  # coordinate c = 2 lane + slot: lanes 0 1 2 3 hold (1 2) (3 4) (5 6) (7 8)
+    # lane bits 1 then 0: op(op(l0, l2), op(l1, l3)) = l0 l2 l1 l3
+    assert ref.reduce(concat, [x])[0][0] == 12563478
+    inner = ref.ReduceOp("warp", (0,), ("i64",), (2,), (1,), src_layout="S[((2, 4)) : ((1, 1@laneid))]",
+                         dst_layout="S[1 : 1] + R[4 : 1@laneid]", combine=lambda l, r: (int(f"{l[0]}{r[0]}"),))
+    # c = 4 slot + lane: lane j holds (j + 1, j + 5)
+    assert ref.reduce(inner, [x])[0][0] == 15372648
+    first = ref.ReduceOp("warp", (0,), ("f32", "i32"), (2,), (1,), src_layout="S[((2, 4)) : ((1, 1@laneid))]",
+                         dst_layout="S[1 : 1] + R[4 : 1@laneid]", combine=lambda l, r: l)
+    last = ref.ReduceOp("warp", (0,), ("f32", "i32"), (2,), (1,), src_layout="S[((2, 4)) : ((1, 1@laneid))]",
+                        dst_layout="S[1 : 1] + R[4 : 1@laneid]", combine=lambda l, r: r)
+    values, coords = np.linspace(-1, 1, 8).astype(np.float32), np.arange(8, dtype=np.int32)
+    assert ref.reduce(first, [values, coords])[1][0] == 0 and ref.reduce(last, [values, coords])[1][0] == 7

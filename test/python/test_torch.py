@@ -4,8 +4,11 @@ drop-ins (torch's state dicts load), and torch.compile(fullgraph=True) keeping t
 ops in its graph. Skips without torch (CI has none; the functional API's numpy path is
 tested in test_fused.py, test_kernels_api.py and test_cross_entropy.py)."""
 
+import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from tile_mlir.errors import OptionError
@@ -79,6 +82,44 @@ def test_cross_entropy_against_torch_in_float64(reduction, smoothing, dtype):
     assert not dx[2].any()
 
 
+class Watch(torch.overrides.TorchFunctionMode):
+    """A torch function mode that lets everything through: with one active, the
+    functions must call the custom ops (torch's dispatcher), not their eager path."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("name", [*CASES, "cross_entropy"])
+def test_eager_path_gives_the_custom_ops_bits_and_skips_the_dispatcher(name):
+    """Called eagerly, a function runs the op's implementation itself (its backward an
+    autograd.Function named ``<op>_eager``: ops.call); under a mode it runs the op. Both
+    give the same bits, forward and backward, and no grad records nothing."""
+    if name == "cross_entropy":
+        t = torch.randint(0, N, (M,), generator=torch.Generator().manual_seed(21))
+        t[1] = -100
+        fn, inputs = (lambda x: tt.cross_entropy(x, t, label_smoothing=0.1)), [rand(M, N, seed=20, scale=2.0)]
+    else:
+        fn, _, arity = CASES[name]
+        inputs = [rand(M, N, seed=20)] + [1 + rand(N, seed=22 + i, scale=0.3) for i in range(arity - 1)]
+    y, g = grads(fn, *inputs)
+    assert y.grad_fn.name().startswith(f"{name}_eager")  # the eager path
+    with Watch():
+        y_op, g_op = grads(fn, *inputs)
+    assert not y_op.grad_fn.name().startswith(f"{name}_eager")  # the op, through the dispatcher
+    assert torch.equal(y, y_op) and all(torch.equal(a, b) for a, b in zip(g, g_op))
+    with torch.no_grad():
+        assert fn(*(a.requires_grad_() for a in inputs)).grad_fn is None
+
+
+def test_eager_path_is_differentiable_once():
+    x = rand(M, N, seed=23).requires_grad_()
+    dy = rand(M, N, seed=24).requires_grad_()
+    (dx,) = torch.autograd.grad(tt.softmax(x), x, dy, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        dx.sum().backward()
+
+
 def test_gradcheck_at_tiny_shapes():
     """Finite differences in float32 (the kernels' precision): a step of 1e-3, tolerances
     to match."""
@@ -148,6 +189,30 @@ def test_import_tile_mlir_does_not_import_torch():
     code = ("import sys, tile_mlir, tile_mlir.kernels; from tile_mlir import kernels as K; K.plan(4, 100);"
             " assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True, env={"PYTHONPATH": ":".join(sys.path)})
+
+
+def test_the_host_overhead_benchmark_runs_on_the_fake_driver(tmp_path):
+    """benchmarks/host_overhead.py --fake (CPU tensors that say CUDA, a driver that does
+    nothing), for softmax: each way and layer it times, in µs per call; and the device
+    path's outputs have x's leading dims. A subprocess: the fake changes torch.Tensor for
+    the process."""
+    root = Path(__file__).resolve().parents[2]
+    script = ("import json, benchmarks.host_overhead as b; "
+              "r = b.measure(n=50, repeat=1, fake=True, functions=('softmax',)); "
+              # the device path keeps x's leading dims: (2, 4) rows of the same kernels
+              "import torch; from tile_mlir import kernels as K; x = torch.randn(2, 4, 128); "
+              "assert K.softmax(x).shape == x.shape and K.logsumexp(x).shape == (2, 4); "
+              "y, rstd = K.rms_norm(x, torch.ones(128)); assert y.shape == x.shape and rstd.shape == (2, 4); "
+              "dx = K.softmax_backward(x, x); assert dx.shape == x.shape; "
+              "print(json.dumps(r))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "python"), str(root), *sys.path]),
+           "TILE_MLIR_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    results = json.loads(out.stdout.strip().splitlines()[-1])
+    assert set(results["functions"]) == {"softmax: call", "softmax: call, grad", "softmax: fwd+bwd"}
+    assert len(results["breakdown"]) == 5
+    assert all(0 < r["ours_us"] < 10000 and 0 < r["torch_us"] < 10000 for r in results["functions"].values())
 
 
 KERNELS_OF = {"softmax": 2, "logsumexp": 2, "rms_norm": 3, "layer_norm": 3}  # forward, backward[, column sums]

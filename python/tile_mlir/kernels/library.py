@@ -26,11 +26,13 @@ import dataclasses
 import functools
 import importlib
 import math
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import api, cache
+from ..arrays import torch_stream
 from ..errors import BindingsTooOld, LaunchError, OptionError
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
@@ -230,20 +232,25 @@ def _shape(x, role: str) -> tuple:
 
 
 def _on_device(spec: Kernel, x, params, scalars, M, N, dtype, overrides) -> tuple:
-    import torch
-
+    """Launch on torch CUDA tensors, on torch's current stream: the per-call path, kept
+    short (issue 19: no view of a 2-D x, outputs made as x's, the stream read raw)."""
+    torch = sys.modules["torch"]  # x is a torch tensor: torch is imported
     for a in params:
         if not (_is_torch(a) and a.is_cuda and a.dtype == x.dtype):
             raise LaunchError(f"{spec.name}: with a CUDA x, {', '.join(spec.params)} must be CUDA tensors of"
                               f" {x.dtype}, got {_summary(a)}")
-    outs = [torch.empty(_shape(x, role), dtype=torch.float32 if role == "stat" else x.dtype, device=x.device)
-            for _, role in spec.outputs]
+    shape = x.shape
+    flat = len(shape) == 2  # (M, N) already: no views
+    x = x.contiguous() if flat else x.reshape(M, N).contiguous()
+    outs = [torch.empty_like(x) if role == "rows" else
+            x.new_empty((M,), dtype=torch.float32 if role == "stat" else x.dtype) for _, role in spec.outputs]
     if M:
-        c = compiled(spec.name, M, N, dtype, backend="cuda", **overrides)
-        inputs = [x.reshape(M, N).contiguous(), *(_param(spec, a.contiguous(), N) for a in params)]
-        flat = [o.view(M, N) if role == "rows" else o.view(M) for o, (_, role) in zip(outs, spec.outputs)]
-        c.kernel.launch(c.grid, c.block, *inputs, *flat, *scalars, M, stream=torch.cuda.current_stream())
-    return tuple(outs)
+        c = _compiled_for(spec.name, M, N, dtype, "cuda", DEFAULT_CHIP, tuple(sorted(overrides.items())))
+        inputs = [x, *(_param(spec, a.contiguous(), N) for a in params)]
+        c.kernel.launch(c.grid, c.block, *inputs, *outs, *scalars, M, stream=torch_stream(x.get_device()))
+    if flat:
+        return tuple(outs)
+    return tuple(o.view(shape if role == "rows" else shape[:-1]) for o, (_, role) in zip(outs, spec.outputs))
 
 
 def _numpy_dtype(a: np.ndarray) -> str:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import api
+from ..arrays import torch_stream
 from ..errors import LaunchError, OptionError
 from . import library as L
 
@@ -52,9 +53,10 @@ def cross_entropy(logits, target, ignore_index: int = -100, label_smoothing: flo
         lse = torch.empty(M, dtype=torch.float32, device=x.device)
         if M:
             c = L.compiled("cross_entropy", M, V, dtype, backend="cuda", **overrides)
-            c.kernel.launch(c.grid, c.block, x, t, loss, lse, int(ignore_index), eps, M,
-                            stream=torch.cuda.current_stream())
-        valid = t != ignore_index
+            # Python numbers, not numpy's: they take the launch's fast path (params.Packer)
+            c.kernel.launch(c.grid, c.block, x, t, loss, lse, int(ignore_index), float(eps), M,
+                            stream=torch_stream(x.get_device()))
+        valid = t != ignore_index if reduction == "mean" else None  # only the mean counts them
         return _reduce(loss, valid, reduction), lse
     hx, ht = _host_arrays("cross_entropy", x, t, dtype, ignore_index, V)
     loss, lse = np.zeros(M, np.float32), np.zeros(M, np.float32)
@@ -86,8 +88,8 @@ def cross_entropy_backward(logits, target, lse, dloss, ignore_index: int = -100,
         if M:
             c = L.compiled(name, M, V, dtype, backend="cuda", **overrides)
             lse32 = lse.to(device=x.device, dtype=torch.float32).contiguous()
-            c.kernel.launch(c.grid, c.block, x, t, lse32, g.contiguous(), out, eps, M,
-                            stream=torch.cuda.current_stream())
+            c.kernel.launch(c.grid, c.block, x, t, lse32, g.contiguous(), out, float(eps), M,
+                            stream=torch_stream(x.get_device()))
         return out
     hx, ht = _host_arrays(name, x, t, dtype, ignore_index, V)
     if inplace and not L._is_torch(x) and not (isinstance(x, np.ndarray) and x.flags.c_contiguous):
@@ -151,7 +153,8 @@ def _host_arrays(name: str, x, t, dtype: str, ignore_index: int, V: int):
 
 
 def _reduce(loss, valid, reduction: str):
-    """The rows' losses reduced as ``reduction`` says (numpy or torch, f32)."""
+    """The rows' losses reduced as ``reduction`` says (numpy or torch, f32); ``valid``
+    (the rows not ignored) is read for ``mean`` only."""
     if reduction == "none":
         return loss
     total = loss.sum(dtype=np.float64).astype(np.float32) if isinstance(loss, np.ndarray) else loss.sum()

@@ -23,11 +23,13 @@ on every run (docs/training-kernels.md).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .. import api
+from ..arrays import torch_stream
 from ..errors import LaunchError, OptionError
 from ..vocab import DEFAULT_CHIP, DTYPE_BYTES, MAX_CLUSTER_CTAS, WARP_SIZE
 from . import library
@@ -137,10 +139,17 @@ def compiled_backward(name: str, M: int, N: int, dtype: str = "f32", *, backend:
     arguments ``BACKWARD[name].signature`` (partials: ``partial_rows(ctas, plan)`` × N
     f32, then that count and M), the column sums' ``(dw_partials[, db_partials], dw[, db],
     P)`` (P: that count). Each kernel is compiled once for every M and ctas; the grids
-    are theirs."""
-    spec = _spec(name)
-    backend = api.choose_backend(backend)
-    p = backward_plan(name, M, N, dtype, **overrides)
+    are theirs. Remembered for each shape: a call with a shape seen before costs a
+    dictionary lookup (the plan is not looked for again)."""
+    key = (_spec(name), M, N, dtype, api.choose_backend(backend), chip, ctas, tuple(sorted(overrides.items())))
+    if ctas is None or type(ctas) is int:
+        return _compiled_backward(*key)
+    return _compiled_backward.__wrapped__(*key)  # not a key: _ctas says what is wrong with it
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled_backward(spec: Backward, M: int, N: int, dtype: str, backend: str, chip: str, ctas, overrides: tuple):
+    name, p = spec.name, backward_plan(spec.name, M, N, dtype, **dict(overrides))
     if not spec.sums:
         return Compiled(library._kernel(name, None, p, backend, chip), p.grid(M), p.threads, p, backend,
                         spec.signature), None
@@ -219,16 +228,22 @@ def _on_device(spec: Backward, arrays, M, N, dtype, ctas, overrides):
     sums = [make(N, dtype=x.dtype, device=x.device) for _ in range(spec.sums)]
     if M:
         rows, total = compiled_backward(spec.name, M, N, dtype, backend="cuda", ctas=ctas, **overrides)
-        flat = [a.contiguous().view(M, N) if role == "rows" else a.contiguous().view(-1)
+        flat = [_flat(a.contiguous(), (M, N) if role == "rows" else (-1,), 2 if role == "rows" else 1)
                 for a, (_, role) in zip(arrays, spec.inputs)]
         P = partial_rows(rows.grid, rows.plan)
-        partials = [torch.empty((P, N), dtype=torch.float32, device=x.device) for _ in sums]
-        stream = torch.cuda.current_stream()
-        rows.kernel.launch(rows.grid, rows.block, *flat, dx.view(M, N), *partials, *((P,) if sums else ()), M,
+        partials = [x.new_empty((P, N), dtype=torch.float32) for _ in sums]
+        stream = torch_stream(x.get_device())
+        rows.kernel.launch(rows.grid, rows.block, *flat, _flat(dx, (M, N), 2), *partials, *((P,) if sums else ()), M,
                            stream=stream)
         if total is not None:
             total.kernel.launch(total.grid, total.block, *partials, *sums, P, stream=stream)
     return dx if not sums else (dx, *sums)
+
+
+def _flat(a, shape: tuple, dims: int):
+    """``a.view(shape)``, or ``a`` itself where it has ``dims`` dims already (a view costs
+    about a µs on the host)."""
+    return a if a.dim() == dims else a.view(shape)
 
 
 def _spec(name: str) -> Backward:

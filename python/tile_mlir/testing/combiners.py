@@ -14,7 +14,9 @@ nearest, as PTX's ``add.rn``/``mul.rn``/``div.rn``; ``math.exp`` is the interpre
 * ``welford``, ``welford_f32``: (count, mean, M2), count i32 (f32), Chan's update.
 * ``mixed``: (f16 sum added in f32, i32 maximum): extf, truncf, cmpi, select.
 * ``matrix``: a 2x2 f32 matrix (a, b, c, d) = [[a, b], [c, d]], the product left times
-  right: associative, not commutative (the inputs are rotations with a shear).
+  right: associative, not commutative (the inputs are rotations with a shear);
+  ``matrix_i32`` (in ``MORE_COMBINERS``, the random suite's): the same in i32, wrapping,
+  so exact in any grouping.
 
 ``COMBINERS`` maps a name to its ``TestCombiner``. Pure numpy: it runs on the GPU machine.
 """
@@ -197,6 +199,24 @@ MIXED = TestCombiner(
 return %h, %c : f16, i32
 """, _mixed, lambda x, coord: [np.asarray(x).astype(np.float16), np.asarray(coord, np.int32)])
 
+def _matmul_i32(left, right):
+    """The product of two 2x2 i32 matrices, every muli and addi wrapping (two's complement)."""
+    (a, b, c, d), (e, f, g, h) = (tuple(int(v) for v in left), tuple(int(v) for v in right))
+    wrap = lambda v: np.int32((v + 2**31) % 2**32 - 2**31)  # noqa: E731
+    return wrap(a * e + b * g), wrap(a * f + b * h), wrap(c * e + d * g), wrap(c * f + d * h)
+
+
+def _int_matrices(x, coord):
+    """Per element, four i32 entries of any size spread from ``x``: products wrap."""
+    u = np.ascontiguousarray(x, np.float64).view(np.uint64)
+    return [((u * np.uint64(k)) >> np.uint64(32)).astype(np.uint32).view(np.int32)
+            for k in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)]
+
+
+MATRIX_I32 = TestCombiner(
+    "matrix_i32", ("i32",) * 4, MATRIX.body.replace("mulf", "muli").replace("addf", "addi").replace("f32", "i32"),
+    _matmul_i32, _int_matrices, meaning_source=None)
+
 COMBINERS = {c.name: c for c in (
     _pair("f32", "first"), _pair("f32", "last"), _pair("f16", "first"), _pair("f64", "last"), _pair("i64", "first"),
     SOFTMAX, _welford("i32"), _welford("f32"), MATRIX, MIXED,
@@ -248,3 +268,6 @@ def meaning(name: str, x: np.ndarray, coord: np.ndarray, result: list[np.ndarray
         for j in range(4):
             close(f"entry {j}", result[j], product[:, j // 2, j % 2], 1e-4 * max(scale, 1))
     return problems
+
+# Combiners only the random suite draws (``tile_mlir.testing.random_kernels``).
+MORE_COMBINERS = {c.name: c for c in (MATRIX_I32,)}

@@ -42,7 +42,7 @@ one scope and launch into a kernel: with a fixed ``scope`` and ``geometry``, and
 ``test/python/test_differential.py``, and on the GPU by two commands (compile here,
 launch there)::
 
-    python -m tile_mlir.testing.random_kernels prepare --count 300 --copies 60 --seed 0 --dir DIR  # here
+    python -m tile_mlir.testing.random_kernels prepare --count 300 --copies 60 --seed 0 --dir DIR  # here (+150 combiner ops)
     python -m tile_mlir.testing.random_kernels compare --dir DIR                                   # on the GPU
 
 ``prepare`` draws the seeded sample (``random_kernels.sample``: at least ``count`` reductions
@@ -55,7 +55,8 @@ the kernels, their inputs and the interpreter's outputs in ``DIR`` (``reference.
 the same inputs and judges every dst place against the reference, bit for bit (NaNs
 canonical), and against the interpreter's output. Kernels the reference cannot compute
 but the compiler accepted run too, and are reported apart. The last line printed is the
-summary: ``reference: N cases, M mismatches (per scope ...); the interpreter differs in
+summary: ``reference: N cases, M mismatches (per scope ..., per family: named,
+argmax/argmin, combiner); the interpreter differs in
 K kernel(s); ...``. ``show NAME`` prints one kernel of the sample, its module and its
 verdict in the interpreter: the reproducer of a failure.
 """

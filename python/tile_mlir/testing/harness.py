@@ -36,15 +36,11 @@ import numpy as np
 from ..vocab import DEFAULT_CHIP
 from . import reference as ref
 from .cases import _copies, private_type  # the IR text of straight-line copies
+from .operands import (  # noqa: F401  (random_values: re-exported)
+    _BITS, BAD_FUNCTIONS, function_text, gpu_tolerance, op_inputs, random_values, with_model)
 
 POISON = {"f32": 0x7FE0DEAD, "f16": 0x7E5A, "bf16": 0x7FDA, "f64": 0x7FFC0BADDEADBEEF,
           "i32": 0x7F7F7F7F, "i64": 0x7F7F7F7F7F7F7F7F}
-_BITS = {"f16": np.uint16, "bf16": np.uint16, "f32": np.uint32, "f64": np.uint64, "i32": np.uint32, "i64": np.uint64}
-# The exponent and mantissa fields of each float type: a NaN has every exponent bit set and
-# a mantissa other than 0.
-_NAN_FIELDS = {"f16": (0x7C00, 0x3FF), "bf16": (0x7F80, 0x7F), "f32": (0x7F800000, 0x7FFFFF),
-               "f64": (0x7FF0000000000000, 0xFFFFFFFFFFFFF)}
-_SPECIALS = (math.nan, -math.nan, math.inf, -math.inf, -0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -91,7 +87,7 @@ class Kernel:
     @staticmethod
     def from_json(d: dict) -> Kernel:
         tup = lambda v: tuple(v) if isinstance(v, list) else v  # noqa: E731
-        ops = tuple(ref.ReduceOp(**{k: tup(v) for k, v in op.items()}) for op in d["ops"])
+        ops = tuple(with_model(ref.ReduceOp(**{k: tup(v) for k, v in op.items()})) for op in d["ops"])
         return Kernel(**{**d, "ops": ops})
 
     def with_fold(self, fold: str) -> Kernel:
@@ -112,34 +108,64 @@ class Kernel:
     def inputs(self, rng: np.random.Generator) -> Run:
         return inputs(self, rng)
 
-    def judge(self, run: Run, evidence: bool = False) -> list[str]:
+    def judge(self, run: Run, evidence: bool = False, exact: bool = True) -> list[str]:
         """``judge``; with ``evidence`` (an op the reference cannot compute), against the op's
-        meaning in row-major order (``reference.meaning``)."""
-        return judge(self, run, expected(self, run, ref.meaning) if evidence else None)
+        meaning in row-major order (``reference.meaning``); ``exact=False`` (the GPU): a
+        combiner with math ops within ``operands.gpu_tolerance``."""
+        if evidence and any(op.function in BAD_FUNCTIONS for op in self.ops):
+            return ["a combiner function docs/spec.md forbids has no meaning to judge by"]
+        return judge(self, run, expected(self, run, ref.meaning) if evidence else None, exact=exact)
+
+    @property
+    def slots(self) -> list[tuple[list[str], list[str]]]:
+        """Per op, the keys of its src and of its dst buffers, in launch order: op o's
+        srcs ``A<o>.<j>``, then its dsts ``B<o>.<j>``."""
+        return [([f"A{o}.{j}" for j in range(len(op.src_dtypes))], [f"B{o}.{j}" for j in range(len(op.dtypes))])
+                for o, op in enumerate(self.ops)]
+
+    def dst_buffers(self, run: Run) -> list[list[np.ndarray]]:
+        """Per op, its dst buffers after the launch."""
+        out, at = [], 0
+        for srcs, dsts in self.slots:
+            at += len(srcs)
+            out.append(run.buffers[at: at + len(dsts)])
+            at += len(dsts)
+        return out
 
     def save(self, arrays: dict, fresh: Run, out: Run | None) -> None:
         """Put the launch's inputs (``fresh``) and the interpreter's outputs in ``arrays``."""
-        for o in range(len(self.ops)):
-            arrays[f"{self.name}.A{o}"], arrays[f"{self.name}.B{o}"] = fresh.buffers[2 * o: 2 * o + 2]
+        keys = [k for srcs, dsts in self.slots for k in srcs + dsts]
+        for key, buf in zip(keys, fresh.buffers):
+            arrays[f"{self.name}.{key}"] = buf
+        for o, op in enumerate(self.ops):
             if out is not None:
-                arrays[f"{self.name}.I{o}"] = out.buffers[2 * o + 1]
+                for j, b in enumerate(self.dst_buffers(out)[o]):
+                    arrays[f"{self.name}.I{o}.{j}"] = b
             for i, (xs, old) in enumerate(zip(fresh.x[o], fresh.old[o])):
-                arrays[f"{self.name}.old{o}.{i}"] = old
+                for j, v in enumerate(old):
+                    arrays[f"{self.name}.old{o}.{i}.{j}"] = v
                 for it, x in enumerate(xs):
-                    arrays[f"{self.name}.x{o}.{i}.{it}"] = x
+                    for j, v in enumerate(x):
+                        arrays[f"{self.name}.x{o}.{i}.{it}.{j}"] = v
 
     def load(self, data) -> Run:
         """The inputs ``save`` saved, ready to launch."""
-        n = range(len(self.ops))
-        return Run([[[data[f"{self.name}.x{o}.{i}.{it}"] for it in range(self.repeat)] for i in range(self.instances)]
-                    for o in n], [[data[f"{self.name}.old{o}.{i}"] for i in range(self.instances)] for o in n],
-                   [data[f"{self.name}.{p}{o}"].copy() for o in n for p in "AB"])
+        name, ops = self.name, list(enumerate(self.ops))
+        x = [[[[data[f"{name}.x{o}.{i}.{it}.{j}"] for j in range(len(op.src_dtypes))] for it in range(self.repeat)]
+              for i in range(self.instances)] for o, op in ops]
+        old = [[[data[f"{name}.old{o}.{i}.{j}"] for j in range(len(op.dtypes))] for i in range(self.instances)]
+               for o, op in ops]
+        return Run(x, old, [data[f"{name}.{k}"].copy() for srcs, dsts in self.slots for k in srcs + dsts])
 
     def same_as_interpreter(self, run: Run, data) -> bool:
         """Whether the launch left the interpreter's bits at every dst place (True when the
-        interpreter could not run it)."""
-        return all(f"{self.name}.I{o}" not in data or owned_bits(self, o, run.buffers[2 * o + 1]).tobytes()
-                   == owned_bits(self, o, data[f"{self.name}.I{o}"]).tobytes() for o in range(len(self.ops)))
+        interpreter could not run it; an op whose combiner has math ops is not compared:
+        the GPU's exp is not the interpreter's, ``judge`` bounds it)."""
+        got = self.dst_buffers(run)
+        return all(f"{self.name}.I{o}.{j}" not in data or gpu_tolerance(op, 1) is not None
+                   or owned_bits(self, o, j, b).tobytes()
+                   == owned_bits(self, o, j, data[f"{self.name}.I{o}.{j}"]).tobytes()
+                   for o, op in enumerate(self.ops) for j, b in enumerate(got[o]))
 
     # -- the kernel's text --------------------------------------------------------------
 
@@ -158,11 +184,13 @@ class Kernel:
         where = f"{self.grid} block(s) of {self.block} thread(s)" + (
             f" in clusters of {self.cluster}" if self.scope == "cluster" else "")
         globals_ = []
-        if self.shared:
-            for i, op in enumerate(self.ops):
-                for part, shape in (("src", op.src_shape), ("dst", op.dst_shape)):
-                    globals_.append(f'memref.global "private" @{self.name}_{part}{i} : '
-                                    f"{_workgroup(shape, op.dtypes[0])}")
+        for i, op in enumerate(self.ops):
+            if op.function is not None:
+                globals_ += function_text(op, f"{self.name}_f{i}").splitlines()
+            if self.shared:
+                for part, shape, types in (("src", op.src_shape, op.src_dtypes), ("dst", op.dst_shape, op.dtypes)):
+                    globals_ += [f'memref.global "private" @{self.name}_{part}{i}_{j} : {_workgroup(shape, t)}'
+                                 for j, t in enumerate(types)]
         func = [
             f"// {self.name}: {len(self.ops)} {self.scope}-scope op(s), {where}, {self.repeat} iteration(s).",
             f"gpu.func @{self.name}({', '.join(args)}) kernel"
@@ -173,31 +201,38 @@ class Kernel:
         ]
         return globals_, func
 
-    def buffer_types(self) -> list[str]:
+    def buffer_types(self) -> list[list[tuple[str, str]]]:
+        """Per op, (argument name, memref type) of each of its buffers, srcs then dsts."""
         out = []
-        for op in self.ops:
-            dt, rows = op.dtypes[0], self.grid * self.block
+        for (srcs, dsts), op in zip(self.slots, self.ops):
+            rows = self.grid * self.block
             if self.shared:
-                a = (math.prod(op.src_shape),)
-                b = (math.prod(op.dst_shape),)
+                a, b = (math.prod(op.src_shape),), (math.prod(op.dst_shape),)
             else:
                 a, b = (rows, math.prod(op.src_shape)), (rows, math.prod(op.dst_shape))
             a = (self.repeat, *a) if self.repeat > 1 else a
-            out += [f"memref<{'x'.join(map(str, a))}x{dt}>", f"memref<{'x'.join(map(str, b))}x{dt}>"]
+            out.append([(f"%{k.replace('.', '_')}", f"memref<{'x'.join(map(str, a))}x{t}>")
+                        for k, t in zip(srcs, op.src_dtypes)]
+                       + [(f"%{k.replace('.', '_')}", f"memref<{'x'.join(map(str, b))}x{t}>")
+                          for k, t in zip(dsts, op.dtypes)])
         return out
 
-    def _reduce(self, i: int, op: ref.ReduceOp, dst_type: str, src_type: str) -> str:
-        attrs = [f'kind = "{op.kind}"', f'exec_scope = "{op.scope}"',
+    def _reduce(self, i: int, op: ref.ReduceOp, dst_types: list[str], src_types: list[str]) -> str:
+        what = f"combiner = @{self.name}_f{i}" if op.function is not None else f'kind = "{op.kind}"'
+        attrs = [what, f'exec_scope = "{op.scope}"',
                  f"axes = array<i64: {', '.join(map(str, op.axes))}>", f"accum = {str(op.accum).lower()}"]
         if op.src_layout:
             attrs.append(f'src_layout = #tile.layout<"{op.src_layout}">')
         if op.dst_layout:
             attrs.append(f'dst_layout = #tile.layout<"{op.dst_layout}">')
-        return f'"tile.reduce"(%dst{i}, %src{i}) {{{", ".join(attrs)}}} : ({dst_type}, {src_type}) -> ()'
+        name = "tile.reduce" if op.arg or len(op.dtypes) == 1 else f"tile.reduce{len(op.dtypes)}"
+        operands = [f"%dst{i}_{j}" for j in range(len(dst_types))] + [f"%src{i}_{j}" for j in range(len(src_types))]
+        return (f'"{name}"({", ".join(operands)}) {{{", ".join(attrs)}}} : '
+                f"({', '.join(dst_types + src_types)}) -> ()")
 
     def _register_body(self) -> tuple[list[str], list[str]]:
         types = self.buffer_types()
-        args = [f"%{p}{i}: {types[2 * i + (p == 'B')]}" for i in range(len(self.ops)) for p in "AB"]
+        args = [f"{a}: {t}" for per in types for a, t in per]
         body = ["%tx = gpu.thread_id x", "%bid = gpu.block_id x",
                 f"%cblock = arith.constant {self.block} : index", "%first = arith.muli %bid, %cblock : index",
                 "%tid = arith.addi %first, %tx : index  // the thread's row"]
@@ -205,16 +240,19 @@ class Kernel:
         body += [f"%c{k} = arith.constant {k} : index" for k in range(n)]
         inner, after = [], []
         for i, op in enumerate(self.ops):
-            dt = op.dtypes[0]
-            st, dtt = private_type(op.src_shape, dt), private_type(op.dst_shape, dt)
-            at, bt = types[2 * i], types[2 * i + 1]
-            body += [f"%src{i} = memref.alloca() : {st}", f"%dst{i} = memref.alloca() : {dtt}"]
-            if op.accum:
-                body += _copies(f"o{i}x", op.dst_shape, f"%B{i}", bt, f"%dst{i}", dtt, True)
+            ns = len(op.src_dtypes)
+            st = [private_type(op.src_shape, t) for t in op.src_dtypes]
+            dtt = [private_type(op.dst_shape, t) for t in op.dtypes]
+            body += [f"%src{i}_{j} = memref.alloca() : {t}" for j, t in enumerate(st)]
+            body += [f"%dst{i}_{j} = memref.alloca() : {t}" for j, t in enumerate(dtt)]
             lead = "%it, " if self.repeat > 1 else ""
-            inner += _copies(f"a{i}x", op.src_shape, f"%A{i}", at, f"%src{i}", st, True, lead)
+            for j, ((a, at), t) in enumerate(zip(types[i][:ns], st)):
+                inner += _copies(f"a{i}_{j}x", op.src_shape, a, at, f"%src{i}_{j}", t, True, lead)
+            for j, ((b, bt), t) in enumerate(zip(types[i][ns:], dtt)):
+                if op.accum:
+                    body += _copies(f"o{i}_{j}x", op.dst_shape, b, bt, f"%dst{i}_{j}", t, True)
+                after += _copies(f"b{i}_{j}x", op.dst_shape, b, bt, f"%dst{i}_{j}", t, False)
             inner.append(self._reduce(i, op, dtt, st))
-            after += _copies(f"b{i}x", op.dst_shape, f"%B{i}", bt, f"%dst{i}", dtt, False)
         return args, body + self._loop(inner) + after
 
     def _loop(self, inner: list[str]) -> list[str]:
@@ -227,7 +265,7 @@ class Kernel:
 
     def _shared_body(self) -> tuple[list[str], list[str]]:
         types = self.buffer_types()
-        args = [f"%{p}{i}: {types[2 * i + (p == 'B')]}" for i in range(len(self.ops)) for p in "AB"]
+        args = [f"{a}: {t}" for per in types for a, t in per]
         T = self.scope_threads
         body = ["%tid = gpu.thread_id x", "%k0 = arith.constant 0 : index", "%k1 = arith.constant 1 : index"]
         sub = T != self.block
@@ -239,18 +277,21 @@ class Kernel:
         body += [f"%kTm1 = arith.constant {T - 1} : index", f"%tr = arith.subi %kTm1, {ts} : index"]
         inner, ops, out = ["gpu.barrier"], [], []
         for i, op in enumerate(self.ops):
-            dt = op.dtypes[0]
-            st, dtt = _workgroup(op.src_shape, dt), _workgroup(op.dst_shape, dt)
-            body += [f"%src{i} = memref.get_global @{self.name}_src{i} : {st}",
-                     f"%dst{i} = memref.get_global @{self.name}_dst{i} : {dtt}"]
-            body += _strided(f"o{i}", math.prod(op.dst_shape), self.block, "%tid", (f"%B{i}", types[2 * i + 1], None),
-                             (f"%dst{i}", dtt, op.dst_shape))
+            ns = len(op.src_dtypes)
+            st = [_workgroup(op.src_shape, t) for t in op.src_dtypes]
+            dtt = [_workgroup(op.dst_shape, t) for t in op.dtypes]
+            body += [f"%src{i}_{j} = memref.get_global @{self.name}_src{i}_{j} : {t}" for j, t in enumerate(st)]
+            body += [f"%dst{i}_{j} = memref.get_global @{self.name}_dst{i}_{j} : {t}" for j, t in enumerate(dtt)]
             lead = "%it" if self.repeat > 1 else None
-            inner += _strided(f"a{i}", math.prod(op.src_shape), self.block, "%tid",
-                              (f"%A{i}", types[2 * i], None), (f"%src{i}", st, op.src_shape), lead)
+            for j, ((a, at), t) in enumerate(zip(types[i][:ns], st)):
+                inner += _strided(f"a{i}_{j}", math.prod(op.src_shape), self.block, "%tid", (a, at, None),
+                                  (f"%src{i}_{j}", t, op.src_shape), lead)
+            for j, ((b, bt), t) in enumerate(zip(types[i][ns:], dtt)):
+                body += _strided(f"o{i}_{j}", math.prod(op.dst_shape), self.block, "%tid", (b, bt, None),
+                                 (f"%dst{i}_{j}", t, op.dst_shape))
+                out += _strided(f"b{i}_{j}", math.prod(op.dst_shape), T, "%tr", (f"%dst{i}_{j}", t, op.dst_shape),
+                                (b, bt, None))
             ops.append(self._reduce(i, op, dtt, st))
-            out += _strided(f"b{i}", math.prod(op.dst_shape), T, "%tr", (f"%dst{i}", dtt, op.dst_shape),
-                            (f"%B{i}", types[2 * i + 1], None))
         inner.append("gpu.barrier")
         inner += _guard(ops, sub)
         return args, body + self._loop(inner) + _guard(out, sub)
@@ -311,72 +352,42 @@ def _strided(p: str, n: int, threads: int, t: str, source, target, lead: str | N
 # --- inputs -----------------------------------------------------------------------------------
 
 
-def random_values(rng: np.random.Generator, shape, dtype: str, special: float = 0.0) -> np.ndarray:
-    """Fresh values of ``dtype``, never zero: floats in [-1, 1] (a share ``special`` of them
-    NaN with random payloads, +-inf or +-0), integers small or (one time in four) of any size."""
-    n = math.prod(shape)
-    if dtype in ("i32", "i64"):
-        if rng.random() < 0.25:
-            info = np.iinfo(ref.storage_dtype(dtype))
-            v = rng.integers(info.min, info.max, n, dtype=ref.storage_dtype(dtype), endpoint=True)
-        else:
-            v = rng.integers(1, 100, n) * rng.choice([-1, 1], n)
-        v = np.where(v == 0, 1, v)
-        return v.astype(ref.storage_dtype(dtype)).reshape(shape)
-    v = rng.uniform(-1, 1, n)
-    v[v == 0] = 0.5
-    mask = rng.random(n) < special
-    v[mask] = np.array(_SPECIALS)[rng.integers(len(_SPECIALS), size=int(mask.sum()))]
-    if dtype == "bf16":  # to nearest even, on the bits of the f32
-        u = v.astype(np.float32).view(np.uint32).astype(np.uint64)
-        out = np.where(np.isnan(v), 0x7FFF, (u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    else:
-        out = v.astype(ref.storage_dtype(dtype))
-    bits = out.view(_BITS[dtype])
-    bits[~mask & ((bits << _BITS[dtype](1)) == 0)] = ref.from_values([0.5], dtype, (1,)).view(_BITS[dtype])[0]  # never 0
-    exponent, mantissa = _NAN_FIELDS[dtype]
-    nans = np.flatnonzero(mask & np.isnan(v) & (rng.random(n) < 0.5))
-    if len(nans):  # NaNs of other payloads and signs
-        sign = rng.integers(2, size=len(nans)).astype(_BITS[dtype]) << _BITS[dtype](8 * bits.itemsize - 1)
-        payload = rng.integers(1, mantissa, size=len(nans), endpoint=True).astype(_BITS[dtype])
-        bits[nans] = sign | _BITS[dtype](exponent) | payload
-    return out.reshape(shape)
-
-
 @dataclass
 class Run:
     """One launch's data: per op, the logical inputs of each instance and the buffers."""
 
-    x: list  # x[op][instance][iteration]: logical src
-    old: list  # old[op][instance]: logical dst before (with accum)
-    buffers: list  # A0, B0, A1, B1, ... as launched (B: written by the launch)
+    x: list  # x[op][instance][iteration]: the logical src operands (a list)
+    old: list  # old[op][instance]: the logical dst operands before (with accum; a list)
+    buffers: list  # per op its srcs then its dsts (``Kernel.slots``), as launched
 
 
 def inputs(kernel: Kernel, rng: np.random.Generator) -> Run:
     x, old, buffers = [], [], []
     for op in kernel.ops:
-        dt = op.dtypes[0]
         src, dst = op.src, op.dst
-        xs = [[random_values(rng, src.shape, dt, kernel.special) for _ in range(kernel.repeat)]
-              for _ in range(kernel.instances)]
-        olds = [random_values(rng, dst.shape, dt, kernel.special) for _ in range(kernel.instances)]
+        xs, olds = op_inputs(op, rng, kernel.instances, kernel.repeat, kernel.special)
         x.append(xs)
         old.append(olds)
         if kernel.shared:
-            a = np.stack([xi.reshape(-1) for xi in xs[0]]) if kernel.repeat > 1 else xs[0][0].reshape(-1)
-            b = olds[0].reshape(-1).copy() if op.accum else _poison(dt, math.prod(op.dst_shape))
-            buffers += [a, b]
+            for j, dt in enumerate(op.src_dtypes):
+                buffers.append(np.stack([xi[j].reshape(-1) for xi in xs[0]]) if kernel.repeat > 1
+                               else xs[0][0][j].reshape(-1))
+            buffers += [olds[0][j].reshape(-1).copy() if op.accum else _poison(dt, math.prod(op.dst_shape))
+                        for j, dt in enumerate(op.dtypes)]
             continue
         rows = kernel.grid * kernel.block
-        a = _poison(dt, (kernel.repeat, rows, math.prod(op.src_shape)))
-        for i in range(kernel.instances):
-            for it in range(kernel.repeat):
-                _pack(a[it], kernel, i, src, xs[i][it], rng)
-        b = _poison(dt, (rows, math.prod(op.dst_shape)))
-        if op.accum:
+        for j, dt in enumerate(op.src_dtypes):
+            a = _poison(dt, (kernel.repeat, rows, math.prod(op.src_shape)))
             for i in range(kernel.instances):
-                _pack(b, kernel, i, dst, olds[i], rng)
-        buffers += [a if kernel.repeat > 1 else a[0], b]
+                for it in range(kernel.repeat):
+                    _pack(a[it], kernel, i, src, xs[i][it][j], rng)
+            buffers.append(a if kernel.repeat > 1 else a[0])
+        for j, dt in enumerate(op.dtypes):
+            b = _poison(dt, (rows, math.prod(op.dst_shape)))
+            if op.accum:
+                for i in range(kernel.instances):
+                    _pack(b, kernel, i, dst, olds[i][j], rng)
+            buffers.append(b)
     return Run(x, old, buffers)
 
 
@@ -399,8 +410,8 @@ def _pack(buf: np.ndarray, kernel: Kernel, instance: int, layout, values: np.nda
 # --- the judgement ----------------------------------------------------------------------------
 
 
-def expected(kernel: Kernel, run: Run, model=ref.reduce) -> list[list[np.ndarray]]:
-    """expected[op][instance]: the logical dst after the launch (``reference.reduce``, each
+def expected(kernel: Kernel, run: Run, model=ref.reduce) -> list[list[list[np.ndarray]]]:
+    """expected[op][instance]: the logical dst operands after the launch (``reference.reduce``, each
     iteration in turn: with accum onto the previous result, else the last one)."""
     out = []
     for o, op in enumerate(kernel.ops):
@@ -408,7 +419,7 @@ def expected(kernel: Kernel, run: Run, model=ref.reduce) -> list[list[np.ndarray
         for i in range(kernel.instances):
             acc = run.old[o][i]
             for it in range(kernel.repeat):
-                acc = model(op, [run.x[o][i][it]], [acc] if op.accum else None)[0]
+                acc = model(op, run.x[o][i][it], acc if op.accum else None)
             per.append(acc)
         out.append(per)
     return out
@@ -419,43 +430,55 @@ def rejected_reason(kernel: Kernel, documented: bool = False) -> str | None:
     (``exchange_problem``). With ``documented``, also why it may: an op docs/spec.md lists
     as not supported (``reference.unsupported``), which the reference computes all the same."""
     for i, op in enumerate(kernel.ops):
+        if op.function in BAD_FUNCTIONS:
+            why = BAD_FUNCTIONS[op.function][2]
+            return f"op {i}: its combiner function has {why} (docs/spec.md, \"Combiner functions\")"
         why = ref.exchange_problem(op) or (ref.unsupported(op) if documented else None)
         if why:
             return f"op {i}: {why}"
     return None
 
 
-def judge(kernel: Kernel, run: Run, want=None, limit: int = 6) -> list[str]:
+def judge(kernel: Kernel, run: Run, want=None, limit: int = 6, exact: bool = True) -> list[str]:
     """Every dst place whose bits differ from the reference's (at most ``limit`` lines per
-    op); empty when the launch is right."""
+    op); empty when the launch is right. ``exact=False`` (the GPU): a float result of a
+    combiner with math ops within ``operands.gpu_tolerance`` of the reference's."""
     want = expected(kernel, run) if want is None else want
     problems = []
-    for o, op in enumerate(kernel.ops):
-        dt = op.dtypes[0]
-        got_buf = np.asarray(run.buffers[2 * o + 1]).view(_BITS[dt])
+    for o, (op, dsts) in enumerate(zip(kernel.ops, kernel.dst_buffers(run))):
+        n_r = math.prod(op.src.shape[d] for d in op.reduced)
         bad, total = [], 0
-        for i in range(kernel.instances):
-            w = want[o][i].reshape(-1).view(_BITS[dt])
-            if kernel.shared:
-                g = got_buf.reshape(-1)
-                idx = np.flatnonzero(g != w)
-                total += len(w)
-                bad += [f"dst[{e}]: got {int(g[e]):#x}, want {int(w[e]):#x}" for e in idx]
-                continue
-            k, copy, thread, slot = op.dst.places
-            g = got_buf.reshape(kernel.grid * kernel.block, -1)[kernel.row(i, thread), slot]
-            total += len(k)
-            for j in np.flatnonzero(g != w[k]):
-                bad.append(f"instance {i} dst coordinate {tuple(int(c) for c in np.unravel_index(k[j], op.dst.shape))} on thread "
-                           f"{thread[j]} slot {slot[j]}: got {int(g[j]):#x}, want {int(w[k[j]]):#x}")
+        for j, (dt, buf) in enumerate(zip(op.dtypes, dsts)):
+            tol = None if exact or dt not in ("f16", "f32", "f64") else gpu_tolerance(op, n_r * kernel.repeat + 1)
+            got_buf = np.asarray(buf).view(_BITS[dt])
+            name = f"dst {j} " if len(op.dtypes) > 1 else "dst "
+            for i in range(kernel.instances):
+                w = want[o][i][j].reshape(-1).view(_BITS[dt])
+                if kernel.shared:
+                    g, w_at = got_buf.reshape(-1), w
+                    where = lambda e: f"{name}[{e}]"  # noqa: E731
+                else:
+                    k, copy, thread, slot = op.dst.places
+                    g = got_buf.reshape(kernel.grid * kernel.block, -1)[kernel.row(i, thread), slot]
+                    w_at = w[k]
+                    where = lambda e: (f"instance {i} {name}coordinate "  # noqa: E731
+                                       f"{tuple(int(c) for c in np.unravel_index(k[e], op.dst.shape))} "
+                                       f"on thread {thread[e]} slot {slot[e]}")
+                total += len(g)
+                if tol is None:
+                    wrong = g != w_at
+                else:
+                    value = lambda b: b.view(ref.storage_dtype(dt)).astype(np.float64)  # noqa: E731
+                    wrong = ~np.isclose(value(g), value(w_at), rtol=tol, atol=0, equal_nan=True)
+                bad += [f"{where(e)}: got {int(g[e]):#x}, want {int(w_at[e]):#x}" for e in np.flatnonzero(wrong)]
         if bad:
             problems.append(f"op {o}: {len(bad)} of {total} dst places wrong: " + "; ".join(bad[:limit]))
     return problems
 
 
-def owned_bits(kernel: Kernel, o: int, b: np.ndarray) -> np.ndarray:
-    """The bits of op ``o``'s output buffer at every place its dst layout gives an element."""
-    bits = np.asarray(b).view(_BITS[kernel.ops[o].dtypes[0]])
+def owned_bits(kernel: Kernel, o: int, j: int, b: np.ndarray) -> np.ndarray:
+    """The bits of op ``o``'s dst buffer ``j`` at every place its dst layout gives an element."""
+    bits = np.asarray(b).view(_BITS[kernel.ops[o].dtypes[j]])
     if kernel.shared:
         return bits.reshape(-1)
     _, _, thread, slot = kernel.ops[o].dst.places

@@ -22,6 +22,12 @@ from ``random.Random(f"{seed}:{i}")`` (``random_kernel``), until the kernels hol
 * a loop of 3 iterations around the ops in 30% of kernels (accum on 80% of its ops),
   ``fold = tree`` in 25%, NaN/infinities/zeros among the float inputs in half of them.
 
+``combiner_sample(count, seed)`` draws kernels the same way whose ops are argmax or
+argmin (40%: every element type, an i32 or (one in three) i64 index) or a combiner
+function (``DRAWN_FUNCTIONS``, from ``tile_mlir.testing.combiners``), each on a drawn op's
+layouts, scope and accum; the scratch limit shrinks by the bytes of their partials. What
+their operands hold: ``tile_mlir.testing.operands``.
+
 ``batches`` groups kernels into modules (one parse, lowering and interpreter build per
 module), ``interpret`` runs a module's kernels, and ``verdict`` judges each outcome against
 the reference. Needs MLIR only to run (``interpret``).
@@ -42,10 +48,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..vocab import DTYPES, KINDS, LANE_BITS
+from ..vocab import ARG_KINDS, DTYPE_BYTES, DTYPES, KINDS, LANE_BITS
 from . import reference
 from .differential import CLUSTERS, SCRATCH_LIMIT, WARPS, _draw, as_op
 from .harness import Kernel, Run, module_text
+from .operands import BAD_FUNCTIONS, FUNCTIONS, with_model
 from .random_copies import CopyKernel, random_copy_kernel
 
 
@@ -53,8 +60,39 @@ from .random_copies import CopyKernel, random_copy_kernel
 
 KERNEL_SCOPES = ("thread", "warp", "warpgroup", "cta", "cta", "cluster", "cluster")
 ONE_CTA_CLUSTERS = ((1, 2), (1, 4))  # cluster scope, one CTA: warps reduced, no CTA bit
+COMBINER_OPS = 150  # prepare's default: argmax, argmin and combiner-function reductions
 SHARED_SHARE, LOOP_SHARE, WILD_SHARE, TREE_SHARE = 0.12, 0.3, 0.5, 0.25
 SPECIAL_RATES = (0.0, 0.0, 0.1, 0.3)  # the share of NaN, infinities and zeros in float inputs
+# The combiner kernels' ops: argmax/argmin (ARG_SHARE of them), else a combiner function.
+ARG_SHARE = 0.4
+DRAWN_FUNCTIONS = ("online_softmax", "welford", "welford_f32", "first", "last", "first_f16", "last_f64",
+                   "first_i64", "matrix", "matrix_i32")
+
+
+def _flavor(rng: random.Random) -> tuple:
+    """What a combiner kernel's op computes: ("arg", argmax or argmin, index type) or
+    ("function", name)."""
+    if rng.random() < ARG_SHARE:
+        return "arg", rng.choice(ARG_KINDS), rng.choice(("i32", "i32", "i64"))
+    return "function", rng.choice(DRAWN_FUNCTIONS)
+
+
+def _partial_bytes(flavor: tuple | None) -> int:
+    """An upper bound of the bytes of one partial in the exchange scratch (a 16-bit value
+    widened to a word); None (a named kind): 2, the least that ``_draw`` assumes."""
+    if flavor is None:
+        return 2
+    types = ("f64", flavor[2]) if flavor[0] == "arg" else FUNCTIONS[flavor[1]].types
+    return sum(max(4, DTYPE_BYTES[t]) for t in types)
+
+
+def _apply(flavor: tuple | None, op: reference.ReduceOp) -> reference.ReduceOp:
+    """A drawn named op as the flavor's op: the same layouts, scope and accum."""
+    if flavor is None:
+        return op
+    if flavor[0] == "arg":
+        return replace(op, kind=flavor[1], dtypes=(op.dtypes[0], flavor[2]))
+    return with_model(replace(op, kind=None, dtypes=FUNCTIONS[flavor[1]].types, function=flavor[1]))
 
 
 def _fixed() -> list[Kernel]:
@@ -91,15 +129,17 @@ def _fixed() -> list[Kernel]:
     ]
 
 
-def random_kernel(rng: random.Random, name: str) -> Kernel:
-    """A random kernel: one to three ops of one scope and launch, maybe in a loop."""
+def random_kernel(rng: random.Random, name: str, combiners: bool = False) -> Kernel:
+    """A random kernel: one to three ops of one scope and launch, maybe in a loop; with
+    ``combiners``, each op an argmax, an argmin or a combiner function (``_flavor``)."""
     while True:
-        kernel = _shared_kernel(rng, name) if rng.random() < SHARED_SHARE else _register_kernel(rng, name)
+        kernel = (_shared_kernel(rng, name, combiners) if rng.random() < SHARED_SHARE
+                  else _register_kernel(rng, name, combiners))
         if kernel is not None:
             return kernel
 
 
-def _register_kernel(rng: random.Random, name: str) -> Kernel | None:
+def _register_kernel(rng: random.Random, name: str, combiners: bool = False) -> Kernel | None:
     scope = rng.choice(KERNEL_SCOPES)
     repeat = 3 if rng.random() < LOOP_SHARE else 1
     fold = "tree" if rng.random() < TREE_SHARE else "linear"
@@ -113,12 +153,14 @@ def _register_kernel(rng: random.Random, name: str) -> Kernel | None:
     want = rng.choice((1, 1, 1, 2, 3))
     ops, reach, fixed_cluster = [], None, False
     for _ in range(4 * want):
-        case = _draw(rng, name, scope, geometry, wild, SCRATCH_LIMIT // (want * (1 + (repeat > 1))))
+        flavor = _flavor(rng) if combiners else None
+        limit = SCRATCH_LIMIT // (want * (1 + (repeat > 1))) * 2 // _partial_bytes(flavor)
+        case = _draw(rng, name, scope, geometry, wild, limit)
         if case is None:
             continue
         if repeat > 1 and rng.random() < 0.8:
             case = replace(case, accum=True)
-        op = as_op(case, fold)
+        op = _apply(flavor, as_op(case, fold))
         here = (op.src.reach("warpid"), op.src.reach("cta_in_cluster"))
         rejected = reference.exchange_problem(op) or reference.unsupported(op)  # may be rejected
         if ops and (here != reach or rejected):
@@ -139,7 +181,7 @@ def _register_kernel(rng: random.Random, name: str) -> Kernel | None:
                   special=rng.choice(SPECIAL_RATES))
 
 
-def _shared_kernel(rng: random.Random, name: str) -> Kernel:
+def _shared_kernel(rng: random.Random, name: str, combiners: bool = False) -> Kernel:
     """Workgroup operands: one or two ops on row-major tiles of up to 2048 elements; at
     thread, warp and warpgroup scope sometimes one instance in a bigger block."""
     scope = rng.choice(("thread", "warp", "warpgroup", "cta"))
@@ -162,23 +204,43 @@ def _shared_kernel(rng: random.Random, name: str) -> Kernel:
         axes = tuple(a - rank if rng.random() < 0.5 else a for a in reduced)
         dst = tuple(1 if d in reduced else e for d, e in enumerate(shape) if d not in reduced or rng.random() < 0.3)
         accum = rng.random() < (0.8 if repeat > 1 else 0.5)
-        ops.append(reference.ReduceOp(scope, axes, (rng.choice(DTYPES),), shape, dst or (1,), rng.choice(KINDS),
-                                      accum=accum, fold=fold, storage="shared", threads=threads))
+        op = reference.ReduceOp(scope, axes, (rng.choice(DTYPES),), shape, dst or (1,), rng.choice(KINDS),
+                                accum=accum, fold=fold, storage="shared", threads=threads)
+        ops.append(_apply(_flavor(rng) if combiners else None, op))
     instance = rng.randrange(block // threads) if block != threads else None
     return Kernel(name, scope, tuple(ops), block, 1, 1, repeat, fold, known_block=True, instance=instance,
                   special=rng.choice(SPECIAL_RATES))
 
 
-def sample(count: int, seed: int, copies: int = 0) -> list:
+def sample(count: int, seed: int, copies: int = 0, combiners: int = 0) -> list:
     """The fixed kernels, then kernel i drawn from ``random.Random(f"{seed}:{i}")``, until
-    they hold ``count`` ops; then ``copies`` copy kernels (``random_copies``), copy i drawn
+    they hold ``count`` ops; then combiner kernels (argmax, argmin, combiner functions),
+    kernel i drawn from ``random.Random(f"comb:{seed}:{i}")``, until they hold
+    ``combiners`` ops; then ``copies`` copy kernels (``random_copies``), copy i drawn
     from ``random.Random(f"copy:{seed}:{i}")``."""
     kernels = _fixed()
     i = 0
     while sum(len(k.ops) for k in kernels) < count:
         kernels.append(random_kernel(random.Random(f"{seed}:{i}"), f"ref_{seed}_{i}"))
         i += 1
-    return kernels + [random_copy_kernel(random.Random(f"copy:{seed}:{i}"), f"copy_{seed}_{i}") for i in range(copies)]
+    return kernels + combiner_sample(combiners, seed) + [
+        random_copy_kernel(random.Random(f"copy:{seed}:{i}"), f"copy_{seed}_{i}") for i in range(copies)]
+
+
+def combiner_sample(count: int, seed: int) -> list[Kernel]:
+    """Combiner kernels: one warp op for each combiner function docs/spec.md forbids
+    (``operands.BAD_FUNCTIONS``, which the compiler must reject), then kernels of argmax,
+    argmin and combiner functions, kernel i drawn from ``random.Random(f"comb:{seed}:{i}")``,
+    until they hold ``count`` ops."""
+    kernels = [Kernel(f"comb_{seed}_{name}", "warp", (reference.ReduceOp(
+        "warp", (0,), BAD_FUNCTIONS[name][0], (4,), (1,), src_layout="S[((4, 32)) : ((1, 1@laneid))]",
+        dst_layout="S[1 : 1] + R[32 : 1@laneid]", function=name),), 32) for name in BAD_FUNCTIONS]
+    held = len(kernels)
+    while held < count:
+        i = len(kernels) - len(BAD_FUNCTIONS)
+        kernels.append(random_kernel(random.Random(f"comb:{seed}:{i}"), f"comb_{seed}_{i}", combiners=True))
+        held += len(kernels[-1].ops)
+    return kernels
 
 
 def kernel_from_json(d: dict):
@@ -235,8 +297,9 @@ def interpret(batch: list) -> list[tuple[str, object]]:
     return outcomes
 
 
-def verdict(kernel, outcome: tuple[str, object]) -> list[str]:
-    """What is wrong with one kernel's outcome against the reference (empty: nothing)."""
+def verdict(kernel, outcome: tuple[str, object], exact: bool = True) -> list[str]:
+    """What is wrong with one kernel's outcome against the reference (empty: nothing);
+    ``exact=False`` (the GPU): a combiner with math ops within a tolerance (``harness.judge``)."""
     status, detail = outcome
     must_reject = kernel.must_reject()
     if must_reject:
@@ -251,13 +314,13 @@ def verdict(kernel, outcome: tuple[str, object]) -> list[str]:
         return [f"rejected a configuration the reference computes: {detail}"]
     if status == "interpreter":
         return [f"the interpreter failed: {detail}"]
-    return kernel.judge(detail)
+    return kernel.judge(detail, exact=exact) if isinstance(kernel, Kernel) else kernel.judge(detail)
 
 
 # --- the GPU comparison: two commands ------------------------------------------------------
 
 
-def prepare(count: int, seed: int, root: Path, copies: int = 0) -> int:
+def prepare(count: int, seed: int, root: Path, copies: int = 0, combiners: int = 0) -> int:
     """Draw the sample, run it in the interpreter, compile it into ``root/cache``, and save
     the modules, the kernels, their inputs and the interpreter's outputs (needs MLIR)."""
     from .. import cache
@@ -266,11 +329,12 @@ def prepare(count: int, seed: int, root: Path, copies: int = 0) -> int:
     root.mkdir(parents=True, exist_ok=True)
     os.environ["TILE_MLIR_CACHE_DIR"] = str(root / "cache")
     modules, arrays, notes = [], {}, []
-    n, kernels = count, sample(count, seed, copies)
+    n, kernels = count, sample(count, seed, copies, combiners)
     # draw until ``count`` reductions that the compiler must accept and the reference computes
-    while sum(len(k.ops) for k in kernels if k.tag != "copy" and not k.must_reject(documented=True)) < count:
+    while sum(len(k.ops) for k in kernels
+              if k.tag != "copy" and not k.must_reject(documented=True)) < count + combiners:
         n += max(count // 10, 10)
-        kernels = sample(n, seed, copies)
+        kernels = sample(n, seed, copies, combiners)
     for batch in batches(kernels):
         ran = []
         for kernel, outcome in zip(batch, interpret(batch)):
@@ -342,7 +406,7 @@ def compare(root: Path) -> int:
             run = kernel.load(data)
             try:
                 built[kernel.name].launch(kernel.grid, kernel.block, *run.buffers)
-                problems = verdict(kernel, ("ran", run))
+                problems = verdict(kernel, ("ran", run), exact=False)
             except TileError as e:
                 problems = [f"the launch failed: {type(e).__name__}: {e}"]
             same = kernel.same_as_interpreter(run, data)
@@ -356,22 +420,24 @@ def compare(root: Path) -> int:
             cases += n
             by[kernel.tag] += n
             by["in loops"] += n * (getattr(kernel, "repeat", 1) > 1)
+            for op in kernel.ops if isinstance(kernel, Kernel) else ():
+                by["argmax/argmin" if op.arg else "named" if op.function is None else "combiner"] += 1
             if problems:
                 wrong += 1
                 print(f"MISMATCH {kernel.name} ({kernel.describe()}): {'; '.join(problems)[:1500]}\n{kernel.text()}")
     for line in evidence:
         print(f"MUST BE REJECTED, RAN {line[:1500]}")
     parts = ", ".join(f"{by[k]} {k}" for k in ("thread", "warp", "warpgroup", "cta", "cluster", "shared", "in loops",
-                                                 "copy"))
+                                                 "copy", "named", "argmax/argmin", "combiner"))
     print(f"reference: {cases} cases, {wrong} mismatches ({parts}); the interpreter differs in {interp} kernel(s); "
           f"{len(evidence)} kernel(s) that must be rejected ran")
     return 1 if wrong or interp else 0
 
 
-def show(name: str, count: int, seed: int, copies: int) -> int:
+def show(name: str, count: int, seed: int, copies: int, combiners: int = 0) -> int:
     """Print one kernel of the sample, its module, and its verdict in the interpreter."""
 
-    kernel = next((k for k in sample(count, seed, copies) if k.name == name), None)
+    kernel = next((k for k in sample(count, seed, copies, combiners) if k.name == name), None)
     if kernel is None:
         print(f"no kernel {name} in the sample of {count} ops (seed {seed})")
         return 1
@@ -388,6 +454,8 @@ def main(argv=None) -> int:
     p = sub.add_parser("prepare", help="draw, interpret and compile a seeded sample (needs MLIR)")
     p.add_argument("--count", type=int, default=300, help="reductions in the sample")
     p.add_argument("--copies", type=int, default=60, help="tile.copy kernels in the sample")
+    p.add_argument("--combiners", type=int, default=COMBINER_OPS,
+                   help="argmax, argmin and combiner-function reductions in the sample")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dir", type=Path, default=Path(".tile-cache/differential"))
     c = sub.add_parser("compare", help="run the sample on the GPU and compare bit for bit")
@@ -396,12 +464,13 @@ def main(argv=None) -> int:
     s.add_argument("name")
     s.add_argument("--count", type=int, default=2000)
     s.add_argument("--copies", type=int, default=300)
+    s.add_argument("--combiners", type=int, default=1000)
     s.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if args.command == "prepare":
-        return prepare(args.count, args.seed, args.dir.resolve(), args.copies)
+        return prepare(args.count, args.seed, args.dir.resolve(), args.copies, args.combiners)
     if args.command == "show":
-        return show(args.name, args.count, args.seed, args.copies)
+        return show(args.name, args.count, args.seed, args.copies, args.combiners)
     return compare(args.dir.resolve())
 
 

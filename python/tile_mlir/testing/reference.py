@@ -31,7 +31,11 @@ What it computes, for one op (``ReduceOp``, plain data) and logical inputs:
 
 The combine is a function over tuples of values, ``combine(left, right) -> tuple``, with
 one value per operand (``ReduceOp.dtypes``), so ``reduce`` takes k srcs and k old dsts:
-the named kinds are the case k = 1 (``named``). Values are Python floats (the exact value
+the named kinds are the case k = 1 (``named``); argmax and argmin take one src and pair
+each value with its index (``arg``); a combiner function is ``ReduceOp.combine``, the
+user's ``f`` as Python (the caller's: this module knows no combiner), folded in the order
+above, its results rounded to their types (docs/spec.md, "Combiner reductions"; in
+workgroup memory each lane folds a contiguous run). Values are Python floats (the exact value
 of the element) and ints; ``round_to(dtype, x)`` rounds one to its type.
 """
 
@@ -46,7 +50,7 @@ import numpy as np
 
 from .reference_layout import CTA_BIT, LANE_BITS, Layout, layout_problems, pow2
 from .reference_numbers import (  # noqa: F401  (re-exported)
-    _ROUND, CANONICAL_NAN, FLOATS, KINDS, from_values, named, round_to, storage_dtype, to_values)
+    _ROUND, ARG_KINDS, CANONICAL_NAN, FLOATS, KINDS, arg, from_values, named, round_to, storage_dtype, to_values)
 
 __all__ = [
     "CANONICAL_NAN", "ReduceOp", "exchange_problem", "from_values", "meaning", "named",
@@ -63,13 +67,14 @@ class ReduceOp:
     dtypes: tuple[str, ...]  # one per operand (k): the named kinds have one
     src_shape: tuple[int, ...]  # the memref shapes
     dst_shape: tuple[int, ...]
-    kind: str | None = None  # a named kind, or None with ``combine``
+    kind: str | None = None  # a named kind, argmax or argmin, or None with ``combine``
     src_layout: str | None = None  # None: S[memref shape]
     dst_layout: str | None = None
     accum: bool = False
     fold: str = "linear"
     storage: str = "local"  # "local" (registers) or "shared" (workgroup memory)
     threads: int = 1  # the threads of one instance of the scope (the shared variant's T)
+    function: str | None = None  # a combiner function's name (its callable: ``combine``)
     combine: Callable | None = field(default=None, compare=False)
 
     @cached_property
@@ -86,8 +91,19 @@ class ReduceOp:
         return tuple(sorted({a % rank for a in self.axes}))
 
     @property
+    def arg(self) -> bool:
+        """argmax or argmin: one src (the values), two dsts (value, index)."""
+        return self.kind in ARG_KINDS
+
+    @property
+    def src_dtypes(self) -> tuple[str, ...]:
+        return self.dtypes[:1] if self.arg else self.dtypes
+
+    @property
     def combiner(self) -> Callable:
-        return self.combine if self.combine is not None else named(self.kind, self.dtypes[0])
+        if self.combine is not None:
+            return self.combine
+        return arg(self.kind) if self.arg else named(self.kind, self.dtypes[0])
 
 
 # --- the rules ----------------------------------------------------------------------------
@@ -120,8 +136,10 @@ def problems(op: ReduceOp) -> list[str]:
     """Why ``op`` is not valid by docs/spec.md (empty when it is): the operands, axes and
     shapes, each layout's rules 1-6 and its scope's axes, and the rules across threads."""
     out = []
-    if op.kind is None and op.combine is None or op.kind is not None and op.kind not in KINDS:
+    if op.kind is None and op.combine is None or op.kind is not None and op.kind not in KINDS + ARG_KINDS:
         out.append(f"kind {op.kind}")
+    if op.arg and (len(op.dtypes) != 2 or op.dtypes[1] not in ("i32", "i64")):
+        out.append(f"{op.kind} needs a value and an i32 or i64 index type, not {op.dtypes}")
     try:
         src, dst = op.src, op.dst
     except ValueError as e:
@@ -320,21 +338,30 @@ def reduce(op: ReduceOp, srcs, olds=None) -> list[np.ndarray]:
         raise ValueError(f"not computable: {why}")
     src, dst = op.src, op.dst
     combine, tree = _rounding(op), op.fold == "tree"
-    values = [to_values(x, dt) for x, dt in zip(srcs, op.dtypes)]
     s_of, r_of = _split(op)
     n_s = math.prod(dst.shape)
     n_r = math.prod(src.shape[d] for d in op.reduced)
     x = [[None] * n_r for _ in range(n_s)]  # x[s][r]: the k-tuple of src (s, r)
-    for k, (s, r) in enumerate(zip(s_of.tolist(), r_of.tolist())):
-        x[s][r] = tuple(v[k] for v in values)
+    for k, (s, r, e) in enumerate(zip(s_of.tolist(), r_of.tolist(), _elements(op, srcs))):
+        x[s][r] = e
     if op.storage == "shared":
-        results = [_shared(row, combine, tree, n_s, op.threads) for row in x]
+        results = [_shared(row, combine, tree, n_s, op.threads, op.kind is None) for row in x]
     else:
         results = _local(op, src, x, combine, tree)
     if op.accum:
         old = [to_values(o, dt) for o, dt in zip(olds, op.dtypes)]
         results = [combine(tuple(o[s] for o in old), res) for s, res in enumerate(results)]
     return [from_values([res[i] for res in results], dt, dst.shape) for i, dt in enumerate(op.dtypes)]
+
+
+def _elements(op: ReduceOp, srcs) -> list[tuple]:
+    """Each src element's partial, in flat src order: its k operands' values; argmax and
+    argmin pair the value with its index, the row-major position among the reduced
+    coordinates (docs/spec.md, "argmax and argmin")."""
+    values = [to_values(x, dt) for x, dt in zip(srcs, op.src_dtypes)]
+    if op.arg:
+        values.append(_split(op)[1].tolist())
+    return list(zip(*values))
 
 
 def _local(op: ReduceOp, src: Layout, x, combine, tree) -> list[tuple]:
@@ -373,12 +400,19 @@ def _group_size(elements: int, reduced: int, threads: int) -> int:
     return g
 
 
-def _shared(row: list[tuple], combine, tree, elements: int, threads: int) -> tuple:
+def _shared(row: list[tuple], combine, tree, elements: int, threads: int, function: bool = False) -> tuple:
     """Workgroup operands (docs/lowering-shared.md, "Order"): G lanes each fold every G-th
     term (lane j: terms j, j + G, ...), then a butterfly over the G lanes, offset G/2
-    first; lane 0's value is the result."""
+    first, the lower lane left; lane 0's value is the result. A combiner ``function``
+    (docs/spec.md, "The lower coordinates go left", 5): lane j folds a contiguous run, the
+    q = R // G terms from j q + min(j, R mod G) on, one more when j < R mod G."""
     g = _group_size(elements, len(row), threads)
-    lanes = {j: _fold(row[j::g], combine, tree) for j in range(g)}
+    if function:
+        q, extra = divmod(len(row), g)
+        runs = [row[j * q + min(j, extra): (j + 1) * q + min(j + 1, extra)] for j in range(g)]
+    else:
+        runs = [row[j::g] for j in range(g)]
+    lanes = {j: _fold(runs[j], combine, tree) for j in range(g)}
     bits = [b for b in range(g.bit_length() - 1)]
     return _exchange(lanes, bits, combine, tree)
 
@@ -386,13 +420,14 @@ def _shared(row: list[tuple], combine, tree, elements: int, threads: int) -> tup
 def meaning(op: ReduceOp, srcs, olds=None) -> list[np.ndarray]:
     """``dst[s] = op over r of src[s, r]`` (then accum), folded in row-major order of r,
     whatever the layouts: the op's meaning where ``reduce`` has no defined order. Exact for
-    the kinds whose result does not depend on the order (integer sums, max, min)."""
+    the kinds whose result does not depend on the order (integer sums, max, min, argmax,
+    argmin)."""
     combine = _rounding(op)
-    values = [to_values(x, dt) for x, dt in zip(srcs, op.dtypes)]
+    elements = _elements(op, srcs)
     s_of, r_of = _split(op)
     rows: dict[int, list] = {}
     for k in np.lexsort((r_of, s_of)).tolist():
-        rows.setdefault(int(s_of[k]), []).append(tuple(v[k] for v in values))
+        rows.setdefault(int(s_of[k]), []).append(elements[k])
     results = [_fold(rows[s], combine, False) for s in range(len(rows))]
     if op.accum:
         old = [to_values(o, dt) for o, dt in zip(olds, op.dtypes)]

@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 
 KINDS = ("sum", "max", "min", "maximum", "minimum")
+ARG_KINDS = ("argmax", "argmin")  # docs/spec.md, "argmax and argmin": (value, index) pairs
 FLOATS = ("f16", "bf16", "f32", "f64")
 # docs/spec.md, "NaN and signed zeros"
 CANONICAL_NAN = {"f32": 0x7FFFFFFF, "f16": 0x7FFF, "bf16": 0x7FFF, "f64": 0x7FFFFFFFFFFFFFFF}
@@ -121,3 +122,24 @@ def named(kind: str, dtype: str) -> Callable:
         raise ValueError(f"unknown kind {kind}")
     larger, propagate = kind in ("max", "maximum"), kind in ("maximum", "minimum")
     return lambda l, r: (_pick(l[0], r[0], larger, propagate),)
+
+
+def arg(kind: str) -> Callable:
+    """The combine of argmax or argmin over (value, index) pairs (docs/spec.md, "argmax and
+    argmin"): a NaN wins (of two NaNs, the smaller index); else the greater (argmin: the
+    smaller) value, -0 and +0 equal; else the smaller index; on a complete tie, the left
+    pair (with accum, the old one). The value keeps its element's bits."""
+    if kind not in ARG_KINDS:
+        raise ValueError(f"unknown kind {kind}")
+    larger = kind == "argmax"
+
+    def combine(left, right):
+        (lv, li), (rv, ri) = left, right
+        l_nan, r_nan = lv != lv, rv != rv
+        if l_nan or r_nan:
+            return right if r_nan and (not l_nan or ri < li) else left
+        if lv == rv:
+            return right if ri < li else left
+        return right if (rv > lv if larger else rv < lv) else left
+
+    return combine

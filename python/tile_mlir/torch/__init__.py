@@ -13,7 +13,8 @@ ops that ``torch.compile(fullgraph=True)`` keeps in its graph, and ``nn.Module``
 Over the last dim, the leading dims as rows; float32 and bfloat16 (every reduction and
 all math f32); the output has the input's dtype (cross-entropy's loss the logits', as
 torch). Each is a custom op (``torch.ops.tile_mlir.softmax``, ...: ``tile_mlir.torch.ops``)
-with its backward: a CUDA tensor goes to the kernel by pointer on torch's current stream,
+with its backward (called eagerly, a function skips torch's dispatcher, whose layers cost
+more than the launch: ``ops.call``): a CUDA tensor goes to the kernel by pointer on torch's current stream,
 with no copy; a CPU tensor runs in the CPU interpreter (small shapes). torch is an
 optional extra (``pip install tile-mlir[torch]``): ``import tile_mlir`` does not import
 it, this package does. The modules' parameters have torch's names (``weight``,
@@ -35,34 +36,34 @@ __all__ = ["CrossEntropyLoss", "LayerNorm", "RMSNorm", "cross_entropy", "formula
 def softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """torch.softmax(x, dim=-1) (only the last dim)."""
     _last(dim, x)
-    return torch.ops.tile_mlir.softmax(x)
+    return ops.call("softmax", x)
 
 
 def logsumexp(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """torch.logsumexp(x, dim=-1) (only the last dim), in x's dtype."""
     _last(dim, x)
-    return torch.ops.tile_mlir.logsumexp(x)
+    return ops.call("logsumexp", x)
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """F.rms_norm(x, (N,), weight, eps)."""
-    return torch.ops.tile_mlir.rms_norm(x, weight, float(eps))[0]
+    return ops.call("rms_norm", x, weight, float(eps))[0]
 
 
 def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
     """F.layer_norm(x, (N,), weight, bias, eps)."""
-    return torch.ops.tile_mlir.layer_norm(x, weight, bias, float(eps))[0]
+    return ops.call("layer_norm", x, weight, bias, float(eps))[0]
 
 
 def cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int = -100, label_smoothing: float = 0.0,
                   reduction: str = "mean") -> torch.Tensor:
     """F.cross_entropy(logits, target, ...) for (M, V) logits and M int64 class indices."""
-    loss, _ = torch.ops.tile_mlir.cross_entropy(logits, target, int(ignore_index), float(label_smoothing), reduction)
-    return loss.to(logits.dtype)
+    loss, _ = ops.call("cross_entropy", logits, target, int(ignore_index), float(label_smoothing), reduction)
+    return loss if loss.dtype == logits.dtype else loss.to(logits.dtype)
 
 
 def _last(dim: int, x: torch.Tensor) -> None:
-    if dim not in (-1, x.dim() - 1):
+    if dim != -1 and dim != x.dim() - 1:
         raise OptionError(f"tile_mlir.torch reduces over the last dim only, got dim={dim} for {x.dim()} dims")
 
 
@@ -90,7 +91,7 @@ class RMSNorm(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
         w = self.weight if self.weight is not None else x.new_ones(self.normalized_shape)
-        return rms_norm(x, w.to(x.dtype), eps)
+        return rms_norm(x, ops._as(w, x.dtype), eps)
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
@@ -115,7 +116,7 @@ class LayerNorm(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         w = self.weight if self.weight is not None else x.new_ones(self.normalized_shape)
         b = self.bias if self.bias is not None else x.new_zeros(self.normalized_shape)
-        return layer_norm(x, w.to(x.dtype), b.to(x.dtype), self.eps)
+        return layer_norm(x, ops._as(w, x.dtype), ops._as(b, x.dtype), self.eps)
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
