@@ -3,8 +3,8 @@
 Our kernels are ``tile_mlir.kernels``'s, for ``name`` in ``KERNELS``:
 ``kernels.compiled(name, M, N, dtype)`` gives the kernel, its grid and its block
 (``Compiled``), launched as ``kernel.bind(grid, block, x, [weight, [bias,]] y, [mean,]
-[rstd,] [eps])()`` (the norms also write their per-row statistics, f32: 4 or 8 bytes a row
-that ``traffic`` does not count), and ``kernels.kernel_text(name, M, N, dtype)`` is what
+[rstd,] [eps,] M)()`` (one kernel for every M, the grid M's; the norms also write their
+per-row statistics, f32: 4 or 8 bytes a row that ``traffic`` does not count), and ``kernels.kernel_text(name, M, N, dtype)`` is what
 ``benchmarks.prepare`` compiled into the cache. For every case of ``CASES``
 (``SHAPES`` x ``DTYPES`` x ``KERNELS``; bf16 in, f32 math, bf16 out), ``fused_case``
 
@@ -30,7 +30,6 @@ module needs neither torch, Triton nor the fused kernels.
 
 from __future__ import annotations
 
-import inspect
 import time
 import traceback
 
@@ -204,7 +203,7 @@ def fused_case(name: str, M: int, N: int, dtype: str, triton_kernel, ceilings=No
     kern, grid, block = ours(name, M, N, dtype)
     scalars = (eps,) if PARAMS[name] else ()  # the norms take eps last: (x, weight, [bias,] y, [mean,] rstd, eps)
     stats = [[torch.empty(M, device="cuda", dtype=torch.float32) for _ in STATS.get(name, ())] for _ in range(nbuf)]
-    bound = [kern.bind(grid, block, xs[i], *params, ys[i], *stats[i], *scalars) for i in range(nbuf)]
+    bound = [kern.bind(grid, block, xs[i], *params, ys[i], *stats[i], *scalars, M) for i in range(nbuf)]
     checked("tile-mlir", bound[0])
     timed("ours", bound)
     row |= {"ours_grid": grid, "ours_block": block}

@@ -161,11 +161,11 @@ def breakdown(torch, x) -> dict:
     c = K.compiled("softmax", M, N)
     y = torch.empty_like(x)
     stream = arrays.torch_stream()
-    bound = c.kernel.bind(c.grid, c.block, x, y, stream=stream)
+    bound = c.kernel.bind(c.grid, c.block, x, y, M, stream=stream)
     return {
         "torch.ops.tile_mlir.softmax (dispatcher)": lambda: torch.ops.tile_mlir.softmax(x),
         "K.softmax (functional API)": lambda: K.softmax(x),
-        "kernel.launch (made arguments)": lambda: c.kernel.launch(c.grid, c.block, x, y, stream=stream),
+        "kernel.launch (made arguments)": lambda: c.kernel.launch(c.grid, c.block, x, y, M, stream=stream),
         "bind(...)() (packed once)": bound,
         "torch.empty_like(x)": lambda: torch.empty_like(x),
     }

@@ -121,7 +121,7 @@ def child(manifest: str) -> int:
                 y = torch.empty((c["M"],) if name in fused.PER_ROW else (c["M"], c["N"]), device="cuda", dtype=tdt)
                 stats = [torch.empty(c["M"], device="cuda", dtype=torch.float32) for _ in fused.STATS.get(name, ())]
                 scalars = (fused.eps_of(name, c["dtype"]),) if fused.PARAMS[name] else ()
-                launch = kern.bind(grid, block, x, *params, y, *stats, *scalars)
+                launch = kern.bind(grid, block, x, *params, y, *stats, *scalars, c["M"])
                 from tile_mlir import kernels as K
 
                 c["plan"] = K.plan(c["M"], c["N"], c["dtype"], name).label()

@@ -305,7 +305,7 @@ class KernelBuilder:
     # --- control flow -----------------------------------------------------------------
 
     def range(self, start: IndexLike, stop: IndexLike | None = None, step: IndexLike = 1, *,
-              carry: ir.Value | Sequence[ir.Value] = (), unroll: bool = False):
+              carry: ir.Value | Sequence[ir.Value] = (), unroll: bool = False, unsigned: bool = False):
         """An ``scf.for`` from ``start`` to ``stop`` by ``step`` (``range(n)``: 0 to n),
         written as a Python ``for`` whose body runs once, to build the loop's body::
 
@@ -318,11 +318,16 @@ class KernelBuilder:
         Without ``carry`` the loop variable is the index; with it, the index, the
         carried value(s) inside the body and the loop's result(s) after it (one value,
         or a tuple for a list), as upstream's ``scf.for_``. A loop that carries values
-        ends its body with ``k.yield_``. ``unroll`` asks LLVM to unroll it fully."""
+        ends its body with ``k.yield_``. ``unroll`` asks LLVM to unroll it fully.
+        ``unsigned`` compares the index with ``stop`` unsigned (``unsignedCmp``), as
+        ``tile.copy`` tests an index against a dynamic extent: where ``stop`` is that
+        extent, LLVM then drops the copies' tests inside the loop."""
         if stop is None:
             start, stop = 0, start
         values = [carry] if isinstance(carry, ir.Value) else list(carry)
         loop = scf.ForOp(self.index(start), self.index(stop), self.index(step), values)
+        if unsigned:
+            loop.operation.attributes["unsignedCmp"] = ir.UnitAttr.get()
         if unroll:
             loop.operation.attributes["llvm.loop_annotation"] = ir.Attribute.parse(_UNROLL)
         body, inner = loop.body, tuple(loop.inner_iter_args)

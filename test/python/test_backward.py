@@ -374,27 +374,34 @@ def test_a_machine_without_mlir_finds_both_kernels_by_name(tmp_path, monkeypatch
 
 def test_compiled_backward_binds_device_arrays_in_the_documented_order(fake, tmp_path, monkeypatch):
     """What a benchmark does, on a fake CUDA driver (test/python/fakecuda.py): the row
-    kernel on ``ctas`` CTAs takes (dy, x, weight, rstd, dx, dw_partials) and the column sums
-    (dw_partials, dw), in that order; both are compiled here and remembered by name."""
+    kernel on ``ctas`` CTAs takes (dy, x, weight, rstd, dx, dw_partials, partial_rows,
+    rows) and the column sums (dw_partials, dw, P), in that order; both are compiled here
+    and remembered by name, once for every M and ctas."""
     import ctypes
 
     from fakecuda import DeviceArray, param
 
     monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
     rows, sums = K.compiled_backward("rmsnorm_backward", 64, 1000, "bf16", backend="cuda", ctas=5)
-    assert (rows.grid, rows.block, rows.signature) == (5, 128, "rmsnorm_backward(dy, x, weight, rstd, dx, dw_partials)")
-    assert (sums.grid, sums.block, sums.signature) == (8, 128, "column_sums(dw_partials, dw)")
+    assert (rows.grid, rows.block, rows.signature) == (
+        5, 128, "rmsnorm_backward(dy, x, weight, rstd, dx, dw_partials, partial_rows, rows)")
+    assert (sums.grid, sums.block, sums.signature) == (8, 128, "column_sums(dw_partials, dw, P)")
+    assert len(list((tmp_path / "by-name").iterdir())) == 2
+    other, _ = K.compiled_backward("rmsnorm_backward", 9, 1000, "bf16", backend="cuda", ctas=3)
+    assert other.kernel is rows.kernel and other.grid == 3  # another M and ctas: the same kernel
     assert len(list((tmp_path / "by-name").iterdir())) == 2
     dy, x, dx = (DeviceArray(np.zeros((64, 1000), np.uint16), "<V2") for _ in range(3))
     w, dw = (DeviceArray(np.zeros(1000, np.uint16), "<V2") for _ in range(2))
     rstd, partials = DeviceArray(np.zeros(64, np.float32), "<f4"), DeviceArray(np.zeros((20, 1000), np.float32), "<f4")
     seen = []
-    fake.kernels["rmsnorm_backward"] = lambda p: seen.append([param(p, i, ctypes.c_uint64) for i in range(6)])
-    fake.kernels["column_sums"] = lambda p: seen.append([param(p, i, ctypes.c_uint64) for i in range(2)])
-    rows.kernel.bind(rows.grid, rows.block, dy, x, w, rstd, dx, partials)()
-    sums.kernel.bind(sums.grid, sums.block, partials, dw)()
+    fake.kernels["rmsnorm_backward"] = lambda p: seen.append(
+        [param(p, i, ctypes.c_uint64) for i in range(6)] + [param(p, i, ctypes.c_int64) for i in (6, 7)])
+    fake.kernels["column_sums"] = lambda p: seen.append(
+        [param(p, i, ctypes.c_uint64) for i in range(2)] + [param(p, 2, ctypes.c_int64)])
+    rows.kernel.bind(rows.grid, rows.block, dy, x, w, rstd, dx, partials, 20, 64)()
+    sums.kernel.bind(sums.grid, sums.block, partials, dw, 20)()
     pointers = [a.host.ctypes.data for a in (dy, x, w, rstd, dx, partials)]
-    assert seen == [pointers, [partials.host.ctypes.data, dw.host.ctypes.data]]
+    assert seen == [[*pointers, 20, 64], [partials.host.ctypes.data, dw.host.ctypes.data, 20]]
     assert [launch[:2] for launch in fake.launches[-2:]] == [((5, 1, 1), (128, 1, 1)), ((8, 1, 1), (128, 1, 1))]
 
 
@@ -424,7 +431,8 @@ def test_long_rows_take_cluster_plans_on_a_grid_of_whole_clusters():
     """At the benchmark's 1024 x 65536 the backward takes a cluster of 8 (8 elements a
     thread: BACKWARD_TABLES), at 262144 one of 16 (the largest); the norms' row
     kernel runs on whole clusters (default_ctas), its column sums on R partial rows a
-    cluster; both build (the MLIR text; the GPU runs them)."""
+    cluster; both build (the MLIR text; the GPU runs them), the partial rows a dynamic
+    dim (one kernel for every M and grid)."""
     from tile_mlir.kernels.training import backward_plan, default_ctas, partial_rows, text_backward
 
     for N, dtype, CL, E in [(65536, "f32", 8, 8), (65536, "bf16", 8, 8), (262144, "f32", 16, 16),
@@ -433,5 +441,6 @@ def test_long_rows_take_cluster_plans_on_a_grid_of_whole_clusters():
         G = default_ctas(1024, p)
         assert (p.CL, p.E) == (CL, E) and p.CL * p.CH >= N and G % CL == 0 and G <= 2 * 132
         row_kernel, sums = text_backward("layernorm_backward", 1024, N, dtype)
-        assert f"memref<{partial_rows(G, p)}x{N}xf32>" in row_kernel and "cluster" in row_kernel
-        assert f"memref<{partial_rows(G, p)}x{N}xf32>" in sums
+        assert partial_rows(G, p) == G // CL * p.R
+        assert f"memref<?x{N}xf32>" in row_kernel and "cluster" in row_kernel
+        assert f"memref<?x{N}xf32>" in sums

@@ -384,11 +384,11 @@ def test_bad_arrays_are_reported_without_their_data():
 def test_compiled_is_what_a_benchmark_launches():
     c = K.compiled("rmsnorm", 10, 3000, "f32", backend="interpreter")
     assert (c.grid, c.block) == (10, c.plan.threads) and c.plan.kind == "warps"
-    assert c.signature == "rmsnorm(x, weight, y, rstd, eps)"
+    assert c.signature == "rmsnorm(x, weight, y, rstd, eps, rows)"
     rng = np.random.default_rng()
     x, w = random_inputs(rng, 10, 3000, "f32", 1)
     y, rstd = np.full_like(x, np.nan), np.full(10, np.nan, np.float32)
-    c.kernel.launch(c.grid, c.block, x, w, y, rstd, 1e-5)
+    c.kernel.launch(c.grid, c.block, x, w, y, rstd, 1e-5, 10)
     ref, ref_rstd = REFERENCES["rmsnorm"](as_f64(x), as_f64(w), eps=1e-5)
     assert_agrees(y, ref, "f32")
     assert_agrees(rstd, ref_rstd, "f32")
@@ -397,24 +397,24 @@ def test_compiled_is_what_a_benchmark_launches():
 
 def test_compiled_binds_device_arrays_in_the_documented_order(fake, tmp_path, monkeypatch):
     """What the benchmarks do, on a fake CUDA driver (test/python/fakecuda.py): compiled()
-    builds the cubin here, and kernel.bind(grid, block, x, weight, y, rstd, eps) with
-    device arrays packs their pointers and eps, in that order, for one cuLaunchKernel."""
+    builds the cubin here, and kernel.bind(grid, block, x, weight, y, rstd, eps, rows) with
+    device arrays packs their pointers, eps and M, in that order, for one cuLaunchKernel."""
     monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
     c = K.compiled("rmsnorm", 64, 1000, "bf16", backend="cuda")
-    assert (c.grid, c.block, c.signature) == (16, 128, "rmsnorm(x, weight, y, rstd, eps)")
+    assert (c.grid, c.block, c.signature) == (16, 128, "rmsnorm(x, weight, y, rstd, eps, rows)")
     assert len(list((tmp_path / "by-name").iterdir())) == 1  # remembered, for a machine without MLIR
     x, w, y = (np.zeros(shape, np.uint16) for shape in ((64, 1000), (1000,), (64, 1000)))
     rstd = np.zeros(64, np.float32)
     devices = [DeviceArray(a, "<V2") for a in (x, w, y)] + [DeviceArray(rstd, "<f4")]
     seen = []
     fake.kernels["rmsnorm"] = lambda p: seen.append(
-        [param(p, i, ctypes.c_uint64) for i in range(4)] + [param(p, 4, ctypes.c_float)])
-    launch = c.kernel.bind(c.grid, c.block, *devices, 1e-6)
+        [param(p, i, ctypes.c_uint64) for i in range(4)] + [param(p, 4, ctypes.c_float), param(p, 5, ctypes.c_int64)])
+    launch = c.kernel.bind(c.grid, c.block, *devices, 1e-6, 64)
     launch()
-    assert seen == [[x.ctypes.data, w.ctypes.data, y.ctypes.data, rstd.ctypes.data, np.float32(1e-6)]]
+    assert seen == [[x.ctypes.data, w.ctypes.data, y.ctypes.data, rstd.ctypes.data, np.float32(1e-6), 64]]
     assert fake.launches[-1][:2] == ((16, 1, 1), (128, 1, 1))
     with pytest.raises(LaunchError, match="blocks of 128 threads"):
-        c.kernel.bind(c.grid, 256, *devices, 1e-6)
+        c.kernel.bind(c.grid, 256, *devices, 1e-6, 64)
 
 
 def test_a_cluster_of_sixteen_launches_as_the_runtime_allows_it(fake, tmp_path, monkeypatch):
@@ -427,13 +427,13 @@ def test_a_cluster_of_sixteen_launches_as_the_runtime_allows_it(fake, tmp_path, 
     assert (c.grid, c.block, c.plan.CL) == (32, c.plan.threads, 16)
     x = np.zeros((2, 262144), np.float32)
     fake.kernels["softmax"] = lambda p: None
-    c.kernel.bind(c.grid, c.block, DeviceArray(x, "<f4"), DeviceArray(x, "<f4"))()
+    c.kernel.bind(c.grid, c.block, DeviceArray(x, "<f4"), DeviceArray(x, "<f4"), 2)()
     assert fake.function_attributes[("softmax", "non-portable")] == 1
     assert fake.launches[-1][:2] == ((32, 1, 1), (c.block, 1, 1)) and fake.launches[-1][5] == (16, 1, 1)
     assert "cuLaunchKernel" not in fake.calls
     c = K.compiled("softmax", 2, 65536, "f32", backend="cuda", ctas=4)
     x = np.zeros((2, 65536), np.float32)
-    c.kernel.bind(c.grid, c.block, DeviceArray(x, "<f4"), DeviceArray(x, "<f4"))()
+    c.kernel.bind(c.grid, c.block, DeviceArray(x, "<f4"), DeviceArray(x, "<f4"), 2)()
     assert fake.launches[-1][:2] == ((8, 1, 1), (1024, 1, 1)) and fake.launches[-1][5] is None
 
 
@@ -455,8 +455,9 @@ def test_a_machine_without_mlir_finds_the_kernel_by_name(tmp_path, monkeypatch):
 
     monkeypatch.setattr(library, "_built", no_mlir)
     assert K.kernel_text("softmax", 12, 700, "bf16") == made
+    assert K.kernel_text("softmax", 13, 700, "bf16") == made  # one kernel for every M
     with pytest.raises(BindingsTooOld, match=r"python -m tile_mlir.testing.prepare"):
-        K.kernel_text("softmax", 13, 700, "bf16")
+        K.kernel_text("softmax", 12, 701, "bf16")  # built above, not remembered
     library._text.cache_clear()
 
 

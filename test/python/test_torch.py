@@ -228,3 +228,24 @@ def test_cross_entropy_backward_of_one_is_the_kernels_dlogits():
         leaf = x.detach().requires_grad_()
         (tt.cross_entropy(leaf, t, label_smoothing=0.1) * dloss).backward()
         assert torch.equal(leaf.grad, want if dloss == 1.0 else (want * 3.0).to(want.dtype))
+
+
+KERNELS_OF = {"softmax": 2, "logsumexp": 2, "rms_norm": 3, "layer_norm": 3}  # forward, backward[, column sums]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_changing_batch_compiles_nothing(name):
+    """The function and its gradients at M = 1, 3, 7, 64 rows: right at every M (against
+    torch in float64), and its kernels (forward, backward, the norms' column sums) compiled
+    at the first M only (the library's compiles: ``library._kernel``)."""
+    from tile_mlir.kernels import library
+
+    ours, theirs, arity = CASES[name]
+    for cached in (library._kernel, library._compiled, library._compiled_for):
+        cached.cache_clear()
+    for i, rows in enumerate((1, 3, 7, 64)):
+        inputs = [rand(rows, N, seed=20 + rows)] + [1 + rand(N, seed=2 + j, scale=0.3) for j in range(arity - 1)]
+        y, g = grads(ours, *inputs)
+        y_ref, g_ref = grads(theirs, *(a.double() for a in inputs))
+        assert rel(y, y_ref) < 1e-5 and all(rel(a, b) < 1e-5 for a, b in zip(g, g_ref))
+        assert library._kernel.cache_info().misses == KERNELS_OF[name], rows

@@ -23,7 +23,8 @@ and their backward passes (``tile_mlir.kernels.backward``, ``tile_mlir.kernels.t
 Outputs have x's kind, and x's dtype, except ``mean`` and ``rstd``: f32, one per row
 (what the backward passes need). Every reduction and all math is f32. Each call runs on
 the GPU when there is one (``backend="auto"``), in the CPU interpreter otherwise; a
-kernel is compiled once per process for each shape, dtype and plan. dw and db are column
+kernel is compiled once per process for each (N, dtype, plan), whatever the row count M
+(an argument of the kernel: a changing batch compiles nothing). dw and db are column
 sums over the rows, deterministic: partial rows from a persistent grid of ``ctas`` CTAs,
 then a sum over them in a fixed order (docs/training-kernels.md).
 

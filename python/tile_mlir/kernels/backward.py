@@ -13,25 +13,31 @@ The norms' column sums (dW = Σ dY · x̂ over the rows, dB = Σ dY) are determi
 two kernels and a fixed order (docs/training-kernels.md):
 
 1. the row kernel runs on a persistent grid of G CTAs, or G clusters of CL CTAs where
-   the plan splits a row (``ctas`` = G·CL): CTA (cluster) b takes the row groups b,
-   b + G, b + 2G... (R rows a group, row slot s of a group on warp s) and adds each row's
-   dY · x̂ (one ``math.fma`` per element) and dY into f32 accumulators that start at +0
-   and follow the row frame's layout, then writes them as partial rows b·R + s of a
-   (G·R) × N f32 array (each CTA of a cluster its own columns of them). With one chunk
-   per row (K = 1) the accumulators are registers; with K > 1 they are the CTA's own
-   partial rows in global memory, read and written chunk by chunk by the thread that
-   owns each column (no other thread touches them, so no race).
+   the plan splits a row (``ctas`` = G·CL; None: the launch's grid, ``gpu.grid_dim`` / CL
+   clusters, the partial rows a dynamic dim whose extent G·R the argument
+   ``partial_rows`` gives, so that one kernel serves every G): CTA (cluster) b takes the
+   row groups b, b + G, b + 2G... (R rows a group, row slot s of a group on warp s) and
+   adds each row's dY · x̂ (one ``math.fma`` per element) and dY into f32 accumulators
+   that start at +0 and follow the row frame's layout, then writes them as partial rows
+   b·R + s of a (G·R) × N f32 array (each CTA of a cluster its own columns of them). With
+   one chunk per row (K = 1) the accumulators are registers; with K > 1 they are the
+   CTA's own partial rows in global memory, read and written chunk by chunk by the thread
+   that owns each column (no other thread touches them, so no race).
 2. ``column_sums`` adds the G·R partial rows of each column in order 0, 1, 2..., from +0,
    in f32, and writes dW (and dB) in the dtype.
 
 No atomics: the same inputs and G give the same bits on every run.
+
+M None builds a kernel for every M (``tile_mlir.kernels.rows.row_kernel``: the row count
+is the last argument, ``rows``); ``column_sums`` with P None, for every P (its last
+argument).
 """
 
 from __future__ import annotations
 
 from mlir.dialects import arith, math
 
-from .. import build, ops
+from .. import build, dynamic_dims, ops
 from ..ir import ir
 from ..vocab import DEFAULT_CHIP, WARP_SIZE
 from .plan import RowPlan
@@ -39,7 +45,7 @@ from .rows import Rows, row_kernel
 from .training import SUM_COLUMNS, SUM_ROWS, SUM_V, SUM_WARPS
 
 
-def softmax_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
+def softmax_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     """dX = Y · (dY − Σ dY·Y), row by row: the row's Σ dY·Y, then the output pass, last
     chunk first (it is still in registers)."""
     with row_kernel("softmax_backward", p, M, [("Y", "rows"), ("DY", "rows"), ("DX", "rows")], chip) as r:
@@ -58,7 +64,7 @@ def softmax_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
     return k
 
 
-def logsumexp_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
+def logsumexp_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     """dX = dL · exp(X − L), L and dL one value per row (of the dtype): one pass."""
     args = [("X", "rows"), ("L", "row"), ("DL", "row"), ("DX", "rows")]
     with row_kernel("logsumexp_backward", p, M, args, chip) as r:
@@ -71,15 +77,15 @@ def logsumexp_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
     return r.k
 
 
-def rmsnorm_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP, ctas: int = 1):
+def rmsnorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas: int | None = None):
     """dX = rstd · (g − x̂ · mean(g · x̂)), g = dY · W, x̂ = X · rstd; and the partial rows
     of dW = Σ dY · x̂ (module docstring), on a persistent grid of ``ctas`` CTAs."""
     args = [("DY", "rows"), ("X", "rows"), ("W", "cols"), ("RSTD", "stat"), ("DX", "rows"),
-            ("DWP", _partials(p, ctas))]
+            *_partials(p, ctas, ["DWP"])]
     with row_kernel("rmsnorm_backward", p, M, args, chip) as r:
         k, x, dy, w = r.k, r.tile(), r.tile(), r.tile()
         sums = Partials(r, ["DWP"], ctas)
-        for _ in sums.rows(M):
+        for _ in sums.rows():
             rstd = load_row(r, "RSTD")
             for col, s0, s in r.chunks(x, "X", carry=r.f32(0.0)):
                 r.load(dy, "DY", col)
@@ -105,17 +111,17 @@ def rmsnorm_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP, ctas: int = 1
     return k
 
 
-def layernorm_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP, ctas: int = 1):
+def layernorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas: int | None = None):
     """dX = rstd · (g − mean(g) − x̂ · mean(g · x̂)), g = dY · W, x̂ = (X − mean) · rstd;
     and the partial rows of dW = Σ dY · x̂ and dB = Σ dY (module docstring), on a
     persistent grid of ``ctas`` CTAs. The padded columns need no mask: their dY and W
     are 0, so g is 0 there."""
     args = [("DY", "rows"), ("X", "rows"), ("W", "cols"), ("MEAN", "stat"), ("RSTD", "stat"), ("DX", "rows"),
-            ("DWP", _partials(p, ctas)), ("DBP", _partials(p, ctas))]
+            *_partials(p, ctas, ["DWP", "DBP"])]
     with row_kernel("layernorm_backward", p, M, args, chip) as r:
         k, x, dy, w, n = r.k, r.tile(), r.tile(), r.tile(), r.f32(float(p.N))
         sums = Partials(r, ["DWP", "DBP"], ctas)
-        for _ in sums.rows(M):
+        for _ in sums.rows():
             mean, rstd = load_row(r, "MEAN"), load_row(r, "RSTD")
             center, scale = r.splat(mean), r.splat(rstd)
             zero = r.f32(0.0)
@@ -144,16 +150,22 @@ def layernorm_backward(p: RowPlan, M: int, chip: str = DEFAULT_CHIP, ctas: int =
     return k
 
 
-def column_sums(P: int, N: int, dtype: str, names=("DWP",), chip: str = DEFAULT_CHIP):
+def column_sums(P: int | None, N: int, dtype: str, names=("DWP",), chip: str = DEFAULT_CHIP):
     """Out[c] = Σ_p In[p, c] for each of ``names`` (P × N f32 partial rows): added in the
     order p = 0, 1, ..., P − 1 from +0 in f32, the result in ``dtype``. Each thread owns
-    SUM_V columns; CTA c the SUM_COLUMNS from c · SUM_COLUMNS."""
+    SUM_V columns; CTA c the SUM_COLUMNS from c · SUM_COLUMNS. P None: any P, the last
+    argument (``P``, index)."""
     outs = [n[:-1] for n in names]  # DWP -> DW
-    args = [(n, f"memref<{P}x{N}xf32>") for n in names] + [(o, f"memref<{N}x{dtype}>") for o in outs]
+    rows = "?" if P is None else P
+    args = [(n, f"memref<{rows}x{N}xf32>") for n in names] + [(o, f"memref<{N}x{dtype}>") for o in outs]
+    args += [("P", "index")] if P is None else []
     threads = f"{SUM_WARPS}, {WARP_SIZE}, {SUM_V}"  # the warps, the lanes, a thread's columns
     tile_layout = f"S[({SUM_ROWS}, ({threads})) : ({SUM_V}, (1@warpid, 1@laneid, 1))]"
     row_layout = f"S[(({threads})) : ((1@warpid, 1@laneid, 1))]"
     with build.kernel("column_sums", args, chip=chip, known_block_size=SUM_WARPS * WARP_SIZE, align=16) as k:
+        if P is None:
+            dynamic_dims.mark(k.func, {i: [len(args) - 1] for i in range(len(names))})
+            P = k.args["P"]
         first = arith.muli(k.block_id(), k.index(SUM_COLUMNS))
         zero = k.constant(0.0, f"vector<{SUM_V}xf32>")
         tiles = [k.registers([SUM_ROWS * SUM_V], "f32") for _ in names]
@@ -220,20 +232,29 @@ def load_row(r: Rows, name: str):
     return k.cast(k.load(value, [0]), "f32")
 
 
-def _partials(p: RowPlan, ctas: int) -> str:
-    return f"memref<{ctas // p.CL * p.R}x{p.N}xf32>"
+def _partials(p: RowPlan, ctas: int | None, names) -> list[tuple[str, str]]:
+    """The arguments of the partial rows ``names``: (G·R) × N f32 each (G = ctas / CL
+    clusters), and for ctas None (the launch's grid) a dynamic leading dim, whose extent
+    follows them (``partial_rows``); ``Partials`` marks it."""
+    if ctas is not None:
+        return [(n, f"memref<{ctas // p.CL * p.R}x{p.N}xf32>") for n in names]
+    return [*((n, f"memref<?x{p.N}xf32>") for n in names), ("partial_rows", "index")]
 
 
 class Partials:
     """The f32 column accumulators of a persistent row kernel (module docstring): one per
-    name (a (G·R) × N partial array, G = ctas / CL clusters). ``rows(M)`` is the loop over
-    this cluster's row groups (it sets ``r.row``); ``chunk(col)`` gives the accumulator
-    tiles of a chunk, ``done(col)`` ends it, ``finish()`` writes the partial rows (each
-    CTA of a cluster its columns of them)."""
+    name (a (G·R) × N partial array, G = ctas / CL clusters; ctas None: the grid's).
+    ``rows()`` is the loop over this cluster's row groups (it sets ``r.row``);
+    ``chunk(col)`` gives the accumulator tiles of a chunk, ``done(col)`` ends it,
+    ``finish()`` writes the partial rows (each CTA of a cluster its columns of them)."""
 
-    def __init__(self, r: Rows, names, ctas: int):
-        self.r, self.names, self.groups = r, list(names), ctas // r.p.CL
+    def __init__(self, r: Rows, names, ctas: int | None):
+        self.r, self.names = r, list(names)
+        self.groups = ctas // r.p.CL if ctas is not None else None
         k = r.k
+        if ctas is None:  # the partial rows' extent: the argument after them
+            at = {n: i for i, n in enumerate(k.args)}
+            dynamic_dims.mark(k.func, {at[n]: [at["partial_rows"]] for n in names})
         self.first = arith.muli(r.group, k.index(r.p.R))  # this cluster's first partial row
         self.tiles = [k.registers([r.p.E], "f32") for _ in names]
         self.in_registers = r.p.K == 1
@@ -244,10 +265,16 @@ class Partials:
                 self._zero()
                 self._copy(col, store=True)
 
-    def rows(self, M: int):
+    def rows(self):
         r, k = self.r, self.r.k
-        groups = -(-M // r.p.R)
-        for g in k.range(r.group, groups, self.groups):
+        groups = arith.divui(arith.addi(r.rows(), k.index(r.p.R - 1)), k.index(r.p.R))
+        # unsigned, as tile.copy's row tests: with one row a group (groups is M) LLVM
+        # proves them true and drops them, as it did for a static M
+        if self.groups is not None:
+            stride = self.groups
+        else:  # the grid's clusters
+            stride = k.grid_dim() if r.p.CL == 1 else arith.divui(k.grid_dim(), k.index(r.p.CL))
+        for g in k.range(r.group, groups, stride, unsigned=True):
             r.row = arith.muli(g, k.index(r.p.R))
             yield g
 

@@ -20,11 +20,8 @@ functional API is ``tile_mlir.kernels.loss``, and docs/fused-kernels.md
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 from mlir.dialects import arith, math
 
-from .. import dynamic_dims
 from ..vocab import DEFAULT_CHIP
 from .plan import RowPlan
 from .rows import Rows, row_kernel
@@ -47,20 +44,13 @@ def _this_row(r: Rows):
     results are not stored)."""
     k = r.k
     row = r.row if r.p.R == 1 else arith.addi(r.row, arith.remui(k.warp_id(), k.index(r.p.R)))
-    return arith.minui(row, arith.subi(k.args["rows"], k.index(1)))
+    return arith.minui(row, arith.subi(r.rows(), k.index(1)))
 
 
-@contextmanager
 def _frame(name: str, p: RowPlan, M, args, chip: str):
-    """``row_kernel`` with the argument ``rows`` (index) last: the row count, and the
-    extent of every per-row argument, whose leading dim is dynamic for M None (one kernel
-    for every M: ``tile_mlir.dynamic_dims``)."""
-    args = [*args, ("rows", "index")]
-    with row_kernel(name, p, "?" if M is None else M, args, chip) as r:
-        if M is None:
-            per_row = ("rows", "targets", "stat", "row")
-            dynamic_dims.mark(r.k.func, {i: [len(args) - 1] for i, (_, role) in enumerate(args) if role in per_row})
-        yield r
+    """``row_kernel`` with the argument ``rows`` (index) last, whatever M: the row count
+    (and, for M None, the extent of every per-row argument: one kernel for every M)."""
+    return row_kernel(name, p, M, [*args, ("rows", "index")], chip)
 
 
 def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, grad: bool = False):

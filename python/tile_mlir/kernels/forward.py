@@ -6,8 +6,11 @@ the steps of ``tile_mlir.kernels.rows`` (the CTA's part of a row loaded once wit
 ``tile.copy`` and held in registers, vectors, ``tile.reduce`` over the row's threads,
 across a cluster's CTAs where the plan spreads a row over several) and the upstream arith/math builders; all math is
 f32 (bf16 in, f32 math, bf16 out). Each returns the ``build.KernelBuilder``, whose
-``module`` ``tile_mlir.compile`` takes. docs/fused-kernels.md describes them, their
-passes over the row and their special values; docs/builder.md walks through the softmax.
+``module`` ``tile_mlir.compile`` takes. M None builds the kernel for every M: the row
+count is its last argument, ``rows`` (``tile_mlir.kernels.rows.row_kernel``), and a CTA's
+rows past it are neither read nor written (``tile.copy`` tests each row against it).
+docs/fused-kernels.md describes them, their passes over the row and their special
+values; docs/builder.md walks through the softmax.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from .rows import Rows, row_kernel
 NEG_INF, INF = float("-inf"), float("inf")
 
 
-def softmax(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
+def softmax(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     """Y = exp(X - max) / sum(exp(X - max)), row by row, the row held on chip: its max A
     and sum S (``max_sum``), then Y = exp(x - A) / S from the registers."""
     with row_kernel("softmax", p, M, [("X", "rows"), ("Y", "rows")], chip) as r:
@@ -35,7 +38,7 @@ def softmax(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
     return r.k
 
 
-def logsumexp(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
+def logsumexp(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     """Y[r] = A + log(sum(exp(X[r] - A))), A the row's max, or 0 where it is infinite (as
     torch.logsumexp): one value per row."""
     with row_kernel("logsumexp", p, M, [("X", "rows"), ("Y", "row")], chip) as r:
@@ -72,7 +75,7 @@ def row_max_sum(r: Rows, m, s, shift_zero):
     return A, r.reduce(arith.mulf(s, math.exp(arith.subf(m, A))), "sum")
 
 
-def rmsnorm(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
+def rmsnorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     """Y = X / sqrt(mean(X²) + eps) · W, and RSTD = 1 / sqrt(mean(X²) + eps) per row."""
     args = [("X", "rows"), ("W", "cols"), ("Y", "rows"), ("RSTD", "stat"), ("eps", "f32")]
     with row_kernel("rmsnorm", p, M, args, chip) as r:
@@ -92,7 +95,7 @@ def rmsnorm(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
     return k
 
 
-def layernorm(p: RowPlan, M: int, chip: str = DEFAULT_CHIP):
+def layernorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     """Y = (X - mean) / sqrt(var + eps) · W + B, with MEAN and RSTD = 1 / sqrt(var + eps)
     per row, an exact two-pass over the row held on chip: the sum, then the sum of
     (x - mean)² over the columns inside the row (the biased variance, no cancellation;

@@ -1,8 +1,10 @@
 """The fused kernels as a library: compile each once, run it on arrays.
 
-``compiled(name, M, N, dtype)`` is one kernel (``forward.<name>``, built for M rows of
-the plan of N and dtype) with its launch configuration, compiled once per process (and
-through the compile cache for the GPU); ``kernel_text`` is its MLIR. ``run(name, x,
+``compiled(name, M, N, dtype)`` is one kernel (``forward.<name>``, built for the plan of
+N and dtype) with its launch configuration for M rows, compiled once per process for
+each (name, N, dtype, plan), whatever M: the row count is the kernel's last argument
+(``rows``: ``tile_mlir.dynamic_dims``), so a changing batch compiles nothing, and the grid
+is M's. ``kernel_text`` is its MLIR. ``run(name, x,
 *params)`` runs it on arrays: a numpy array (f32, or bf16 as ``uint16`` bits or an
 ``ml_dtypes.bfloat16`` array) through copies (or in the interpreter), a torch tensor on
 the GPU by pointer on torch's current stream (zero copy), a torch tensor on the CPU
@@ -10,7 +12,7 @@ through numpy. x has any shape (..., N); the leading dims are the rows.
 
 A kernel is built from Python, with MLIR; a GPU machine without MLIR cannot build it, so
 where it is compiled for the GPU its text is also remembered in the compile cache under a
-name that says what it is (``cache.remember``: kernel, shape, dtype, plan, chip), and
+name that says what it is (``cache.remember``: kernel, ``?x<N>``, dtype, plan, chip), and
 read back by that name there (``cache.recall``). ``python -m tile_mlir.testing.prepare`` makes the
 kernels of the GPU tests; ``benchmarks.prepare`` those of the benchmarks.
 
@@ -45,7 +47,8 @@ class Kernel:
     ``outputs`` as (name, role) (``rows``: like x; ``row``: one value per row of x's
     dtype; ``stat``: one f32 per row), then ``eps`` if it has a default. A kernel of
     another ``module`` than ``forward`` (its ``BUILDERS`` build it) has its own functional
-    API, and its arguments are ``args`` (``signature``)."""
+    API, and its arguments are ``args`` (``signature``). Every kernel serves any M: its last
+    argument is the row count (``rows``)."""
 
     name: str
     params: tuple[str, ...] = ()
@@ -53,12 +56,11 @@ class Kernel:
     eps: float | None = None
     module: str = "forward"
     args: tuple[str, ...] = ()
-    any_rows: bool = False  # one kernel for every M: its last argument is M (``tile_mlir.dynamic_dims``)
 
     @property
     def signature(self) -> str:
         names = self.args or ("x", *self.params, *(n for n, _ in self.outputs),
-                              *(("eps",) if self.eps is not None else ()))
+                              *(("eps",) if self.eps is not None else ()), "rows")
         return f"{self.name}({', '.join(names)})"
 
 
@@ -68,14 +70,12 @@ SPECS = {
     "rmsnorm": Kernel("rmsnorm", ("weight",), (("y", "rows"), ("rstd", "stat")), 1e-6),
     "layernorm": Kernel("layernorm", ("weight", "bias"), (("y", "rows"), ("mean", "stat"), ("rstd", "stat")), 1e-5),
     "cross_entropy": Kernel("cross_entropy", module="cross_entropy_kernels",
-                            args=("logits", "target", "loss", "lse", "ignore_index", "label_smoothing", "rows"),
-                            any_rows=True),
+                            args=("logits", "target", "loss", "lse", "ignore_index", "label_smoothing", "rows")),
     "cross_entropy_fused": Kernel("cross_entropy_fused", module="cross_entropy_kernels",
                                   args=("logits", "target", "loss", "lse", "dlogits", "scale", "ignore_index",
-                                        "label_smoothing", "rows"), any_rows=True),
+                                        "label_smoothing", "rows")),
     "cross_entropy_backward": Kernel("cross_entropy_backward", module="cross_entropy_kernels",
-                                     args=("logits", "target", "lse", "scale", "dlogits", "label_smoothing", "rows"),
-                                     any_rows=True),
+                                     args=("logits", "target", "lse", "scale", "dlogits", "label_smoothing", "rows")),
 }
 
 
@@ -101,33 +101,32 @@ def _spec(name: str) -> Kernel:
 def kernel_text(name: str, M: int, N: int, dtype: str = "f32", *, chip: str = DEFAULT_CHIP, remember: bool = False,
                 **overrides) -> str:
     """The MLIR of kernel ``name`` for an M x N matrix of ``dtype`` (``plan`` takes the
-    ``overrides``), with the Python line of each op as its location. Without MLIR, the
+    ``overrides``; the kernel is the same for every M), with the Python line of each op as
+    its location. Without MLIR, the
     text the compile cache remembers for it; with ``remember``, the cache remembers this
     one (what the prepare scripts do, for a GPU machine without MLIR)."""
     name, p = _spec(name).name, _plan(name, M, N, dtype, overrides)
-    rows = None if SPECS[name].any_rows else M
-    text = _text(name, rows, p, chip)
+    text = _text(name, None, p, chip)
     if remember:
-        cache.remember(_name(name, rows, p, chip), text)
+        cache.remember(_name(name, None, p, chip), text)
     return text
 
 
 def compiled(name: str, M: int, N: int, dtype: str = "f32", *, backend: str = "auto", chip: str = DEFAULT_CHIP,
              **overrides) -> Compiled:
-    """Kernel ``name`` compiled for an M x N matrix of ``dtype``, with its grid and block:
-    once per process for each (name, M, plan, backend, chip), or, for a kernel of
-    ``any_rows``, each (name, plan, backend, chip): a changing M compiles nothing."""
+    """Kernel ``name`` compiled for an M x N matrix of ``dtype``, with its grid (for M) and
+    block: once per process for each (name, plan, backend, chip), whatever M (a changing
+    M compiles nothing); launched with M as its last argument."""
     return _compiled_for(name, M, N, dtype, api.choose_backend(backend), chip, tuple(sorted(overrides.items())))
 
 
 @functools.lru_cache(maxsize=1024)
 def _compiled_for(name: str, M: int, N: int, dtype: str, backend: str, chip: str, overrides: tuple) -> Compiled:
-    """``compiled``, remembered for each shape: a call with a shape seen before costs a
-    dictionary lookup (the plan and the kernel are not looked for again)."""
+    """``compiled``, remembered for each shape (the one kernel for every M, with M's
+    grid): a call with a shape seen before costs a dictionary lookup (the plan and the
+    kernel are not looked for again)."""
     spec, p = _spec(name), _plan(name, M, N, dtype, dict(overrides))
-    if spec.any_rows:
-        return dataclasses.replace(_compiled(spec.name, None, p, backend, chip), grid=p.grid(M))
-    return _compiled(spec.name, M, p, backend, chip)
+    return dataclasses.replace(_compiled(spec.name, p, backend, chip), grid=p.grid(M))
 
 
 def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
@@ -138,14 +137,16 @@ def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
 
 
 @functools.lru_cache(maxsize=256)
-def _compiled(name: str, M: int, p: RowPlan, backend: str, chip: str) -> Compiled:
-    return Compiled(_kernel(name, M, p, backend, chip), p.grid(M or 1), p.threads, p, backend, SPECS[name].signature)
+def _compiled(name: str, p: RowPlan, backend: str, chip: str) -> Compiled:
+    """The kernel for every M (its grid here is one row's: ``_compiled_for`` gives M's)."""
+    return Compiled(_kernel(name, None, p, backend, chip), p.grid(1), p.threads, p, backend, SPECS[name].signature)
 
 
 @functools.lru_cache(maxsize=256)
 def _kernel(name: str, M: int, p: RowPlan, backend: str, chip: str, extra: tuple = ()):
-    """Kernel ``name`` (a builder of ``forward`` or ``backward``) for M rows of plan ``p``,
-    compiled for ``backend``; ``extra``: more (keyword, value) pairs its builder takes."""
+    """Kernel ``name`` (a builder of ``forward`` or ``backward``) for M rows of plan ``p``
+    (None: any M), compiled for ``backend``; ``extra``: more (keyword, value) pairs its
+    builder takes. Every compile goes through here (tests count them: ``cache_info``)."""
     if backend == "interpreter":
         kernels = api.compile(_built(name, M, p, chip, extra), backend="interpreter")
     else:
@@ -223,7 +224,7 @@ def run(name: str, x, *params, eps: float | None = None, backend: str = "auto", 
     if M:
         c = compiled(name, M, N, dtype, backend=backend, **overrides)
         inputs = [host[0].reshape(M, N), *(_param(spec, a, N) for a in host[1:])]
-        c.kernel.launch(c.grid, c.block, *inputs, *outs, *scalars)
+        c.kernel.launch(c.grid, c.block, *inputs, *outs, *scalars, M)
     outs = [o.reshape(_shape(x, role)) for o, (_, role) in zip(outs, spec.outputs)]
     if torch_in:
         return tuple(_to_torch(o, x) for o in outs)
@@ -250,7 +251,7 @@ def _on_device(spec: Kernel, x, params, scalars, M, N, dtype, overrides) -> tupl
     if M:
         c = _compiled_for(spec.name, M, N, dtype, "cuda", DEFAULT_CHIP, tuple(sorted(overrides.items())))
         inputs = [x, *(_param(spec, a.contiguous(), N) for a in params)]
-        c.kernel.launch(c.grid, c.block, *inputs, *outs, *scalars, stream=torch_stream(x.get_device()))
+        c.kernel.launch(c.grid, c.block, *inputs, *outs, *scalars, M, stream=torch_stream(x.get_device()))
     if flat:
         return tuple(outs)
     return tuple(o.view(shape if role == "rows" else shape[:-1]) for o, (_, role) in zip(outs, spec.outputs))

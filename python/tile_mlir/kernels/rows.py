@@ -32,7 +32,7 @@ from contextlib import contextmanager
 
 from mlir.dialects import arith
 
-from .. import build, ops
+from .. import build, dynamic_dims, ops
 from ..ir import ir
 from ..vocab import DEFAULT_CHIP, MAX_PORTABLE_CLUSTER_CTAS, WARP_SIZE
 from .plan import RowPlan
@@ -51,19 +51,31 @@ def arg_types(p: RowPlan, M: int) -> dict[str, str]:
             "index": "index"}
 
 
+# The roles of the arguments with one row (or value) per row of x: their leading dim is M.
+PER_ROW = ("rows", "row", "stat", "targets")
+
+
 @contextmanager
-def row_kernel(name: str, p: RowPlan, M: int, args, chip: str = DEFAULT_CHIP):
+def row_kernel(name: str, p: RowPlan, M: int | None, args, chip: str = DEFAULT_CHIP):
     """A kernel ``name`` over M rows of plan ``p``; ``args``: (name, role) pairs (a role
-    ``arg_types`` does not name is the argument's MLIR type). A
+    ``arg_types`` does not name is the argument's MLIR type). M None: one kernel for every
+    M, the row count an argument ``rows`` (``index``; added last unless ``args`` has it),
+    which gives the extent of the dynamic leading dim of every per-row argument
+    (``PER_ROW``: ``tile_mlir.dynamic_dims``). A
     cluster of up to 8 CTAs is fixed in the kernel (``known_cluster_size``, PTX
     ``.reqnctapercluster``); one of 16, a non-portable size, is given at the launch
     (``cuLaunchKernelEx``'s cluster dimension, the way proven on the H200 at 16), as the
     runtime does for a kernel whose cluster its layouts name."""
-    types = arg_types(p, M)
+    if M is None and "rows" not in (n for n, _ in args):
+        args = [*args, ("rows", "index")]
+    types = arg_types(p, "?" if M is None else M)
     with build.kernel(name, [(n, types.get(role, role)) for n, role in args], chip=chip, known_block_size=p.threads,
                       known_cluster_size=p.CL if 1 < p.CL <= MAX_PORTABLE_CLUSTER_CTAS else None,
                       align=MAX_VECTOR_ALIGN, min_ctas_per_sm=p.O if p.O > 1 else None) as k:
-        yield Rows(k, p)
+        if M is None:
+            rows = [n for n, _ in args].index("rows")
+            dynamic_dims.mark(k.func, {i: [rows] for i, (_, role) in enumerate(args) if role in PER_ROW})
+        yield Rows(k, p, M)
 
 
 class Rows:
@@ -73,8 +85,8 @@ class Rows:
     in the row's cluster (None for one CTA per row); ``T``: the element type; ``V``: the
     elements of a vector; ``args``: the kernel's arguments by name."""
 
-    def __init__(self, k: build.KernelBuilder, p: RowPlan):
-        self.k, self.p, self.args = k, p, k.args
+    def __init__(self, k: build.KernelBuilder, p: RowPlan, M: int | None = None):
+        self.k, self.p, self.args, self._M = k, p, k.args, M
         self.T, self.V = p.dtype, p.V
         self.layout = p.layouts()
         # the CTA's cluster (block id div CL; the block id with one CTA per row): its row group
@@ -90,6 +102,10 @@ class Rows:
         self._one, self._all = k.registers([1], "f32"), k.registers([1], "f32")
 
     # --- values ---------------------------------------------------------------------
+
+    def rows(self):
+        """The row count M, an ``index``: the constant, or the argument ``rows`` (M None)."""
+        return self.k.index(self._M) if self._M is not None else self.args["rows"]
 
     def f32(self, value: float):
         return self.k.constant(value, "f32")

@@ -10,11 +10,15 @@ pointer on torch's current stream (zero copy), torch CPU tensors through numpy. 
 arrays' roles: ``rows`` (..., N, x's dtype), ``row`` (one value per row, x's dtype),
 ``cols`` (N, x's dtype), ``stat`` (one f32 per row).
 
-The norms' row kernel runs on ``ctas`` CTAs, whole clusters where the plan splits a row
-over CL CTAs (``default_ctas``: ``CTAS_PER_SM`` per SM of an H200, one where a CTA is 1024
-threads, at most one cluster per row group); the partial rows, so the bits of dW and dB,
-depend on it and on nothing else: the same inputs and ``ctas`` give the same bits on every
-run (docs/training-kernels.md).
+Each kernel is compiled once per (name, N, dtype, plan), whatever M: the row count is its
+last argument (``rows``) and the grid is M's. The norms' row kernel runs on ``ctas`` CTAs,
+whole clusters where the plan splits a row over CL CTAs (``default_ctas``:
+``CTAS_PER_SM`` per SM of an H200, one where a CTA is 1024 threads, at most one cluster
+per row group), a launch parameter too (the kernel strides its row groups by the grid's
+clusters; the partial rows' count, ``partial_rows(ctas, plan)``, is its argument
+``partial_rows``, and the column sums' last, ``P``); the partial rows, so the bits of dW
+and dB, depend on it and on nothing else: the same inputs and ``ctas`` give the same bits
+on every run (docs/training-kernels.md).
 """
 
 from __future__ import annotations
@@ -62,8 +66,8 @@ class Backward:
 
     @property
     def signature(self) -> str:
-        partials = ("dw_partials", "db_partials")[: self.sums]
-        return f"{self.name}({', '.join([*(n for n, _ in self.inputs), 'dx', *partials])})"
+        partials = [*("dw_partials", "db_partials")[: self.sums], *(("partial_rows",) if self.sums else ())]
+        return f"{self.name}({', '.join([*(n for n, _ in self.inputs), 'dx', *partials, 'rows'])})"
 
 
 BACKWARD = {
@@ -133,9 +137,10 @@ def compiled_backward(name: str, M: int, N: int, dtype: str = "f32", *, backend:
                       chip: str = DEFAULT_CHIP, ctas: int | None = None, **overrides):
     """(the row kernel, the column sums or None), each a ``Compiled``: the row kernel's
     arguments ``BACKWARD[name].signature`` (partials: ``partial_rows(ctas, plan)`` × N
-    f32), the column sums' ``(dw_partials[, db_partials], dw[, db])``. Remembered for each
-    shape: a call with a shape seen before costs a dictionary lookup (the plan is not
-    looked for again)."""
+    f32, then that count and M), the column sums' ``(dw_partials[, db_partials], dw[, db],
+    P)`` (P: that count). Each kernel is compiled once for every M and ctas; the grids
+    are theirs. Remembered for each shape: a call with a shape seen before costs a
+    dictionary lookup (the plan is not looked for again)."""
     key = (_spec(name), M, N, dtype, api.choose_backend(backend), chip, ctas, tuple(sorted(overrides.items())))
     if ctas is None or type(ctas) is int:
         return _compiled_backward(*key)
@@ -146,14 +151,13 @@ def compiled_backward(name: str, M: int, N: int, dtype: str = "f32", *, backend:
 def _compiled_backward(spec: Backward, M: int, N: int, dtype: str, backend: str, chip: str, ctas, overrides: tuple):
     name, p = spec.name, backward_plan(spec.name, M, N, dtype, **dict(overrides))
     if not spec.sums:
-        return Compiled(library._kernel(name, M, p, backend, chip), p.grid(M), p.threads, p, backend,
-                                spec.signature), None
+        return Compiled(library._kernel(name, None, p, backend, chip), p.grid(M), p.threads, p, backend,
+                        spec.signature), None
     G = _ctas(M, p, ctas)
-    rows = library._kernel(name, M, p, backend, chip, (("ctas", G),))
-    P = partial_rows(G, p)
-    sums = library._kernel("column_sums", P, p, backend, chip, (("arrays", spec.sums),))
+    rows = library._kernel(name, None, p, backend, chip)
+    sums = library._kernel("column_sums", None, p, backend, chip, (("arrays", spec.sums),))
     grid, block = column_sums_grid(N)
-    outs = ", ".join([*("dw_partials", "db_partials")[: spec.sums], *("dw", "db")[: spec.sums]])
+    outs = ", ".join([*("dw_partials", "db_partials")[: spec.sums], *("dw", "db")[: spec.sums], "P"])
     return (Compiled(rows, G, p.threads, p, backend, spec.signature),
             Compiled(sums, grid, block, p, backend, f"column_sums({outs})"))
 
@@ -161,13 +165,13 @@ def _compiled_backward(spec: Backward, M: int, N: int, dtype: str, backend: str,
 def text_backward(name: str, M: int, N: int, dtype: str = "f32", *, chip: str = DEFAULT_CHIP,
                   remember: bool = False, ctas: int | None = None, **overrides) -> list[str]:
     """The MLIR of the kernels ``compiled_backward`` compiles (what prepare compiles ahead;
-    with ``remember`` the compile cache remembers each by name, for a GPU without MLIR)."""
+    with ``remember`` the compile cache remembers each by name, for a GPU without MLIR):
+    the same for every M and ``ctas`` (taken for ``compiled_backward``'s signature)."""
     spec = _spec(name)
     p = backward_plan(name, M, N, dtype, **overrides)
-    keys = [(name, M, ())]
+    keys = [(name, None, ())]
     if spec.sums:
-        G = _ctas(M, p, ctas)
-        keys = [(name, M, (("ctas", G),)), ("column_sums", partial_rows(G, p), (("arrays", spec.sums),))]
+        keys.append(("column_sums", None, (("arrays", spec.sums),)))
     texts = []
     for kernel, rows, extra in keys:
         texts.append(library._text(kernel, rows, p, chip, extra))
@@ -199,10 +203,11 @@ def run_backward(name: str, *arrays, backend: str = "auto", ctas: int | None = N
     if M:
         rows, total = compiled_backward(name, M, N, dtype, backend=backend, ctas=ctas, **overrides)
         flat = [a.reshape(M, N) if role == "rows" else a.reshape(-1) for a, (_, role) in zip(host, spec.inputs)]
-        partials = [np.empty((partial_rows(rows.grid, rows.plan), N), np.float32) for _ in sums]
-        rows.kernel.launch(rows.grid, rows.block, *flat, dx, *partials)
+        P = partial_rows(rows.grid, rows.plan)
+        partials = [np.empty((P, N), np.float32) for _ in sums]
+        rows.kernel.launch(rows.grid, rows.block, *flat, dx, *partials, *((P,) if sums else ()), M)
         if total is not None:
-            total.kernel.launch(total.grid, total.block, *partials, *sums)
+            total.kernel.launch(total.grid, total.block, *partials, *sums, P)
     outs = [dx.reshape(x.shape), *sums]
     if torch_in:
         outs = [_to_torch(o, x) for o in outs]
@@ -228,9 +233,10 @@ def _on_device(spec: Backward, arrays, M, N, dtype, ctas, overrides):
         P = partial_rows(rows.grid, rows.plan)
         partials = [x.new_empty((P, N), dtype=torch.float32) for _ in sums]
         stream = torch_stream(x.get_device())
-        rows.kernel.launch(rows.grid, rows.block, *flat, _flat(dx, (M, N), 2), *partials, stream=stream)
+        rows.kernel.launch(rows.grid, rows.block, *flat, _flat(dx, (M, N), 2), *partials, *((P,) if sums else ()), M,
+                           stream=stream)
         if total is not None:
-            total.kernel.launch(total.grid, total.block, *partials, *sums, stream=stream)
+            total.kernel.launch(total.grid, total.block, *partials, *sums, P, stream=stream)
     return dx if not sums else (dx, *sums)
 
 

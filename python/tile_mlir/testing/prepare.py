@@ -92,6 +92,7 @@ def main(argv=None) -> int:
     texts += [kernel_text(name, M, N, dtype, chip=args.chip, remember=True) for name, M, N, dtype in FUSED]
     texts += [text for name, M, N, dtype in BACKWARD
               for text in text_backward(name, M, N, dtype, chip=args.chip, remember=True)]
+    texts = list(dict.fromkeys(texts))  # one kernel serves every M: shapes of one N share it
     # Spawned workers, not forked ones: the caller may hold MLIR contexts and their threads.
     with ProcessPoolExecutor(
         max_workers=max(1, args.jobs),
