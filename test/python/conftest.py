@@ -36,13 +36,17 @@ def no_driver(monkeypatch):
     monkeypatch.setattr(runtime, "_driver", touched)
 
 
-# The conformance matrix's per-case sweeps (every case of tile_mlir.testing.matrix), and
-# the differential suite's combiner modules (test_differential.py, parametrized by
-# ``case``): the README's test command runs one case in SWEEP_SAMPLE of each test
-# function (in the matrix's order, which interleaves scopes, kinds, dtypes and layouts,
-# so every class keeps cases), and ``pytest -m sweep`` runs the rest. .ci/run runs both.
-SWEEP_FILES = ("test_cases.py", "test_conformance_interpreter.py", "test_differential.py")
-SWEEP_SAMPLE = 4
+# The per-case sweeps: the conformance matrix's (every case of tile_mlir.testing.matrix:
+# test_cases.py, test_conformance_interpreter.py, parametrized by ``case``), the
+# differential suite's random modules (test_differential.py, by ``batch`` and ``case``), the
+# combiner cases (test_combiners.py) and the row-count sweeps of test_dynamic_rows.py (by
+# ``dtype``: f32 without -m sweep). The README's test command
+# runs one item in SWEEP_SAMPLE[file] of each test function (in the parameters' order,
+# which interleaves scopes, kinds, dtypes and layouts, so every class keeps items), and
+# ``pytest -m sweep`` runs the rest. .ci/run runs both.
+SWEEP_SAMPLE = {"test_cases.py": 8, "test_conformance_interpreter.py": 8, "test_differential.py": 4,
+                "test_combiners.py": 2, "test_dynamic_rows.py": 2}
+SWEEP_PARAMS = ("case", "batch", "dtype")
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by the marks
@@ -50,11 +54,12 @@ def pytest_collection_modifyitems(config, items):
     seen: dict = {}
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        if Path(str(item.fspath)).name not in SWEEP_FILES or "case" not in params:
+        sample = SWEEP_SAMPLE.get(Path(str(item.fspath)).name)
+        if sample is None or not any(p in params for p in SWEEP_PARAMS):
             continue
         function = item.originalname
         index = seen[function] = seen.get(function, -1) + 1
-        if index % SWEEP_SAMPLE:
+        if index % sample:
             item.add_marker(pytest.mark.sweep)
 
 
