@@ -1,4 +1,4 @@
-"""Cross-entropy (``K.cross_entropy``, ``K.cross_entropy_backward``) on the GPU, on CUDA
+"""Cross-entropy (``K.cross_entropy``, ``K.cross_entropy_backward``, ``K.cross_entropy_with_grad``) on the GPU, on CUDA
 tensors (the zero-copy path, torch's current stream), against torch's ``F.cross_entropy``
 and its gradient in float64: f32 and bf16, vocabularies up to 256000
 (``testing.fused.CE_GPU_SHAPES``), ignore_index rows, smoothing, the three reductions,
@@ -53,7 +53,7 @@ def test_cross_entropy_against_torch(M, V, dtype, seed):
         x64 = x.double().requires_grad_()
         want = F.cross_entropy(x64, t, label_smoothing=eps, reduction=reduction)
         dloss = torch.rand(want.shape, device="cuda") + 0.5
-        (grad,) = torch.autograd.grad(want, x64, dloss.double())
+        (grad,) = torch.autograd.grad(want, x64, dloss.double(), retain_graph=True)
         assert loss.shape == want.shape and loss.dtype == torch.float32
         assert rel_l2(loss, want.detach()) < 1e-5
         dx = K.cross_entropy_backward(x, t, lse, dloss, label_smoothing=eps, reduction=reduction)
@@ -63,6 +63,15 @@ def test_cross_entropy_against_torch(M, V, dtype, seed):
         out = K.cross_entropy_backward(inplace, t, lse, dloss, label_smoothing=eps, reduction=reduction, inplace=True)
         bits = torch.int16 if dtype == "bf16" else torch.int32
         assert out.data_ptr() == inplace.data_ptr() and torch.equal(out.view(bits), dx.view(bits))
+        # the loss and its gradient from one read (dloss = 1), out of place and in place
+        ones = torch.ones(want.shape, device="cuda", dtype=torch.float64)
+        (grad1,) = torch.autograd.grad(want, x64, ones)
+        loss1, lse1, dx1 = K.cross_entropy_with_grad(x, t, label_smoothing=eps, reduction=reduction)
+        assert rel_l2(loss1, want.detach()) < 1e-5 and torch.equal(lse1, lse)
+        assert dx1.dtype == x.dtype and rel_l2(dx1, grad1) < TOLERANCE[dtype]
+        inplace = x.clone()
+        _, _, out = K.cross_entropy_with_grad(inplace, t, label_smoothing=eps, reduction=reduction, inplace=True)
+        assert out.data_ptr() == inplace.data_ptr() and torch.equal(out.view(bits), dx1.view(bits))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
