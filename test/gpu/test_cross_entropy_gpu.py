@@ -69,9 +69,10 @@ def test_cross_entropy_against_torch(M, V, dtype, seed):
         loss1, lse1, dx1 = K.cross_entropy_with_grad(x, t, label_smoothing=eps, reduction=reduction)
         assert rel_l2(loss1, want.detach()) < 1e-5 and torch.allclose(lse1, lse, rtol=0, atol=0, equal_nan=True)
         assert dx1.dtype == x.dtype and rel_l2(dx1, grad1) < TOLERANCE[dtype]
-        inplace = x.clone()
-        _, _, out = K.cross_entropy_with_grad(inplace, t, label_smoothing=eps, reduction=reduction, inplace=True)
-        assert out.data_ptr() == inplace.data_ptr() and torch.equal(out.view(bits), dx1.view(bits))
+        if K.plan(M, V, dtype, "softmax").kind != "warp":  # one warp a row: no in place (cross-entropy.md)
+            inplace = x.clone()
+            _, _, out = K.cross_entropy_with_grad(inplace, t, label_smoothing=eps, reduction=reduction, inplace=True)
+            assert out.data_ptr() == inplace.data_ptr() and torch.equal(out.view(bits), dx1.view(bits))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
