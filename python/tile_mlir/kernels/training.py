@@ -110,9 +110,14 @@ def backward_plan(name: str, M: int, N: int, dtype: str = "f32", **overrides) ->
     longer one); where that is a cluster and nothing is forced, the cluster of
     ``BACKWARD_TABLES`` if that holds the row, else one of MAX_CLUSTER_CTAS."""
     forward = _spec(name).forward
-    # the forward's registers table, not its measured plans (measured on the forwards)
-    p = plan(M, N, dtype, forward, **overrides) if overrides else plan(
-        M, N, dtype, table=TABLES.get((forward, dtype), TABLES[dtype]))
+    # the forward's registers table, not its measured plans (measured on the forwards), one
+    # row per CTA for several warps a row: two rows a CTA (the bf16 tier of 8193..16384)
+    # spilled 48-604 bytes here
+    table_f = TABLES.get((forward, dtype), TABLES[dtype])
+    p = plan(M, N, dtype, forward, **overrides) if overrides else plan(M, N, dtype, table=table_f)
+    if p.kind == "warps" and p.R > 1 and not overrides:
+        q = plan(M, N, dtype, rows=1, warps=p.W, table=table_f)
+        p = replace(q, why=f"backward, one row per CTA ({p.R} spill here): {p.why}")
     table = BACKWARD_TABLES[dtype]
     if p.CL == 1 or overrides:
         return p
