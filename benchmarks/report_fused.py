@@ -17,34 +17,34 @@ PCT_COPY, VS_BEST = 95.0, 1.0
 VS_BEST_AT = {(64, 262144): 2.0}  # shapes with their own bar against the best peer
 PEER_TITLES = {"triton": "Triton", "torch": "torch", "compile": "torch.compile", "liger": "Liger"}
 
-# What limits each missed fused-kernel target (keys: fused-<kernel>[-torch][-<dtype>]),
-# shown under the target table only for targets the run missed; from the run of
-# 2026-11-30 17:29 UTC (docs/runs/2026-11-30-h200.md).
+# What limits each missed fused-kernel target (keys: fused-<kernel>-<M>x<N>[-<dtype>]),
+# shown under the target table only for targets the run missed; from the plan search and
+# the runs of 2026-12-01 (docs/runs/2026-12-01-h200-b.md).
 _LONG_ROWS = (
-    "1024x65536 is the online form (docs/fused-kernels.md): a row does not fit in one block's registers, so "
-    "its later passes re-read chunks of the row (softmax and RMSNorm read 1.75 rows per row in f32, LayerNorm "
-    "2.5), and the copy's rate counts one read: at most ~57-70% of it at the read ceiling; keeping the rest of "
-    "the row in dynamic shared memory (over the 48 KB of static shared memory a kernel may declare) or in a "
-    "second CTA of a cluster would read each byte once. It still beats Triton there (1.23-1.45x), whose "
-    "whole-row-in-registers program spills."
+    "Rows over one CTA's registers are a thread-block cluster per row (the measured plans, "
+    "python/tile_mlir/kernels/measured_plans.json). The plan search (benchmarks.plan_search, H200) measured that, "
+    "at a given row length, the time grows with the CTAs a row needs, whatever the bytes each holds (softmax f32 "
+    "65536: 8 CTAs of 32 elements a thread 3363 GB/s, 16 CTAs of 16 2398, 16 CTAs of 8 1370): each CTA pays a fixed "
+    "price (the first bytes' DRAM latency, a CTA barrier and two cluster barriers per reduction while none of its "
+    "loads is in flight, the stores' drain), and the CTAs of a wave pay it together. The fewest, fullest CTAs the "
+    "registers allow (32 f32 or 64 bf16 a thread) are what the table holds; going further needs a CTA that loads "
+    "its next row while it reduces this one (a persistent grid, the next row in flight through shared memory), "
+    "which no plan has yet. ptxas: no spills in these plans (LayerNorm bf16: 12-16 bytes)."
 )
 _WIDE_CTA = (
-    "4096x16384 is the several-warps form at 32 warps (f32) or 16 (bf16) per row, one block per row: two "
-    "cross-warp reductions per row (max, then sum; RMSNorm one), each a `bar.sync` over up to 1024 threads "
-    "with every warp idle until the slowest arrives, and at most 2 such blocks per SM to hide it; Triton's w16/"
-    "w32 program has the same shape but one fewer pass over the registers. Not measured here: whether 8-16 "
-    "warps per row with 2 rows per block (the sweep the multi-warp row reduction uses) closes it; the plan's "
-    "warps per row is not swept today."
+    "4096x16384 is one CTA per row (softmax and logsumexp f32: 32 warps asking for 2 CTAs per SM, .minnctapersm, "
+    "32 registers, 96.7% and 101% of copy; the others 8-16 warps of 32-64 elements a thread, the search's fastest). "
+    "At 95-97% of copy the remaining differences to the best peer are 0.2-4% (run-to-run spread is about 1%). "
+    "LayerNorm is three passes over the registers and two reductions, with the weight and bias tiles beside the "
+    "row: its fastest plans need 64-128 registers a thread (bf16: two rows of 8 warps, 16 bytes spilled), one "
+    "or two CTAs per SM, 76-85% of copy."
 )
-_OLD = " (From the run of 2026-11-30, against the targets of then: to be re-read against this run.)"
 NOTES: dict[str, str] = {}
 for _k in F.KERNELS:
-    NOTES[f"fused-{_k}-4096x16384"] = _WIDE_CTA + _OLD
-    NOTES[f"fused-{_k}-1024x65536"] = _LONG_ROWS + _OLD
-NOTES["fused-layernorm-4096x16384-bf16"] = (
-    "LayerNorm bf16 at 4096x16384 was the worst of 2026-11-30 (60% of copy, 0.68x Triton): its SASS has the v4 loads "
-    "and stores and no local memory, so the suspects are its three reductions' barriers at 16 warps and the "
-    "padding-mask arithmetic. " + _WIDE_CTA + _OLD)
+    NOTES[f"fused-{_k}-4096x16384"] = _WIDE_CTA
+    NOTES[f"fused-{_k}-1024x65536"] = _LONG_ROWS
+    NOTES[f"fused-{_k}-64x262144"] = _LONG_ROWS + (
+        " At 64 rows the grid is 512-1024 CTAs, 4-8 per SM, a few waves: the fixed price is a larger share.")
 
 
 def _rows(results: dict) -> list[dict]:

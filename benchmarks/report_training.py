@@ -19,7 +19,37 @@ from .report_fused import PEER_TITLES, liger_line, peer_cell
 
 BWD_PCT_COPY, BWD_VS_BEST = 90.0, 1.3
 CE_VS_LIGER, CE_PCT_COPY = 1.8, 85.0
-NOTES: dict[str, str] = {}
+NOTES: dict[str, str] = {
+    "train-cross_entropy": (
+        "Ours is K.cross_entropy_with_grad: the loss and dlogits from one read of the logits (2 x M x V x b bytes, "
+        "as Liger), on softmax's measured plans, a cluster of 4-8 CTAs a row at these vocabularies; the kernel is "
+        "the fused forward's long-row form, which the plan search measured at 40-60% of copy (bf16) and 60-80% "
+        "(f32) for the same reasons as the long fused rows: per-CTA fixed costs in a cluster. 'ours_two' (the "
+        "forward kernel, then the backward's) is in the run for comparison."),
+    "train-rmsnorm_backward-1024x65536": (
+        "The backward's cluster plans (8 CTAs a row) and a persistent grid of 132/CL clusters: that default is "
+        "not measured (benchmarks.backward_grid, which times 4-64 clusters, was not run on the H200 yet); the row "
+        "kernel holds 52-54 registers and does not spill."),
+    "train-layernorm_backward-1024x65536": (
+        "As RMSNorm's backward at this shape: the cluster plans' grid default is not measured yet "
+        "(benchmarks.backward_grid)."),
+    "train-layernorm_backward": (
+        "ptxas (sm_90a) at 4096x16384: f32 64 registers and 96 bytes spilled (32 warps of 16 elements), bf16 128 "
+        "registers (16 warps of 32: one 512-thread CTA an SM) and 4 bytes: the backward keeps x, dy, the weight "
+        "and the partial dw and db rows of its columns in registers; the plans of the backward are the forward's "
+        "registers tables, not searched (benchmarks.plan_search times the forwards only)."),
+    "train-rmsnorm_backward": (
+        "ptxas (sm_90a): 4096x16384 f32 62 registers, no spill (1024-thread CTAs, one an SM). The backward plans are "
+        "the forward's registers tables, not searched; the dw partial rows add a second pass (column sums) of "
+        "P x N, small here."),
+    "train-softmax_backward": (
+        "f32 is at the copy's rate (102%) and ties Liger and torch.compile (1.02x): at the ceiling no kernel can "
+        "be 1.3x another that is also there. bf16: 48 bytes spilled by the two-rows plan in this run (one row a "
+        "CTA now, no spill)."),
+    "train-rmsnorm_backward-4096x16384-bf16": (
+        "In this run the backward took the forward's two rows of 16 warps a CTA and spilled 604 bytes a thread "
+        "(ptxas), at 21% of copy; it now takes one row a CTA (no spill)."),
+}
 
 
 def _rows(results: dict) -> list[dict]:
