@@ -47,18 +47,8 @@ def prepare() -> None:
 
 def max_clusters(compiled) -> int | None:
     """cuOccupancyMaxActiveClusters of the row kernel at its launch (None where the driver
-    does not say)."""
-    try:
-        from tile_mlir.runtime import _driver, _launch_config
-
-        kernel = compiled.kernel
-        sig = kernel.signature
-        config = _launch_config((compiled.grid, 1, 1), (compiled.block, 1, 1), 0, 0,
-                                None if sig.cluster_fixed else sig.cluster)
-        err, count = _driver().cuOccupancyMaxActiveClusters(kernel._cu_function(), config)
-        return None if err else int(count)
-    except Exception:  # noqa: BLE001 - a figure left out, not a failed run
-        return None
+    does not say): ``CudaKernel.max_active_clusters``, what ``default_ctas`` is capped by."""
+    return compiled.kernel.max_active_clusters(compiled.block)
 
 
 def run() -> None:

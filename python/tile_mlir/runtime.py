@@ -363,6 +363,21 @@ class CudaKernel:
                             f"this GPU cannot schedule a single cluster{what}: fewer CTAs per cluster, "
                             "fewer threads or less shared memory per CTA would fit")
 
+    def max_active_clusters(self, block: int) -> int | None:
+        """How many clusters of this kernel (its signature's cluster, blocks of ``block``
+        threads) the GPU holds at once (``cuOccupancyMaxActiveClusters``); None for a
+        kernel without clusters, or where there is no GPU or the driver does not say."""
+        sig = self.signature
+        if sig.cluster_ctas <= 1:
+            return None
+        try:
+            config = _launch_config((sig.cluster_ctas, 1, 1), (block, 1, 1), 0, 0,
+                                    None if sig.cluster_fixed else sig.cluster)
+            err, count = _driver().cuOccupancyMaxActiveClusters(self._cu_function(), config)
+            return None if int(err) else int(count)
+        except Exception:  # noqa: BLE001 - no GPU, or a driver without the query: no figure
+            return None
+
     def _cu_function(self):
         _device()  # the context must be current in the launching thread
         if self._function is None:

@@ -444,3 +444,23 @@ def test_long_rows_take_cluster_plans_on_a_grid_of_whole_clusters():
         assert partial_rows(G, p) == G // CL * p.R
         assert f"memref<?x{N}xf32>" in row_kernel and "cluster" in row_kernel
         assert f"memref<?x{N}xf32>" in sums
+
+
+def test_the_grid_of_clusters_is_no_more_than_the_gpu_holds(fake, tmp_path, monkeypatch):
+    """On the GPU (a fake driver here), the norms' default grid of clusters is capped by
+    cuOccupancyMaxActiveClusters of the row kernel: a cluster over it would run alone in
+    a second wave. A GPU that holds 3 clusters gets 3; one that does not say keeps
+    default_ctas; ctas given is kept."""
+    from tile_mlir.kernels.training import backward_plan, compiled_backward, default_ctas
+
+    monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
+    p = backward_plan("rmsnorm_backward", 64, 997, "f32", table=SMALL["f32"])
+    assert p.CL > 1 and default_ctas(64, p) > 3 * p.CL
+    fake.sm_threads = 3 * p.threads * 2  # the fake's cluster of a fixed size is 2 CTAs
+    rows, _ = compiled_backward("rmsnorm_backward", 64, 997, "f32", backend="cuda", table=SMALL["f32"])
+    assert rows.grid == 3 * p.CL
+    rows, _ = compiled_backward("rmsnorm_backward", 64, 997, "f32", backend="cuda", table=SMALL["f32"], ctas=5 * p.CL)
+    assert rows.grid == 5 * p.CL
+    fake.fail["cuOccupancyMaxActiveClusters"] = 1
+    rows, _ = compiled_backward("rmsnorm_backward", 65, 997, "f32", backend="cuda", table=SMALL["f32"])
+    assert rows.grid == default_ctas(65, p)

@@ -160,6 +160,12 @@ def _compiled_backward(spec: Backward, M: int, N: int, dtype: str, backend: str,
                         spec.signature), None
     G = _ctas(M, p, ctas)
     rows = library._kernel(name, None, p, backend, chip)
+    if ctas is None and p.CL > 1 and backend == "cuda":
+        # no more clusters than the GPU holds at once: one over it runs alone in a second
+        # wave (the H200 holds 15 clusters of 8 such CTAs, not 132 / 8 = 16: 1.45x the time)
+        most = rows.max_active_clusters(p.threads)
+        if most:
+            G = min(G, most * p.CL)
     sums = library._kernel("column_sums", None, p, backend, chip, (("arrays", spec.sums),))
     grid, block = column_sums_grid(N)
     outs = ", ".join([*("dw_partials", "db_partials")[: spec.sums], *("dw", "db")[: spec.sums], "P"])
