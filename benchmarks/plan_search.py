@@ -187,23 +187,16 @@ def table(paths: list[str], dest: Path = TABLE) -> int:
 
 
 def spills(kernel: str, M: int, N: int, dtype: str, overrides: dict) -> int:
-    """The bytes ptxas spills in the candidate's kernel (here: MLIR and ptxas)."""
-    import re
-    import subprocess
-    import tempfile
-
+    """The bytes ptxas spills in the candidate's kernel (here: MLIR and ptxas;
+    ``prepare.ptxas_resources``)."""
     from tile_mlir import kernels as K
     from tile_mlir.compiler import lower_to_ptx
     from tile_mlir.options import Options
 
-    ptx = lower_to_ptx(K.kernel_text(kernel, M, N, dtype, **overrides), Options(chip="sm_90a")).ptx
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "k.ptx"
-        src.write_text(ptx)
-        info = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(src), "-o", str(Path(tmp) / "k.cubin")],
-                              check=True, capture_output=True, text=True).stderr
-    found = re.search(r"(\d+) bytes spill stores", info)
-    return int(found.group(1)) if found else 0
+    from .prepare import CHIP, ptxas_resources
+
+    ptx = lower_to_ptx(K.kernel_text(kernel, M, N, dtype, **overrides), Options(chip=CHIP)).ptx
+    return ptxas_resources(ptx).get("spill_stores", 0)
 
 
 def main(argv=None) -> int:
