@@ -89,6 +89,7 @@ def install_fake():
     torch.Tensor.get_device = lambda self: 0
     torch._C._cuda_getCurrentRawStream = lambda device: 0
     torch.cuda.current_stream = lambda device=None: types.SimpleNamespace(cuda_stream=0)
+    torch.cuda.is_current_stream_capturing = lambda: False
     driver = NullDriver()
     runtime._driver = lambda: driver
     api.gpu_available = lambda: True

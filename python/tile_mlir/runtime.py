@@ -89,6 +89,23 @@ def _driver():
     return driver
 
 
+@functools.cache
+def _raw_launch(driver):
+    """libcuda's own ``cuLaunchKernel`` through ctypes, or None. The launch's driver call
+    through cuda-python costs about 4.5 µs of CPU on the H200 machine (argument objects,
+    the ``CUresult`` of its return); the same call through ctypes, on handles made ints
+    once, is what ``_RawCall`` makes (``benchmarks.host_overhead`` shows both). Only with
+    the real bindings (the same libcuda, its context current), and only on Linux."""
+    if getattr(driver, "__name__", "") != "cuda.bindings.driver":
+        return None
+    try:
+        fn = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
+    except (OSError, AttributeError):
+        return None
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    return fn
+
 
 def _error_text(code) -> str:
     """``CUDA_ERROR_INVALID_PTX (a PTX JIT compilation failed)``; just the name without a driver."""
@@ -283,6 +300,34 @@ class CudaKernel:
             else:
                 call()
 
+    def launch_trusted(self, grid: int, block: int, stream: int, values: tuple) -> None:
+        """``launch`` for a caller that has checked its arguments itself, the per-call path
+        of ``tile_mlir.kernels`` on torch tensors: ``values`` holds, per argument, a
+        device pointer (an int, aligned, of the right array) for a memref and a Python
+        number within its dtype for a scalar; ``grid`` and ``block`` are ints, ``stream``
+        a handle. Nothing here checks them again: a wrong value is a wrong launch. A
+        kernel with a 16-bit float scalar (its slot takes bits) has no such path."""
+        key = (grid, block, 0, stream)
+        with self._lock:
+            call = self._calls.get(key)
+            if call is None:
+                call = self._configure(check_launch(self.signature, grid, block, 0, stream), key)
+            slots = self._params.slots
+            for i, (value, scalar) in enumerate(zip(values, self._trusted)):
+                if scalar is None:
+                    slots[i] = value
+                else:
+                    scalar.value = value
+            _device()
+            call()
+
+    @functools.cached_property
+    def _trusted(self) -> tuple:
+        """Per argument: None for a memref, else the ctypes view of its slot."""
+        if any(a.kind == "scalar" and a.dtype in ("float16", "bfloat16") for a in self.signature.args):
+            raise LaunchError(f"kernel {self.name}: launch_trusted takes no 16-bit float scalar; use launch")
+        return tuple(self._params.scalars.get(i) for i in range(len(self.signature.args)))
+
     def _configure(self, config: tuple, key) -> _Call:
         """The driver call of a checked launch configuration (``arrays.check_launch``),
         kept for the next launch like it (a few dozen at most)."""
@@ -323,6 +368,10 @@ class CudaKernel:
         if shared_mem > self._shared_ok:
             self._allow_shared(function, shared_mem)
         if sig.cluster_ctas == 1:
+            raw = _raw_launch(driver)
+            if raw is not None:
+                return _RawCall(raw, (int(function), *grid, *block, shared_mem, int(stream), params, None),
+                                "cuLaunchKernel", "")
             return _Call(driver.cuLaunchKernel, (function, *grid, *block, shared_mem, stream, params, 0),
                          "cuLaunchKernel", "")
         config = _launch_config(grid, block, shared_mem, stream, None if sig.cluster_fixed else sig.cluster)
@@ -439,6 +488,17 @@ class _Call:
 
     def __call__(self) -> None:
         err = self.fn(*self.args)[0]
+        if err:
+            raise CudaError(self.name, int(err), _error_text(err) + self.what)
+
+
+class _RawCall(_Call):
+    """A ``_Call`` of a ctypes function, which returns the CUresult itself."""
+
+    __slots__ = ()
+
+    def __call__(self) -> None:
+        err = self.fn(*self.args)
         if err:
             raise CudaError(self.name, int(err), _error_text(err) + self.what)
 

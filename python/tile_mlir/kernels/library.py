@@ -208,6 +208,12 @@ def run(name: str, x, *params, eps: float | None = None, backend: str = "auto", 
     its outputs (``SPECS[name].outputs``): arrays of x's kind (numpy, or torch on x's
     device), the rows' of x's shape and dtype, one value per row of x's leading shape
     (in x's dtype, or f32 for a statistic)."""
+    if type(x) in _PLAIN and backend == "auto" and not overrides and api.choose_backend(backend) == "cuda":
+        fast = _FAST.get((name, x.shape, x.dtype))
+        if fast is not None:
+            out = fast.run(x, params, eps)
+            if out is not None:
+                return out
     spec = _spec(name)
     if spec.module != "forward":
         raise LaunchError(f"{name} is not run by run(): call tile_mlir.kernels.{name}")
@@ -239,6 +245,7 @@ def _on_device(spec: Kernel, x, params, scalars, M, N, dtype, overrides) -> tupl
     """Launch on torch CUDA tensors, on torch's current stream: the per-call path, kept
     short (issue 19: no view of a 2-D x, outputs made as x's, the stream read raw)."""
     torch = sys.modules["torch"]  # x is a torch tensor: torch is imported
+    _PLAIN.update((torch.Tensor, torch.nn.Parameter))
     for a in params:
         if not (_is_torch(a) and a.is_cuda and a.dtype == x.dtype):
             raise LaunchError(f"{spec.name}: with a CUDA x, {', '.join(spec.params)} must be CUDA tensors of"
@@ -252,9 +259,64 @@ def _on_device(spec: Kernel, x, params, scalars, M, N, dtype, overrides) -> tupl
         c = _compiled_for(spec.name, M, N, dtype, "cuda", DEFAULT_CHIP, tuple(sorted(overrides.items())))
         inputs = [x, *(_param(spec, a.contiguous(), N) for a in params)]
         c.kernel.launch(c.grid, c.block, *inputs, *outs, *scalars, M, stream=torch_stream(x.get_device()))
+        if not overrides and hasattr(c.kernel, "launch_trusted"):
+            _FAST[(spec.name, shape, x.dtype)] = _Fast(spec, c, shape, torch, x.device)
     if flat:
         return tuple(outs)
     return tuple(o.view(shape if role == "rows" else shape[:-1]) for o, (_, role) in zip(outs, spec.outputs))
+
+
+# The per-call path of torch CUDA tensors (issue 19: the host's cost of a call). After a
+# first call of a kernel on a shape went the whole way (``_on_device``: every check, the
+# plan, the compile), the same call on a tensor of that shape and dtype finds its kernel
+# and grid here, checks what can differ between calls (the tensors' device, layout,
+# alignment and the params' dtype and shape), makes the outputs and launches
+# (``CudaKernel.launch_trusted``). Whatever it does not take goes the whole way.
+_FAST: dict = {}  # (kernel name, x's shape, x's torch dtype) -> _Fast
+_PLAIN: set = set()  # torch.Tensor and torch.nn.Parameter: exact types, never a subclass
+
+
+class _Fast:
+    __slots__ = ("align", "block", "device", "eps", "grid", "kernel", "M", "nparams", "outputs", "row_shape", "stat",
+                 "torch")
+
+    def __init__(self, spec: Kernel, c: Compiled, shape, torch, device):
+        self.kernel, self.grid, self.block = c.kernel, c.grid, c.block
+        self.M, self.nparams, self.eps = math.prod(shape[:-1]), len(spec.params), spec.eps
+        self.outputs = tuple(role for _, role in spec.outputs)
+        self.align = max(a.align for a in c.kernel.signature.args if a.kind == "memref")
+        self.stat, self.torch, self.device = torch.float32, torch, device
+        self.row_shape = None if len(shape) == 2 else shape[:-1]  # a statistic's shape, where not (M,)
+
+    def run(self, x, params, eps):
+        """The outputs, launched; None where this path does not take the call."""
+        if len(params) != self.nparams or not x.is_cuda or x.get_device() or not x.is_contiguous():
+            return None
+        align, pointer = self.align, x.data_ptr()
+        if pointer % align:
+            return None
+        values = [pointer]
+        N = x.shape[-1]
+        for a in params:
+            pointer = a.data_ptr()
+            if not (type(a) in _PLAIN and a.dtype is x.dtype and a.dim() == 1 and a.shape[0] == N and a.is_cuda
+                    and not a.get_device() and a.is_contiguous() and not pointer % align):
+                return None
+            values.append(pointer)
+        outs, torch = [], self.torch
+        for role in self.outputs:
+            out = (torch.empty_like(x) if role == "rows" else
+                   torch.empty(self.M, dtype=self.stat if role == "stat" else x.dtype, device=self.device))
+            outs.append(out)
+            values.append(out.data_ptr())
+        if self.eps is not None:
+            values.append(float(self.eps if eps is None else eps))
+        if self.M:
+            values.append(self.M)
+            self.kernel.launch_trusted(self.grid, self.block, torch_stream(0), values)
+        if self.row_shape is not None:
+            return tuple(o if role == "rows" else o.view(self.row_shape) for o, role in zip(outs, self.outputs))
+        return tuple(outs)
 
 
 def _numpy_dtype(a: np.ndarray) -> str:

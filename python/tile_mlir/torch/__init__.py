@@ -59,8 +59,12 @@ def cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int 
                   reduction: str = "mean") -> torch.Tensor:
     """F.cross_entropy(logits, target, ...) for (M, V) logits and M int64 class indices.
     Where the logits require grad, one kernel gives the loss and dlogits (one read of the
-    logits: ``cross_entropy_with_grad``), and the backward scales dlogits by dloss."""
-    name = "cross_entropy_with_grad" if logits.requires_grad and torch.is_grad_enabled() else "cross_entropy"
+    logits: ``cross_entropy_with_grad``), and the backward scales dlogits by dloss, a pass
+    it skips where dloss is 1. Traced by ``torch.compile``, where that pass cannot be
+    skipped (3 passes over M x V, and the scaled copy's memory), it is the forward kernel
+    and the backward's (``cross_entropy``: the logits read twice, dlogits written once)."""
+    fused = logits.requires_grad and torch.is_grad_enabled() and not torch.compiler.is_compiling()
+    name = "cross_entropy_with_grad" if fused else "cross_entropy"
     loss = ops.call(name, logits, target, int(ignore_index), float(label_smoothing), reduction)[0]
     return loss if loss.dtype == logits.dtype else loss.to(logits.dtype)
 
