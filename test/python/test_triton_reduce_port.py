@@ -6,15 +6,20 @@ python/tile_mlir/testing/triton_port.py lists the cases, says what each ports an
 tile-mlir's contract is stricter than Triton's; test/gpu/test_triton_reduce_port_gpu.py
 runs the same kernels on the GPU.
 
-The ``out_of_order`` cases (an associative, non-commutative combiner over lanes, or over
-registers that are not the coordinate's lowest digits: test_scan2d's linear_recurrence and
-cummax) are not run: docs/spec.md documents the combiner's fold order (the lane butterfly
-from the highest bit down), which equals the reduction in coordinate order only for a
-commutative combiner, and these cases need the in-order fold.
+Every case runs. The reference of a case folds in numpy's row-major order of the reduced
+coordinates, except for the ``out_of_order`` cases (test_scan2d's linear_recurrence and
+cummax, associative but not commutative, over lanes or over registers outside the warps):
+docs/spec.md ("The lower coordinates go left", "Associativity is the user's contract")
+fixes their fold in another sequence, so their reference folds the combiner's numpy
+formula (triton_port's ``COMBINERS``) over the partials in that sequence
+(``combiner_cases.fold_sequence``, from the layout), and the test also asserts that
+row-major order would give a different result on the same inputs: a fold that went
+row-major fails it.
 
 The inputs' seed is drawn per run (``TILE_MLIR_SEED`` repeats one) and named in every failure.
 """
 
+import numpy as np
 import pytest
 
 from tile_mlir.testing.conformance import session_seed
@@ -25,8 +30,31 @@ SEED = session_seed()
 
 @pytest.mark.parametrize("case", [c for c in CASES if not c.out_of_order], ids=lambda case: case.name)
 def test_triton_case_in_the_interpreter(case):
+    """Against numpy, the reduced coordinates in row-major order."""
     problems = run_case(case, "interpreter", SEED)
     assert not problems, f"{case.name} ({case.upstream}; TILE_MLIR_SEED={SEED} repeats it):\n" + "\n".join(problems[:20])
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.out_of_order], ids=lambda case: case.name)
+def test_out_of_order_case_folds_in_the_documented_sequence(case):
+    """Against the combiner's numpy formula folded in docs/spec.md's sequence, on inputs
+    where row-major order gives another result."""
+    problems = run_case(case, "interpreter", SEED)
+    assert not problems, (f"{case.name} ({case.upstream}; TILE_MLIR_SEED={SEED} repeats it), against the "
+                          "documented fold sequence:\n" + "\n".join(problems[:20]))
+
+
+def test_out_of_order_marks_the_layouts_whose_sequence_is_not_row_major():
+    """A non-commutative combiner's case is ``out_of_order`` exactly when its documented
+    sequence is not row-major, so the row-major reference of the other cases is the
+    documented one too; ``first``'s reference, the lowest coordinate, comes first on
+    every layout (docs/spec.md)."""
+    for case in CASES:
+        if case.combiner in ("linear_recurrence", "cummax", "first"):
+            row_major = (case.sequence == np.arange(case.sequence.shape[1])).all()
+            assert case.out_of_order == (not row_major and case.combiner != "first"), case.name
+            assert (case.sequence[:, 0] == 0).all(), case.name
+    assert sum(case.out_of_order for case in CASES) == 8
 
 
 def test_every_upstream_test_is_ported():

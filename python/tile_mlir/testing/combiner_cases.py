@@ -119,12 +119,7 @@ class CombinerCase:
         element (lane + 32 * warp, + 1024 * CTA in a cluster); 0 for workgroup tiles."""
         if self.shared:
             return np.zeros((self.n_dst, math.prod(self.tile_shape) // self.n_dst), np.int64)
-        layout: TileLayout = self.shape.src_tile
-        t = np.empty(layout.shape, np.int64)
-        for coord in itertools.product(*map(range, layout.shape)):
-            place = min(layout.forward(coord))
-            t[coord] = place.lane + WARP_SIZE * place.warp
-        return self.terms(t)
+        return self.terms(layout_threads(self.shape.src_tile))
 
     # -- inputs --------------------------------------------------------------------------
 
@@ -203,18 +198,7 @@ class CombinerCase:
             lanes = sorted(range(G), key=lambda j: _reversed(j, G.bit_length() - 1))
             chunks = _chunks(R, G)
             return np.array([[r for j in lanes for r in chunks[j]]] * n)
-        out = []
-        for threads in self.threads_of:
-            mask = int(np.bitwise_or.reduce(threads ^ threads[0]))
-            lane_bits = [b for b in range(5) if mask >> b & 1]
-
-            def key(r, threads=threads, lane_bits=lane_bits, mask=mask):
-                t = int(threads[r]) & mask
-                flipped = sum((t >> b & 1) << (len(lane_bits) - 1 - i) for i, b in enumerate(lane_bits))
-                return t >> 10, (t >> 5) & 31, flipped, r
-
-            out.append(sorted(range(R), key=key))
-        return np.array(out)
+        return fold_sequence(self.threads_of)
 
     def _order_shared(self, combine, partials, fold):
         G = shared_group_size(self.n_dst, len(partials), self.block())
@@ -384,6 +368,36 @@ class CombinerCase:
 
 
 CTA_BLOCK = 256
+
+
+def layout_threads(layout: TileLayout) -> np.ndarray:
+    """Per element of ``layout``'s tile, the thread that holds it (its lowest place):
+    lane + 32 * warp, + 1024 * CTA in a cluster."""
+    t = np.empty(layout.shape, np.int64)
+    for coord in itertools.product(*map(range, layout.shape)):
+        place = min(layout.forward(coord))
+        t[coord] = place.lane + WARP_SIZE * place.warp
+    return t
+
+
+def fold_sequence(threads: np.ndarray) -> np.ndarray:
+    """Per dst element (a row of ``threads``: the thread holding each reduced coordinate,
+    row-major), the coordinates in the order docs/spec.md's fold meets them: CTAs, then
+    warps, ascending; the lanes in bit-reversed order of their reduced lane bits (the
+    butterfly pairs the highest bit first); in a thread, row-major. Written from the
+    spec's words, not from the lowering."""
+    out = []
+    for row in threads:
+        mask = int(np.bitwise_or.reduce(row ^ row[0]))
+        lane_bits = [b for b in range(5) if mask >> b & 1]
+
+        def key(r, row=row, lane_bits=lane_bits, mask=mask):
+            t = int(row[r]) & mask
+            flipped = sum((t >> b & 1) << (len(lane_bits) - 1 - i) for i, b in enumerate(lane_bits))
+            return t >> 10, (t >> 5) & 31, flipped, r
+
+        out.append(sorted(range(len(row)), key=key))
+    return np.array(out)
 
 
 def _chunks(R: int, G: int) -> list[range]:

@@ -46,7 +46,7 @@ from .shared_cases import SHARED_CASES
 # the combiner cases, the tile.copy cases, the ops in loops and the port of Triton's
 # reduction tests), and the dynamic shared memory kernels; the shared cases are added below.
 CASES = (*REDUCE_CASES, *COMBINER_CASES, *copies.CASES, *loops.CASES, *dynamic_shared.CASES,
-         *(() if triton_port.unsupported() else [c for c in triton_port.CASES if not c.out_of_order]))
+         *(() if triton_port.unsupported() else triton_port.CASES))
 
 # The examples (the demonstration among them), so they launch from the cache too; and
 # the fused kernels (``tile_mlir.kernels``), built for each case of FUSED. Building one
