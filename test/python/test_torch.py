@@ -251,3 +251,39 @@ def test_a_changing_batch_compiles_nothing(name):
         y_ref, g_ref = grads(theirs, *(a.double() for a in inputs))
         assert rel(y, y_ref) < 1e-5 and all(rel(a, b) < 1e-5 for a, b in zip(g, g_ref))
         assert library._kernel.cache_info().misses == KERNELS_OF[name], rows
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "aot_eager"])
+def test_cross_entropy_inplace_writes_dlogits_over_the_logits(compiled):
+    """inplace=True: the same loss and gradients as torch (float64), eagerly and in a traced
+    graph (whose backward mutates the saved logits through cross_entropy_backward_), and the
+    logits tensor then holds dlogits."""
+    torch.manual_seed(3)
+    head = torch.nn.Linear(N, 24)
+    x = rand(M, N, seed=21)
+    t = torch.randint(0, 24, (M,), generator=torch.Generator().manual_seed(22))
+    t[2] = -100
+    kept = {}
+
+    def step(x, t):
+        logits = head(x)
+        kept["logits"] = logits
+        return tt.cross_entropy(logits, t, label_smoothing=0.1, inplace=True)
+
+    torch._dynamo.reset()
+    fn = torch.compile(step, backend="aot_eager", fullgraph=True) if compiled else step
+    loss = fn(x, t)
+    loss.backward()
+    got = [p.grad.clone() for p in head.parameters()]
+    head64 = torch.nn.Linear(N, 24).double()
+    head64.load_state_dict(head.state_dict())
+    logits64 = head64(x.double())
+    logits64.retain_grad()
+    ref = torch.nn.functional.cross_entropy(logits64, t, label_smoothing=0.1)
+    ref.backward()
+    assert abs(loss.item() - ref.item()) <= 1e-5 * abs(ref.item())
+    for a, p in zip(got, head64.parameters()):
+        assert torch.linalg.norm(a.double() - p.grad) <= 1e-5 * torch.linalg.norm(p.grad)
+    if not compiled:  # a graph's logits are its own intermediate
+        dl = kept["logits"].detach().double()
+        assert torch.linalg.norm(dl - logits64.grad) <= 1e-5 * torch.linalg.norm(logits64.grad)

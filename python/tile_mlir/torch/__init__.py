@@ -56,16 +56,22 @@ def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: f
 
 
 def cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int = -100, label_smoothing: float = 0.0,
-                  reduction: str = "mean") -> torch.Tensor:
+                  reduction: str = "mean", inplace: bool = False) -> torch.Tensor:
     """F.cross_entropy(logits, target, ...) for (M, V) logits and M int64 class indices.
     Where the logits require grad, one kernel gives the loss and dlogits (one read of the
     logits: ``cross_entropy_with_grad``), and the backward scales dlogits by dloss, a pass
     it skips where dloss is 1. Traced by ``torch.compile``, where that pass cannot be
     skipped (3 passes over M x V, and the scaled copy's memory), it is the forward kernel
-    and the backward's (``cross_entropy``: the logits read twice, dlogits written once)."""
-    fused = logits.requires_grad and torch.is_grad_enabled() and not torch.compiler.is_compiling()
-    name = "cross_entropy_with_grad" if fused else "cross_entropy"
-    loss = ops.call(name, logits, target, int(ignore_index), float(label_smoothing), reduction)[0]
+    and the backward's (``cross_entropy``: the logits read twice, dlogits written once).
+    ``inplace`` (where the logits require grad): that kernel writes dlogits over the
+    logits, as Liger's does, eagerly and in a graph: no second M x V buffer, for logits that
+    nothing reads after the loss (an LM head's)."""
+    args = (int(ignore_index), float(label_smoothing), reduction)
+    if inplace and logits.requires_grad and torch.is_grad_enabled():
+        loss = ops.CrossEntropyInplace.apply(logits, target, *args)[0]
+    else:
+        fused = logits.requires_grad and torch.is_grad_enabled() and not torch.compiler.is_compiling()
+        loss = ops.call("cross_entropy_with_grad" if fused else "cross_entropy", logits, target, *args)[0]
     return loss if loss.dtype == logits.dtype else loss.to(logits.dtype)
 
 
@@ -131,10 +137,13 @@ class LayerNorm(torch.nn.Module):
 
 class CrossEntropyLoss(torch.nn.Module):
     """torch.nn.CrossEntropyLoss for (M, V) logits and M int64 class indices (no class
-    weights, no probability targets, no (M, V, d...) logits: flatten those to rows)."""
+    weights, no probability targets, no (M, V, d...) logits: flatten those to rows);
+    ``inplace=True``: dlogits written over the logits (``cross_entropy``)."""
 
-    def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean", label_smoothing: float = 0.0):
+    def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean", label_smoothing: float = 0.0,
+                 inplace: bool = False):
         super().__init__()
+        self.inplace = bool(inplace)  # dlogits written over the logits (``cross_entropy``)
         if weight is not None:
             raise OptionError("tile_mlir.torch.CrossEntropyLoss takes no class weights")
         if not 0.0 <= label_smoothing <= 1.0 or reduction not in ("mean", "sum", "none"):
@@ -146,4 +155,4 @@ class CrossEntropyLoss(torch.nn.Module):
         if logits.dim() != 2:
             raise OptionError(f"tile_mlir.torch.CrossEntropyLoss takes (M, V) logits, got shape {tuple(logits.shape)}:"
                               " flatten the rows first (logits.view(-1, V), target.view(-1))")
-        return cross_entropy(logits, target, self.ignore_index, self.label_smoothing, self.reduction)
+        return cross_entropy(logits, target, self.ignore_index, self.label_smoothing, self.reduction, self.inplace)

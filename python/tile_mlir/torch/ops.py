@@ -42,6 +42,7 @@ from __future__ import annotations
 import torch
 
 from tile_mlir import kernels as K
+from tile_mlir.errors import OptionError
 
 __all__ = ["BACKWARD", "call", "formula_backwards"]
 
@@ -406,3 +407,49 @@ def _cross_entropy_with_grad_grad(ctx, dloss, _dlse, _ddlogits):
 
 _register(cross_entropy_with_grad, _cross_entropy_with_grad, _cross_entropy_with_grad_setup,
           _cross_entropy_with_grad_grad)
+
+
+# ``inplace`` (``tile_mlir.torch.cross_entropy(..., inplace=True)``, as Liger's): the same
+# kernel writes dlogits over the logits themselves, an op that mutates its input, so that
+# no second M x V buffer exists (in a graph, Inductor keeps the mutation in place).
+
+
+def _cross_entropy_with_grad_(logits: torch.Tensor, target: torch.Tensor, ignore_index: int, label_smoothing: float,
+                              reduction: str) -> tuple[torch.Tensor, torch.Tensor]:
+    if not logits.is_contiguous():
+        raise OptionError("tile_mlir.torch.cross_entropy(inplace=True) writes over contiguous logits only")
+    loss, lse, _ = K.cross_entropy_with_grad(logits, _c(target), ignore_index, label_smoothing, reduction,
+                                             inplace=True)
+    return loss, lse
+
+
+cross_entropy_with_grad_ = torch.library.custom_op(f"{LIB}::cross_entropy_with_grad_", _cross_entropy_with_grad_,
+                                                   mutates_args=("logits",))
+
+
+@cross_entropy_with_grad_.register_fake
+def _(logits, target, ignore_index, label_smoothing, reduction):
+    shape = logits.shape[:1] if reduction == "none" else ()
+    return logits.new_empty(shape, dtype=torch.float32), _stat_like(logits)
+
+
+class CrossEntropyInplace(torch.autograd.Function):
+    """The autograd of ``cross_entropy_with_grad_`` (an op that mutates its input takes
+    none of ``register_autograd``'s): the logits come back as dlogits, marked dirty; the
+    backward is ``cross_entropy_with_grad``'s. Traced (Dynamo traces a Function), it calls
+    the op; eagerly, its implementation."""
+
+    @staticmethod
+    def forward(ctx, logits, target, ignore_index, label_smoothing, reduction):
+        fn = cross_entropy_with_grad_ if _traced() else _cross_entropy_with_grad_
+        loss, lse = fn(logits, target, ignore_index, label_smoothing, reduction)
+        ctx.mark_dirty(logits)
+        ctx.mark_non_differentiable(lse, logits)
+        ctx.save_for_backward(logits)
+        ctx.reduction = reduction
+        return loss, lse, logits
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, dloss, dlse, ddlogits):
+        return _cross_entropy_with_grad_grad(ctx, dloss, dlse, ddlogits)
