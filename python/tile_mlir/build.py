@@ -264,6 +264,15 @@ class KernelBuilder:
             raise BuildError(f"reduction kind must be one of {known}; got {kind!r}") from None
         return vector.reduction(ir.VectorType(value.type).element_type, combining, value, acc=acc)
 
+    # --- order ----------------------------------------------------------------------
+
+    def warp_barrier(self) -> None:
+        """``nvvm.bar.warp.sync -1`` (``__syncwarp()``): the 32 lanes of the warp wait for
+        each other, and their memory accesses before it are ordered before those after it
+        (PTX ISA, ``bar.warp.sync``: it "also guarantee[s] memory ordering among threads
+        participating in barrier"). Every lane of the warp must reach it."""
+        nvvm.bar_warp_sync(arith.constant(ir.IntegerType.get_signless(32), -1))
+
     # --- memory ---------------------------------------------------------------------
 
     def registers(self, shape: Sequence[int], dtype: TypeLike) -> ir.Value:

@@ -2,9 +2,9 @@
 tensors (the zero-copy path, torch's current stream), against torch's ``F.cross_entropy``
 and its gradient in float64: f32 and bf16, vocabularies up to 256000
 (``testing.fused.CE_GPU_SHAPES``), ignore_index rows, smoothing, the three reductions,
-rows of -inf / +inf / NaN first, and dlogits in place (the same bits). The kernels come
-from the compile cache that ``python -m tile_mlir.testing.prepare`` fills; see
-conftest.py for the commands. Needs torch."""
+rows of -inf / +inf / NaN first, and dlogits in place (the same bits) on every plan. The
+kernels come from the compile cache that ``python -m tile_mlir.testing.prepare`` fills;
+see conftest.py for the commands. Needs torch."""
 
 import pytest
 from tile_mlir import kernels as K
@@ -69,10 +69,13 @@ def test_cross_entropy_against_torch(M, V, dtype, seed):
         loss1, lse1, dx1 = K.cross_entropy_with_grad(x, t, label_smoothing=eps, reduction=reduction)
         assert rel_l2(loss1, want.detach()) < 1e-5 and torch.allclose(lse1, lse, rtol=0, atol=0, equal_nan=True)
         assert dx1.dtype == x.dtype and rel_l2(dx1, grad1) < TOLERANCE[dtype]
-        if K.plan(M, V, dtype, "softmax").kind != "warp":  # one warp a row: no in place (cross-entropy.md)
-            inplace = x.clone()
-            _, _, out = K.cross_entropy_with_grad(inplace, t, label_smoothing=eps, reduction=reduction, inplace=True)
-            assert out.data_ptr() == inplace.data_ptr() and torch.equal(out.view(bits), dx1.view(bits))
+        # in place on every plan (37 x 1000: one warp a row, 37 rows in CTAs of 4)
+        inplace = x.clone()
+        loss2, lse2, out = K.cross_entropy_with_grad(inplace, t, label_smoothing=eps, reduction=reduction,
+                                                     inplace=True)
+        assert out.data_ptr() == inplace.data_ptr() and torch.equal(out.view(bits), dx1.view(bits))
+        assert torch.allclose(loss2, loss1, rtol=0, atol=0, equal_nan=True)  # the same loss and lse
+        assert torch.equal(lse2.view(torch.int32), lse1.view(torch.int32))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -10,7 +10,8 @@ import subprocess
 import numpy as np
 import pytest
 from tile_mlir import kernels as K
-from tile_mlir.errors import LaunchError, OptionError
+from tile_mlir.errors import InterpreterError, LaunchError, OptionError
+from tile_mlir.interpreter import global_races
 from tile_mlir.kernels import reference as ref
 from tile_mlir.testing.fused import RTOL, as_f64, check, to_dtype
 
@@ -115,7 +116,8 @@ def test_backward_in_place_writes_over_the_logits(dtype):
     x, t = inputs(rng, 4, 300, dtype)
     want = K.cross_entropy_backward(x, t, K.cross_entropy(x, t)[1], np.float32(1.5))
     _, lse = K.cross_entropy(x, t)
-    out = K.cross_entropy_backward(x, t, lse, np.float32(1.5), inplace=True)
+    with global_races():  # each thread reads and writes its own columns only
+        out = K.cross_entropy_backward(x, t, lse, np.float32(1.5), inplace=True)
     assert out is x
     np.testing.assert_array_equal(x, want)
     assert np.max(np.abs(as_f64(x))) < 1.5 * RTOL["f32"] + 1.5  # a gradient, not logits
@@ -189,7 +191,7 @@ def test_ptx_reads_the_logits_once_in_vectors_and_does_not_spill(name, M, V, dty
 def test_loss_and_gradient_from_one_read_against_float64(M, V, overrides, dtype):
     """cross_entropy_with_grad: the loss, lse and dlogits of one kernel (for dloss = 1; for
     ``none`` each row's own gradient) against the float64 formulas, with ignored rows and
-    label smoothing, in every kind of plan; in place too (several warps a row)."""
+    label smoothing, in every kind of plan; in place too."""
     if overrides == "small":
         from tile_mlir.kernels.plan import registers_table
 
@@ -206,13 +208,18 @@ def test_loss_and_gradient_from_one_read_against_float64(M, V, overrides, dtype)
         assert dx.dtype == x.dtype and dx.shape == x.shape
         assert_close(dx, ref.cross_entropy_backward(x64, t, ones, smoothing=smoothing, reduction=reduction), dtype)
         assert not np.any(as_f64(dx)[[0, M - 1]])  # the ignored rows
-    if K.plan(M, V, dtype, **overrides).kind != "warp":
+    # in place, on every plan: the same loss, lse and dlogits bits, and the logits array
+    # now holds dlogits; the race check on global memory finds no access to an element
+    # of X/DX unordered with another thread's write of it
+    for reduction, smoothing in (("mean", 0.1), ("none", 0.0)):
+        want = K.cross_entropy_with_grad(x, t, label_smoothing=smoothing, reduction=reduction, **overrides)
         y = x.copy()
-        _, _, dy = K.cross_entropy_with_grad(y, t, inplace=True, **overrides)
-        assert dy is y and np.array_equal(as_f64(dy), as_f64(K.cross_entropy_with_grad(x, t, **overrides)[2]))
-    else:
-        with pytest.raises(OptionError, match="inplace needs a plan of several warps"):
-            K.cross_entropy_with_grad(x.copy(), t, inplace=True, **overrides)
+        with global_races():
+            got = K.cross_entropy_with_grad(y, t, label_smoothing=smoothing, reduction=reduction, inplace=True,
+                                            **overrides)
+        assert got[2] is y and not np.array_equal(as_f64(y), as_f64(x))
+        for a, b in zip(got, want):
+            assert np.array_equal(as_f64(a), as_f64(b), equal_nan=True)
 
 
 def test_loss_and_gradient_of_special_rows():
@@ -231,3 +238,67 @@ def test_loss_and_gradient_of_special_rows():
     want_dx = K.cross_entropy_backward(x, t, want_lse, np.ones(4, np.float32), reduction="none")
     for got, want in ((loss, want_loss), (lse, want_lse), (dx, want_dx)):
         assert np.array_equal(got, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("M, V, dtype, kind", [(64, 1000, "f32", "warp"), (64, 2048, "bf16", "warp"),
+                                               (8, 3001, "f32", "warps"), (8, 40000, "bf16", "cluster")])
+def test_the_fused_kernel_orders_the_read_of_x_target_before_its_stores(M, V, dtype, kind):
+    """In the PTX of cross_entropy_fused: one warp a row, one bar.warp.sync, after the
+    loads of the logits began and before the first store; several warps, the CTA's
+    barrier before it; a cluster, the cluster's barrier (arrive with release, wait with
+    acquire) too (docs/cross-entropy.md)."""
+    from tile_mlir.compiler import lower_to_ptx
+    from tile_mlir.options import Options
+
+    assert K.plan(M, V, dtype).kind == kind
+    ptx = lower_to_ptx(K.kernel_text("cross_entropy_fused", M, V, dtype), Options(chip="sm_90a")).ptx
+    store = ptx.index("st.global")
+    assert ptx.count("bar.warp.sync") == (kind == "warp")
+    if kind == "warp":
+        assert ptx.index("ld.global") < ptx.index("bar.warp.sync") < store and "bar.sync" not in ptx
+    else:
+        assert re.search(r"\b(bar|barrier)\.sync\b", ptx[:store])
+    if kind == "cluster":
+        arrive, wait = ptx.index("barrier.cluster.arrive"), ptx.index("barrier.cluster.wait")
+        assert arrive < wait < store and ".relaxed" not in ptx[arrive:wait]
+
+
+@pytest.mark.parametrize("mutation", ["no warp barrier", "rows past M read"])
+def test_in_place_on_one_warp_a_row_needs_its_ordering(mutation, monkeypatch):
+    """The fused kernel of a one-warp plan with its ordering of the x[target] read before
+    the writes of dlogits removed (the bar.warp.sync; the guard that keeps a CTA's rows
+    past M, clamped to the last row, from reading it) races, and the race check on
+    global memory says where: the read of x[target], another lane's (or warp's) write."""
+    from tile_mlir import api, build
+    from tile_mlir.kernels import cross_entropy_kernels as CE
+
+    M, V, dtype = (4, 1000, "f32") if mutation == "no warp barrier" else (6, 1000, "f32")
+    p = K.plan(M, V, dtype)
+    assert p.kind == "warp" and p.R == 4
+    if mutation == "no warp barrier":
+        monkeypatch.setattr(build.KernelBuilder, "warp_barrier", lambda self: None)
+    else:
+        this_row = CE._this_row
+        monkeypatch.setattr(CE, "_this_row", lambda r, clamped=True: this_row(r))
+    kernel = api.compile(CE.cross_entropy_fused(p, None).module, backend="interpreter")["cross_entropy_fused"]
+    rng = np.random.default_rng([M, 13])
+    x, t = inputs(rng, M, V, dtype, ignored=())
+    loss, lse, scale = np.zeros(M, np.float32), np.zeros(M, np.float32), np.ones(1, np.float32)
+    scalars = (np.int64(-100), np.float32(0.0), M)
+    with global_races():  # out of place: nothing to order
+        kernel.launch(p.grid(M), p.threads, x, t, loss, lse, np.empty_like(x), scale, *scalars)
+    with global_races(), pytest.raises(InterpreterError) as e:
+        kernel.launch(p.grid(M), p.threads, x, t, loss, lse, x, scale, *scalars)
+    message = str(e.value)
+    assert "a race on global memory argument 0 (float32[?, 1000]) = argument 4 (float32[?, 1000])" in message
+    found = re.search(r"at index \[(\d+), (\d+)\]: thread \((\d+), 0, 0\) of block \((\d+), 0, 0\) reads it "
+                      r"\(memref\.load at \S*cross_entropy_kernels\.py:\d+:\d+ \(_x_target\)\), and thread "
+                      r"\((\d+), 0, 0\) of block \(\4, 0, 0\) writes it \(vector\.maskedstore at \S* \(_write_grad\)",
+                      message)
+    assert found, message
+    row, column, reader, block, writer = (int(g) for g in found.groups())
+    assert column == t[row] and writer // 32 == row % 4 and block == row // 4  # the row's warp writes x[target]
+    if mutation == "no warp barrier":
+        assert reader // 32 == writer // 32  # another lane of the same warp read it
+    else:
+        assert row == M - 1 and 4 * block + reader // 32 >= M  # a warp of a row past M read it

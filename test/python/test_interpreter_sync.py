@@ -1,12 +1,13 @@
 """Several warps and blocks in the interpreter: workgroup memory, barriers (gpu.barrier,
 named nvvm.barrier over some warps, nvvm.bar.warp.sync), and the errors for a barrier
-that not every thread of its scope reaches and for a race on workgroup memory.
+that not every thread of its scope reaches and for a race on workgroup memory (and on
+global memory, within ``global_races()``).
 """
 
 import numpy as np
 import pytest
 from test_interpreter import kernel
-from tile_mlir.interpreter import InterpreterError
+from tile_mlir.interpreter import InterpreterError, global_races
 
 SCRATCH = "workgroup(%S : memref<64xf32, #gpu.address_space<workgroup>>)"
 S = "memref<64xf32, #gpu.address_space<workgroup>>"
@@ -354,3 +355,52 @@ def test_each_warpgroup_meets_on_its_own_named_barrier(rng):
     np.testing.assert_array_equal(b, a[np.arange(256) ^ 64])
     with pytest.raises(InterpreterError, match=r"a race on workgroup memory .* writes it .* reads it"):
         kernel(args, per_warpgroup(True), scratch).launch(1, 256, a, b)
+
+
+def shifted(barrier: str, distance: int) -> str:
+    """Thread t reads A[t xor distance], then (after ``barrier``) writes it plus 1 to
+    B[t]: with B = A (in place), B[t] is the element thread t xor distance read."""
+    return f"""
+      %t = gpu.thread_id x
+      %d = arith.constant {distance} : index
+      %one = arith.constant 1.0 : f32
+      %o = arith.xori %t, %d : index
+      %x = memref.load %A[%o] : memref<64xf32>
+      {barrier}
+      %y = arith.addf %x, %one : f32
+      memref.store %y, %B[%t] : memref<64xf32>"""
+
+
+WARP_SYNC = "%m = arith.constant -1 : i32\n      nvvm.bar.warp.sync %m : i32"
+
+
+@pytest.mark.parametrize("distance, barrier, race", [(1, "", True), (1, WARP_SYNC, False), (32, WARP_SYNC, True),
+                                                     (32, "gpu.barrier", False)])
+def test_races_on_global_memory_within_global_races(rng, distance, barrier, race):
+    """Global memory is checked as workgroup memory within ``global_races()``: the array
+    arguments, one shadow for two arguments that are the same memory (an output over its
+    input). A write over what another lane of the warp read needs nvvm.bar.warp.sync
+    between them; over what another warp read, a barrier."""
+    a = rng.uniform(1, 2, 64).astype(np.float32)
+    k = kernel(ARGS, shifted(barrier, distance))
+    b = np.zeros(64, np.float32)
+    with global_races():
+        k.launch(1, 64, a, b)  # two arrays: nothing to race
+    np.testing.assert_array_equal(b, a[np.arange(64) ^ distance] + 1)
+    inplace = a.copy()
+    k.launch(1, 64, inplace, inplace)  # not checked outside global_races()
+    np.testing.assert_array_equal(inplace, a[np.arange(64) ^ distance] + 1)
+    inplace = a.copy()
+    if not race:
+        with global_races():
+            k.launch(1, 64, inplace, inplace)
+        np.testing.assert_array_equal(inplace, a[np.arange(64) ^ distance] + 1)
+        return
+    with global_races(), pytest.raises(InterpreterError) as e:
+        k.launch(1, 64, inplace, inplace)
+    store = f"memref.store at -:{13 + barrier.count(chr(10))}:7"
+    assert str(e.value) == (
+        f"{store}: a race on global memory argument 0 (float32[64]) = argument 1 (float32[64]) at index [0]: "
+        f"thread ({distance}, 0, 0) of block (0, 0, 0) reads it (memref.load at -:10:12), and thread (0, 0, 0) "
+        f"of block (0, 0, 0) writes it ({store}), with no barrier between them"
+    )

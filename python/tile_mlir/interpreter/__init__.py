@@ -16,8 +16,9 @@ Execution model
   barrier (``cluster``), and reach each other's shared memory (``pointers``).
 * **Control flow** (``scf``, ``cf``), **warp ops** (``gpu``, ``nvvm``), **memory**
   (``memref``, ``vector_memory``, ``dynamic_shared``), **vectors** (``vector``), **numbers** (``elements``,
-  ``arith``, ``math``) and **barriers and races** on workgroup memory (``sync``): see each
-  module. docs/interpreter.md is the user's guide, with every op it runs.
+  ``arith``, ``math``) and **barriers and races** on workgroup memory, and on global
+  memory within ``global_races()`` (``sync``): see each module. docs/interpreter.md
+  is the user's guide, with every op it runs.
 
 The package has one module per dialect; each registers the ops it runs in the registry
 of ``core``, so ``SUPPORTED_OPS`` is the registry's list. ``kernel`` compiles and
@@ -35,6 +36,7 @@ from ..vocab import MAX_BLOCK_THREADS
 from . import arith, cf, cluster, dynamic_shared, gpu, math, memref, nvvm, pointers, scf, vector, vector_memory  # noqa: F401,E501  (each fills the registry)
 from .core import HANDLERS, TERMINATORS
 from .kernel import BoundLaunch, InterpretedKernel, interpreted_kernels
+from .sync import global_races
 
 SUPPORTED_OPS = frozenset(HANDLERS) | frozenset(TERMINATORS)
 
@@ -45,5 +47,6 @@ __all__ = [
     "InterpretedKernel",
     "InterpreterError",
     "LaunchError",
+    "global_races",
     "interpreted_kernels",
 ]

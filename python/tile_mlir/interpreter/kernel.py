@@ -39,7 +39,7 @@ from .core import (
     run_ops,
 )
 from .memref import memref_type
-from .sync import BlockSync, ClusterSync
+from .sync import BlockSync, ClusterSync, track_arguments
 
 _SHAPES_KEPT = 16  # the programs an interpreted kernel keeps, one per dynamic extents
 
@@ -234,6 +234,9 @@ class InterpretedKernel:
         with np.errstate(all="ignore"):
             copies = self._bind(checked, env, program)
         ops = program.ops
+        sig = self.signature
+        arrays = [(env[slot], f"argument {i} ({sig.args[i].describe()})", value.shape)
+                  for i, ((kind, value), slot) in enumerate(zip(checked, program.arg_slots)) if kind is HOST]
 
         def run(block_env):
             with np.errstate(all="ignore"):  # wrapping integers, inf and NaN are the semantics
@@ -243,6 +246,7 @@ class InterpretedKernel:
             shared = ClusterSync(len(envs), -(-n // WARP_SIZE))
             for rank, block_env in enumerate(envs):
                 block_env[SYNC] = BlockSync(n, block_env, shared, rank, dynamic_bytes=shared_mem)
+            track_arguments(shared, arrays)  # global memory, within global_races() only
             run_cluster(envs, run)
         for array, flat in copies:
             array[...] = flat.reshape(array.shape)

@@ -1,4 +1,5 @@
-"""Barriers, and races on workgroup memory: each block's synchronization state.
+"""Barriers, and races on workgroup memory (and, asked for, global memory): each
+block's synchronization state.
 
 Every block of a launch has a ``BlockSync`` (the environment's ``SYNC`` slot), and the
 blocks of one thread-block cluster share a ``ClusterSync`` (a block outside a cluster is
@@ -25,9 +26,18 @@ writing one element in the same op race too. A read is checked against the last 
 a write against the last write and the reads since; so each access costs O(warps),
 each barrier O(warps²), whatever the memory's size. Accesses by one thread never race
 with each other, and ``gpu.shuffle`` moves registers, not memory: it orders nothing.
+
+Within ``global_races()``, a launch also checks its writeable array arguments (global
+memory) the same way, between the threads of one cluster (a block alone is a cluster of
+one): each cluster gets fresh shadows of them (O(elements · warps) memory per array),
+and arguments that are the same memory (same address, size and dtype: an output written
+over an input) share one shadow. Accesses of two different clusters are not compared.
 """
 
 from __future__ import annotations
+
+import contextlib
+import contextvars
 
 import numpy as np
 
@@ -64,13 +74,46 @@ class ClusterSync:
         return thread_name(self.syncs[rank].env, local)
 
 
-class _Shadow:
-    """What the race check remembers of one workgroup array."""
+_GLOBAL_RACES = contextvars.ContextVar("tile_mlir_global_races", default=False)
 
-    def __init__(self, array, text: str, shape, warps: int):
+
+@contextlib.contextmanager
+def global_races(on: bool = True):
+    """Interpreted launches within check their array arguments for races too (module
+    docstring): costly in memory, so asked for (tests of kernels that write in place)."""
+    token = _GLOBAL_RACES.set(on)
+    try:
+        yield
+    finally:
+        _GLOBAL_RACES.reset(token)
+
+
+def track_arguments(cluster: ClusterSync, arrays) -> None:
+    """Shadow a cluster's global arrays, ``arrays``: (flat array, text, shape) each, when
+    ``global_races()`` asks for it; the same memory twice shares one shadow."""
+    if not _GLOBAL_RACES.get():
+        return
+    seen: dict = {}
+    for array, text, shape in arrays:
+        if not array.flags.writeable:
+            continue  # an input: read only, it cannot race
+        memory = (array.ctypes.data, array.nbytes, array.dtype.str)
+        if memory in seen:
+            shadow = cluster.shadows[id(seen[memory])]
+            shadow.text += f" = {text}"
+            cluster.shadows[id(array)] = shadow
+            continue
+        seen[memory] = array
+        cluster.shadows[id(array)] = _Shadow(array, text, shape, cluster.ctas * cluster.warps, "global")
+
+
+class _Shadow:
+    """What the race check remembers of one workgroup (or global) array."""
+
+    def __init__(self, array, text: str, shape, warps: int, space: str = "workgroup"):
         n = array.size
         self.array = array  # held, so that no other array gets its id() while it is tracked
-        self.text, self.shape = text, shape
+        self.text, self.shape, self.space = text, shape, space
         self.writer = np.full(n, -1, np.int64)
         self.write_clock = np.zeros(n, np.int64)
         self.write_op = np.zeros(n, np.int32)
@@ -137,7 +180,7 @@ class ViewShadow:
 
 
 def shadow_of(env, mem):
-    """The shadow of ``mem`` if it is a tracked workgroup array, else None."""
+    """The shadow of ``mem`` if it is a tracked workgroup (or global) array, else None."""
     return env[SYNC].shadows.get(id(mem)) if mem.ndim == 1 else None
 
 
@@ -178,8 +221,12 @@ def _record(env, shadow: _Shadow, flat, mask, where: Where, write: bool) -> None
         stale = shadow.read_clock[f, b] != now
         shadow.read_lanes[f[stale], b[stale]] = 0
         shadow.read_clock[f, b] = now
+        before = shadow.read_lanes[f, b]
         np.bitwise_or.at(shadow.read_lanes, (f, b), np.uint32(1) << lane)
-        shadow.read_op[f, b] = op
+        after = shadow.read_lanes[f, b]
+        # the op of each warp's lowest reading lane, which a race report names
+        lower = (after & (~after + np.uint32(1))) != (before & (~before + np.uint32(1)))
+        shadow.read_op[f[lower], b[lower]] = op
         return
     if t.size > 1:  # two threads writing one element in this op
         order = np.argsort(f, kind="stable")
@@ -209,7 +256,7 @@ def _race(env, shadow: _Shadow, flat, earlier, later):
     (u, verb_u, op_u), (t, verb_t, op_t) = earlier, later
     name = env[SYNC].cluster.thread_name
     raise InterpreterError(
-        f"{op_t}: a race on workgroup memory {shadow.text} at index {index}: {name(u)} {verb_u} "
+        f"{op_t}: a race on {shadow.space} memory {shadow.text} at index {index}: {name(u)} {verb_u} "
         f"it ({op_u}), and {name(t)} {verb_t} it ({op_t}), with no barrier between them"
     )
 

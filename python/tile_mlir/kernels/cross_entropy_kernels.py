@@ -38,13 +38,49 @@ def _columns(r: Rows, col):
     return lanes, arith.addi(col, lead)
 
 
-def _this_row(r: Rows):
+def _this_row(r: Rows, clamped: bool = True):
     """The row this thread works on (its warp's, in a plan of several rows per CTA),
     clamped to the last row so that a CTA's rows past it read a valid target (their
     results are not stored)."""
     k = r.k
     row = r.row if r.p.R == 1 else arith.addi(r.row, arith.remui(k.warp_id(), k.index(r.p.R)))
-    return arith.minui(row, arith.subi(r.rows(), k.index(1)))
+    return arith.minui(row, arith.subi(r.rows(), k.index(1))) if clamped else row
+
+
+def _x_target(r: Rows, row, column, grad: bool):
+    """X[row, column] (x[target]) in f32, this thread's load. With ``grad``, DX may be X
+    itself (in place), and the lane or CTA that holds column ``column`` writes it there:
+    every read of it must be ordered before that write (the PTX memory model's data
+    race, else). The write comes after the row's reductions; how each plan orders the
+    read before it:
+
+    * ``warps``: the first reduction's exchange between warps ends with the CTA's
+      barrier (``bar.sync``), which performs the memory accesses each thread made before
+      it relative to every thread of the CTA (PTX ISA, ``bar``/``barrier``);
+    * ``cluster``: the first reduction's cluster barrier, ``barrier.cluster.arrive``
+      (release) then ``barrier.cluster.wait`` (acquire), reached by every thread of the
+      cluster: the read is before the release, every CTA's writes after the acquire;
+    * ``warp``: the reductions are lane butterflies (``shfl.sync``), which move
+      registers and order no memory access, so ``bar.warp.sync`` after the read: it
+      "also guarantee[s] memory ordering among threads participating in barrier" (PTX
+      ISA, ``bar.warp.sync``). The interpreter's race check on global memory
+      (``tile_mlir.interpreter.global_races``) models all three.
+
+    A CTA's rows past M (``_this_row`` clamps them to the last row, whose DX another
+    warp writes) read nothing: their x[target] is 0, and their results are not stored."""
+    k, p, X = r.k, r.p, r.k.args["X"]
+    if not (grad and p.R > 1):
+        x_t = k.cast(k.load(X, [row, column]), "f32")
+    else:
+        choice = k.if_(arith.cmpi(arith.CmpIPredicate.ult, _this_row(r, clamped=False), r.rows()), ["f32"])
+        with choice:
+            k.yield_(k.cast(k.load(X, [row, column]), "f32"))
+        with choice.else_():
+            k.yield_(r.f32(0.0))
+        x_t = choice.results[0]
+    if grad and p.kind == "warp":
+        k.warp_barrier()
+    return x_t
 
 
 def _frame(name: str, p: RowPlan, M, args, chip: str):
@@ -71,7 +107,7 @@ def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, grad: boo
         # x[target], one load per thread (an ignored row's target is clamped into the row:
         # its loss is 0 whatever is read).
         inside_row = arith.minsi(arith.maxsi(target, k.constant(0, "i64")), k.constant(p.N - 1, "i64"))
-        x_t = k.cast(k.load(k.args["X"], [row, k.cast(inside_row, "index")]), "f32")
+        x_t = _x_target(r, row, k.cast(inside_row, "index"), grad)
         edge = k.splat(k.index(p.N), V)
         carry = [r.f32(NEG_INF), zero, zero]
         for col, (m0, s0, sx0), (m, s, sx) in r.chunks(x, padding=NEG_INF, carry=carry):

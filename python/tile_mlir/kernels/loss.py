@@ -72,14 +72,12 @@ def cross_entropy_with_grad(logits, target, ignore_index: int = -100, label_smoo
     """(loss, lse, dlogits): ``cross_entropy`` and, from the same read of the logits,
     dlogits = d(loss)/d(logits) for dloss = 1 (for ``none``, each row's own loss's
     gradient), which ``cross_entropy_backward`` would give: one kernel, the logits read
-    once and dlogits written once (over the logits with ``inplace``). A dloss other than 1
-    is dlogits times dloss."""
+    once and dlogits written once (over the logits with ``inplace``, on every plan: the
+    kernel orders each read of x[target] before the writes, ``cross_entropy_kernels``).
+    A dloss other than 1 is dlogits times dloss."""
     name = "cross_entropy_fused"
     x, t, M, V, dtype, eps = _arguments("cross_entropy", logits, target, ignore_index, label_smoothing, reduction)
     backend = api.choose_backend(backend)
-    if inplace and M and L.compiled(name, M, V, dtype, backend=backend, **overrides).plan.kind == "warp":
-        # a warp's rows have no barrier between the x[target] read and the writes of dlogits
-        raise OptionError(f"{name}: inplace needs a plan of several warps per row; V = {V} is one warp's")
     if L._is_torch(x) and x.is_cuda and backend == "cuda":
         import torch
 
