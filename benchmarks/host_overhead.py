@@ -65,7 +65,7 @@ def prepare() -> int:
         texts += [kernel_text(k, M, N, dtype, remember=True) for k in ("softmax", "logsumexp", "rmsnorm", "layernorm")]
         texts += [t for k in ("softmax_backward", "logsumexp_backward", "rmsnorm_backward", "layernorm_backward")
                   for t in text_backward(k, M, N, dtype, remember=True)]
-    texts += [kernel_text(k, M, V, dtype, remember=True) for k in ("cross_entropy", "cross_entropy_backward")
+    texts += [kernel_text(k, M, V, dtype, remember=True) for k in ("cross_entropy", "cross_entropy_backward", "cross_entropy_fused")
               for M, V in (CE_SHAPE, (4096, 32000)) for dtype in ("f32", "bf16")]
     import tile_mlir
     from tile_mlir.options import Options

@@ -3,6 +3,7 @@ torch's RMSNorm and cross-entropy, once with ``tile_mlir.torch``'s, both under t
 
     PYTHONPATH=python python3 -m benchmarks.train_step [--out DIR] [--steps 50] [--batch 8] [--seq 512]
                                                      [--no-compile] [--fullgraph] [--device cuda] [--tiny]
+                                                     [--inplace] [--profile STEPS]
 
 The model (plain torch): a token embedding (vocabulary 32000, d_model 512), 4 blocks of
 pre-norm RMSNorm + causal self-attention (8 heads, ``F.scaled_dot_product_attention``) and
@@ -17,7 +18,10 @@ at every step), then each run's step time (median over steps 10..steps, each ste
 with a synchronize) and peak memory (``torch.cuda.max_memory_allocated``, reset before
 each run). When ``tile_mlir.torch`` does not import, or lacks ``RMSNorm`` or
 ``CrossEntropyLoss``, it says "tile_mlir.torch: not built" and runs the baseline alone.
-With ``--out`` it writes ``train_step.json``. About 1-2 minutes on the H200, most of it
+``--inplace`` gives tile_mlir's loss ``inplace=True`` (dlogits written over the logits,
+as Liger's: one M x V buffer, not two); ``--profile STEPS`` prints the CUDA kernels of
+STEPS more steps of each run (``torch.profiler``, by GPU time). With ``--out`` it writes
+``train_step.json``. About 1-2 minutes on the H200, most of it
 the two compiles. ``--tiny --device cpu --no-compile`` runs a small model for 2 steps on
 the CPU (a check of the script, not a benchmark).
 """
@@ -84,7 +88,7 @@ def ours():
     return tt.RMSNorm, tt.CrossEntropyLoss
 
 
-def train(torch, model, batches, steps: int, compile_: bool, fullgraph: bool, device: str) -> dict:
+def train(torch, model, batches, steps: int, compile_: bool, fullgraph: bool, device: str, profile: int = 0) -> dict:
     """``steps`` AdamW steps on ``batches``: the losses, each step's seconds, peak memory."""
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
     step_model = torch.compile(model, fullgraph=fullgraph) if compile_ else model
@@ -103,7 +107,18 @@ def train(torch, model, batches, steps: int, compile_: bool, fullgraph: bool, de
             torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
         losses.append(loss.item())
-    return {"losses": losses, "step_s": times, "peak_bytes": torch.cuda.max_memory_allocated() if cuda else None}
+    out = {"losses": losses, "step_s": times, "peak_bytes": torch.cuda.max_memory_allocated() if cuda else None}
+    if profile and cuda:  # where a step's GPU time goes: the kernels of a few more steps
+        from torch.profiler import ProfilerActivity
+        with torch.profiler.profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for i in range(profile):
+                step_model(batches[i % len(batches)]).backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+            torch.cuda.synchronize()
+        out["profile"] = prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=15, max_name_column_width=70)
+        print(out["profile"], flush=True)
+    return out
 
 
 def main(argv=None) -> int:
@@ -121,6 +136,10 @@ def main(argv=None) -> int:
     p.add_argument("--fullgraph", action="store_true", help="torch.compile(fullgraph=True): graph breaks are errors")
     p.add_argument("--tiny", action="store_true", help="vocabulary 1000, d_model 64, seq 32, batch 2, 2 steps")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--inplace", action="store_true",
+                   help="tile_mlir.torch.CrossEntropyLoss(inplace=True): dlogits over the logits, as Liger's")
+    p.add_argument("--profile", type=int, default=0, metavar="STEPS",
+                   help="after the timed steps, print the CUDA kernels of STEPS more (torch.profiler)")
     args = p.parse_args(argv)
     if args.tiny:
         args.vocab, args.d_model, args.seq, args.batch, args.steps, args.heads = 1000, 64, 32, 2, 2, 4
@@ -144,7 +163,7 @@ def main(argv=None) -> int:
           f"batch {args.batch} x seq {args.seq}, {n_params / 1e6:.1f} M parameters; {args.steps} steps, AdamW, f32, "
           f"{'eager' if args.no_compile else 'torch.compile' + (' (fullgraph)' if args.fullgraph else '')}, {dev}",
           flush=True)
-    runs = {"torch": train(torch, base, batches, args.steps, not args.no_compile, args.fullgraph, dev)}
+    runs = {"torch": train(torch, base, batches, args.steps, not args.no_compile, args.fullgraph, dev, args.profile)}
     del base
     mine = ours()
     if isinstance(mine, str):
@@ -153,14 +172,15 @@ def main(argv=None) -> int:
         RMSNorm, CrossEntropyLoss = mine
         if not args.no_compile:
             torch._dynamo.reset()
-        tile = model(lambda d: RMSNorm(d, eps=1e-6), CrossEntropyLoss())
+        tile = model(lambda d: RMSNorm(d, eps=1e-6), CrossEntropyLoss(inplace=args.inplace))
         try:
             tile.load_state_dict(state)  # the same weights, whatever the modules initialised
         except RuntimeError as e:
             mine = f"tile_mlir.torch: its modules' parameters do not load torch's ({' '.join(str(e).split())[:300]})"
             print(mine, flush=True)
         else:
-            runs["tile_mlir"] = train(torch, tile, batches, args.steps, not args.no_compile, args.fullgraph, dev)
+            runs["tile_mlir"] = train(torch, tile, batches, args.steps, not args.no_compile, args.fullgraph, dev,
+                                      args.profile)
 
     worst = 0.0
     print(f"{'step':>4} {'torch loss':>12} {'tile_mlir loss':>15} {'rel diff':>10}")
