@@ -155,7 +155,7 @@ def cases(torch, tt, device: str, shape, ce_shape) -> dict:
 
 def breakdown(torch, x) -> dict:
     """The layers of one ``tt.softmax(x)``, each timed alone (µs per call by name)."""
-    from tile_mlir import arrays, runtime
+    from tile_mlir import arrays
     from tile_mlir import kernels as K
 
     M, N = x.shape
@@ -163,18 +163,11 @@ def breakdown(torch, x) -> dict:
     y = torch.empty_like(x)
     stream = arrays.torch_stream()
     bound = c.kernel.bind(c.grid, c.block, x, y, M, stream=stream)
-    saved = runtime._raw_launch  # the same launch through cuda-python's cuLaunchKernel, for comparison
-    runtime._raw_launch = lambda driver: None
-    try:
-        through_bindings = c.kernel.bind(c.grid, c.block, x, y, M, stream=stream)
-    finally:
-        runtime._raw_launch = saved
     return {
         "torch.ops.tile_mlir.softmax (dispatcher)": lambda: torch.ops.tile_mlir.softmax(x),
         "K.softmax (functional API)": lambda: K.softmax(x),
         "kernel.launch (made arguments)": lambda: c.kernel.launch(c.grid, c.block, x, y, M, stream=stream),
         "bind(...)() (packed once)": bound,
-        "bind(...)() through cuda-python's call": through_bindings,
         "torch.empty_like(x)": lambda: torch.empty_like(x),
     }
 

@@ -89,24 +89,6 @@ def _driver():
     return driver
 
 
-@functools.cache
-def _raw_launch(driver):
-    """libcuda's own ``cuLaunchKernel`` through ctypes, or None. The launch's driver call
-    through cuda-python costs about 4.5 µs of CPU on the H200 machine (argument objects,
-    the ``CUresult`` of its return); the same call through ctypes, on handles made ints
-    once, is what ``_RawCall`` makes (``benchmarks.host_overhead`` shows both). Only with
-    the real bindings (the same libcuda, its context current), and only on Linux."""
-    if getattr(driver, "__name__", "") != "cuda.bindings.driver":
-        return None
-    try:
-        fn = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
-    except (OSError, AttributeError):
-        return None
-    fn.restype = ctypes.c_int
-    fn.argtypes = [ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-    return fn
-
-
 def _error_text(code) -> str:
     """``CUDA_ERROR_INVALID_PTX (a PTX JIT compilation failed)``; just the name without a driver."""
     driver = _driver()
@@ -368,10 +350,6 @@ class CudaKernel:
         if shared_mem > self._shared_ok:
             self._allow_shared(function, shared_mem)
         if sig.cluster_ctas == 1:
-            raw = _raw_launch(driver)
-            if raw is not None:
-                return _RawCall(raw, (int(function), *grid, *block, shared_mem, int(stream), params, None),
-                                "cuLaunchKernel", "")
             return _Call(driver.cuLaunchKernel, (function, *grid, *block, shared_mem, stream, params, 0),
                          "cuLaunchKernel", "")
         config = _launch_config(grid, block, shared_mem, stream, None if sig.cluster_fixed else sig.cluster)
@@ -488,17 +466,6 @@ class _Call:
 
     def __call__(self) -> None:
         err = self.fn(*self.args)[0]
-        if err:
-            raise CudaError(self.name, int(err), _error_text(err) + self.what)
-
-
-class _RawCall(_Call):
-    """A ``_Call`` of a ctypes function, which returns the CUresult itself."""
-
-    __slots__ = ()
-
-    def __call__(self) -> None:
-        err = self.fn(*self.args)
         if err:
             raise CudaError(self.name, int(err), _error_text(err) + self.what)
 

@@ -435,21 +435,31 @@ def _(logits, target, ignore_index, label_smoothing, reduction):
 
 class CrossEntropyInplace(torch.autograd.Function):
     """The autograd of ``cross_entropy_with_grad_`` (an op that mutates its input takes
-    none of ``register_autograd``'s): the logits come back as dlogits, marked dirty; the
-    backward is ``cross_entropy_with_grad``'s. Traced (Dynamo traces a Function), it calls
-    the op; eagerly, its implementation."""
+    none of ``register_autograd``'s). The forward writes dlogits over the logits, which it
+    keeps for the backward; the logits are not marked dirty (Dynamo of torch 2.11 breaks
+    its graph at a Function that marks one), which autograd allows because nothing saved
+    them before (an LM head's matmul saves its inputs, not its output). The backward
+    scales them by dloss in place (eagerly; in a graph, Inductor does it in the donated
+    buffer), and skips that where dloss is 1 as ``cross_entropy_with_grad`` does. Traced
+    (Dynamo traces a Function), it calls the op; eagerly, its implementation."""
 
     @staticmethod
     def forward(ctx, logits, target, ignore_index, label_smoothing, reduction):
         fn = cross_entropy_with_grad_ if _traced() else _cross_entropy_with_grad_
         loss, lse = fn(logits, target, ignore_index, label_smoothing, reduction)
-        ctx.mark_dirty(logits)
-        ctx.mark_non_differentiable(lse, logits)
+        ctx.mark_non_differentiable(lse)
         ctx.save_for_backward(logits)
         ctx.reduction = reduction
-        return loss, lse, logits
+        return loss, lse
 
     @staticmethod
     @torch.autograd.function.once_differentiable
-    def backward(ctx, dloss, dlse, ddlogits):
-        return _cross_entropy_with_grad_grad(ctx, dloss, dlse, ddlogits)
+    def backward(ctx, dloss, _dlse):
+        (dx,) = ctx.saved_tensors
+        scale = dloss[:, None] if ctx.reduction == "none" else dloss
+        if _traced():
+            return (dx * scale).to(dx.dtype), None, None, None, None
+        capturing = dx.is_cuda and torch.cuda.is_current_stream_capturing()
+        if capturing or not bool((dloss == 1).all()):
+            dx.mul_(scale.to(dx.dtype))
+        return dx, None, None, None, None
