@@ -13,7 +13,7 @@ import pytest
 from tile_mlir import LaunchError, OptionError
 from tile_mlir import kernels as K
 from tile_mlir.kernels.plan import registers_table
-from tile_mlir.kernels.training import run_backward
+from tile_mlir.kernels.training import column_sums_grid, run_backward
 from tile_mlir.testing.fused import as_f64, to_dtype
 
 I = {"backend": "interpreter"}
@@ -228,7 +228,7 @@ def test_special_rows_follow_the_formulas():
 def model_column_sums(dy, xhat, R, ctas):
     """dW as docs/training-kernels.md orders it, in numpy f32: with ``ctas`` clusters (or
     CTAs, one per row), partial row b·R + s sums fma(dy, x̂, acc) over rows (g·R + s) for
-    g = b, b + ctas, ... from +0; then dW adds the ctas·R partial rows in order from +0."""
+    g = b, b + ctas, ... from +0; then ``model_sums`` of the ctas·R partial rows."""
     M, N = dy.shape
     partials = np.zeros((ctas * R, N), np.float32)
     for group in range(-(-M // R)):
@@ -238,10 +238,72 @@ def model_column_sums(dy, xhat, R, ctas):
                 p = (group % ctas) * R + s
                 exact = dy[row].astype(np.float64) * xhat[row].astype(np.float64) + partials[p].astype(np.float64)
                 partials[p] = exact.astype(np.float32)  # an fma: one rounding (from float64)
-    total = np.zeros(N, np.float32)
-    for p in range(ctas * R):
-        total = total + partials[p]
+    return model_sums(partials, column_sums_grid(N).row_warps)
+
+
+def model_sums(partials, row_warps):
+    """The column sums of the P × N f32 ``partials`` as docs/training-kernels.md orders
+    them: segments of S = ⌈P / (row_warps · 32)⌉ · 32 rows, segment r the rows r·S ...
+    r·S + S − 1 below P, each added in order from +0; then the segment sums added in
+    ascending r (from the first)."""
+    P = len(partials)
+    S = -(-P // (row_warps * 32)) * 32
+    segments = []
+    for r in range(row_warps):
+        acc = np.zeros(partials.shape[1], np.float32)
+        for p in range(r * S, min(r * S + S, P)):
+            acc = acc + partials[p]
+        segments.append(acc)
+    total = segments[0]
+    for acc in segments[1:]:
+        total = total + acc
     return total
+
+
+# (N, P, row warps, column warps): 16 row warps with P = 40 (segments of 32: the second
+# short, 14 empty), 600 (of 64: the tenth short, 6 empty) and 1056 (of 96: 11 full, 5
+# empty); 8 over 300 rows (of 64: 4 full, the fifth short); 2 with 2 column warps; 1 (one
+# chain of P rows, 4 column warps). LayerNorm's sums (dw and db) where it says so, bf16
+# once.
+SUMS_CASES = [(300, 40, 16, 1, "rmsnorm_backward", "f32"), (300, 600, 16, 1, "layernorm_backward", "f32"),
+              (300, 1056, 16, 1, "layernorm_backward", "bf16"), (5000, 300, 8, 1, "rmsnorm_backward", "f32"),
+              (20000, 100, 2, 2, "rmsnorm_backward", "f32"), (40000, 70, 1, 4, "rmsnorm_backward", "f32")]
+
+
+@pytest.mark.parametrize("N, P, row_warps, column_warps, name, dtype", SUMS_CASES,
+                         ids=[f"{n}x{p} {d}" for n, p, *_, d in SUMS_CASES])
+def test_column_sums_add_segments_of_rows_in_the_documented_order(N, P, row_warps, column_warps, name, dtype):
+    """The column sums alone on fresh random partial rows (with NaN, ±inf and −0.0 in
+    some columns), dw and db: bit for bit ``model_sums``, where the order of the
+    segments matters (the model with segments 1 and 2 swapped differs); a column of −0.0
+    sums to +0."""
+    shape = column_sums_grid(N)
+    assert (shape.row_warps, shape.column_warps) == (row_warps, column_warps)
+    rng = np.random.default_rng()
+    _, sums = K.compiled_backward(name, 8, N, dtype, **I)
+    assert (sums.grid, sums.block) == (-(-N // (32 * column_warps)), 32 * row_warps * column_warps)
+    partials = [(rng.standard_normal((P, N)) * rng.uniform(0.5, 8, (P, 1))).astype(np.float32) for _ in range(2)]
+    partials[0][:, 1] = -0.0
+    partials[0][P // 3, 2], partials[0][P - 1, 3], partials[0][[0, P - 1], 4] = np.nan, np.inf, (np.inf, -np.inf)
+    partials[0][P // 2, 5] = -np.inf
+    arrays = partials[: 2 if name == "layernorm_backward" else 1]
+    outs = [np.empty(N, np.uint16 if dtype == "bf16" else np.float32) for _ in arrays]
+    sums.kernel.launch(sums.grid, sums.block, *arrays, *outs, P)
+    for got, part in zip(outs, arrays):
+        with np.errstate(invalid="ignore"):
+            got, want = as_f64(got), as_f64(to_dtype(model_sums(part, row_warps), dtype))
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+        keep = ~np.isnan(want)
+        assert got[keep].tobytes() == want[keep].tobytes()
+    first = as_f64(outs[0])
+    assert np.isnan(first[[2, 4]]).all() and first[3] == np.inf and first[5] == -np.inf
+    assert first[1] == 0 and not np.signbit(first[1])
+    S = -(-P // (row_warps * 32)) * 32
+    if dtype == "f32" and P > 2 * S:  # three segments: the order of the last two shows in the bits
+        swapped = np.concatenate([partials[0][:S], partials[0][2 * S: 3 * S], partials[0][S: 2 * S],
+                                  partials[0][3 * S:]])
+        with np.errstate(invalid="ignore"):
+            assert model_sums(swapped, row_warps)[6:].tobytes() != outs[0][6:].tobytes()
 
 
 @pytest.mark.parametrize("overrides", [{}, {"warps": 2, "rows": 1}, {"warps": 16, "rows": 1}],
@@ -385,7 +447,8 @@ def test_compiled_backward_binds_device_arrays_in_the_documented_order(fake, tmp
     rows, sums = K.compiled_backward("rmsnorm_backward", 64, 1000, "bf16", backend="cuda", ctas=5)
     assert (rows.grid, rows.block, rows.signature) == (
         5, 128, "rmsnorm_backward(dy, x, weight, rstd, dx, dw_partials, partial_rows, rows)")
-    assert (sums.grid, sums.block, sums.signature) == (8, 128, "column_sums(dw_partials, dw, P)")
+    # the column sums at N = 1000: 32 CTAs of 32 columns, 16 warps over the partial rows
+    assert (sums.grid, sums.block, sums.signature) == (32, 512, "column_sums(dw_partials, dw, P)")
     assert len(list((tmp_path / "by-name").iterdir())) == 2
     other, _ = K.compiled_backward("rmsnorm_backward", 9, 1000, "bf16", backend="cuda", ctas=3)
     assert other.kernel is rows.kernel and other.grid == 3  # another M and ctas: the same kernel
@@ -402,7 +465,7 @@ def test_compiled_backward_binds_device_arrays_in_the_documented_order(fake, tmp
     sums.kernel.bind(sums.grid, sums.block, partials, dw, 20)()
     pointers = [a.host.ctypes.data for a in (dy, x, w, rstd, dx, partials)]
     assert seen == [[*pointers, 20, 64], [partials.host.ctypes.data, dw.host.ctypes.data, 20]]
-    assert [launch[:2] for launch in fake.launches[-2:]] == [((5, 1, 1), (128, 1, 1)), ((8, 1, 1), (128, 1, 1))]
+    assert [launch[:2] for launch in fake.launches[-2:]] == [((5, 1, 1), (128, 1, 1)), ((32, 1, 1), (512, 1, 1))]
 
 
 def test_no_rows_give_an_empty_dx_and_zero_sums():

@@ -42,7 +42,7 @@ from ..ir import ir
 from ..vocab import DEFAULT_CHIP, WARP_SIZE
 from .plan import RowPlan
 from .rows import Rows, row_kernel
-from .training import SUM_COLUMNS, SUM_ROWS, SUM_V, SUM_WARPS
+from .training import SUM_ROWS, SUM_V, column_sums_grid
 
 
 def softmax_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
@@ -151,33 +151,54 @@ def layernorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas
 
 
 def column_sums(P: int | None, N: int, dtype: str, names=("DWP",), chip: str = DEFAULT_CHIP):
-    """Out[c] = Σ_p In[p, c] for each of ``names`` (P × N f32 partial rows): added in the
-    order p = 0, 1, ..., P − 1 from +0 in f32, the result in ``dtype``. Each thread owns
-    SUM_V columns; CTA c the SUM_COLUMNS from c · SUM_COLUMNS. P None: any P, the last
-    argument (``P``, index)."""
+    """Out[c] = Σ_p In[p, c] for each of ``names`` (P × N f32 partial rows), in f32, the
+    result in ``dtype``, in the order of docs/training-kernels.md: with the shape
+    ``column_sums_grid(N)`` (Wc column warps, Wr row warps a CTA), row warp r adds the
+    segment of partial rows r·S, ..., r·S + S − 1 (S: ``Sums.segment(P)``; rows past P
+    read as +0) in order from +0, SUM_ROWS loaded at once; then ``tile.reduce`` (cta
+    scope, sum) folds the Wr warp sums in ascending warp order (Wr 1: p = 0, ..., P − 1
+    from +0 in one chain). Each thread owns SUM_V columns, a warp 32 · SUM_V side by side,
+    CTA c the ``columns`` from c · columns. P None: any P, the last argument (``P``,
+    index)."""
+    shape = column_sums_grid(N)
+    Wc, Wr = shape.column_warps, shape.row_warps
     outs = [n[:-1] for n in names]  # DWP -> DW
     rows = "?" if P is None else P
     args = [(n, f"memref<{rows}x{N}xf32>") for n in names] + [(o, f"memref<{N}x{dtype}>") for o in outs]
     args += [("P", "index")] if P is None else []
-    threads = f"{SUM_WARPS}, {WARP_SIZE}, {SUM_V}"  # the warps, the lanes, a thread's columns
-    tile_layout = f"S[({SUM_ROWS}, ({threads})) : ({SUM_V}, (1@warpid, 1@laneid, 1))]"
-    row_layout = f"S[(({threads})) : ((1@warpid, 1@laneid, 1))]"
-    with build.kernel("column_sums", args, chip=chip, known_block_size=SUM_WARPS * WARP_SIZE, align=16) as k:
+    tile_layout = f"S[({SUM_ROWS}, ({WARP_SIZE}, {SUM_V})) : ({SUM_V}, (1@laneid, 1))]"  # a warp's rows
+    cols, col_strides = f"({Wc}, {WARP_SIZE}, {SUM_V})", "(1@warpid, 1@laneid, 1)"  # a CTA's columns
+    sums_layout = f"S[({Wr}, {cols}) : ({Wc}@warpid, {col_strides})]"  # one sum a row warp
+    row_layout = f"S[({cols}) : ({col_strides})]" + (f" + R[{Wr} : {Wc}@warpid]" if Wr > 1 else "")
+    with build.kernel("column_sums", args, chip=chip, known_block_size=shape.threads, align=16) as k:
         if P is None:
             dynamic_dims.mark(k.func, {i: [len(args) - 1] for i in range(len(names))})
             P = k.args["P"]
-        first = arith.muli(k.block_id(), k.index(SUM_COLUMNS))
+        P = k.index(P)
+        first = arith.muli(k.block_id(), k.index(shape.columns))
+        warp = k.warp_id()
+        column = arith.addi(first, arith.muli(arith.remui(warp, k.index(Wc)), k.index(WARP_SIZE * SUM_V)))
+        # S = ceil(P / (Wr · SUM_ROWS)) · SUM_ROWS, and row warp r's segment from r · S
+        runs = arith.divui(arith.addi(P, k.index(Wr * SUM_ROWS - 1)), k.index(Wr * SUM_ROWS))
+        segment = arith.muli(runs, k.index(SUM_ROWS))
+        start = arith.muli(arith.divui(warp, k.index(Wc)), segment)
         zero = k.constant(0.0, f"vector<{SUM_V}xf32>")
         tiles = [k.registers([SUM_ROWS * SUM_V], "f32") for _ in names]
-        for p0, accs, totals in k.range(0, P, SUM_ROWS, carry=[zero] * len(names)):
-            sums = []
+        for p0, accs, totals in k.range(0, segment, SUM_ROWS, carry=[zero] * len(names)):
+            row, sums = arith.addi(start, p0), []
             for name, tile, acc in zip(names, tiles, accs):
-                ops.copy(tile, k.args[name], [p0, first], exec_scope="cta", layout=tile_layout)
-                for u in range(SUM_ROWS):  # in order: row p0 + u
+                ops.copy(tile, k.args[name], [row, column], exec_scope="warp", layout=tile_layout)
+                for u in range(SUM_ROWS):  # in order: row start + p0 + u
                     acc = arith.addf(acc, k.vload(tile, u * SUM_V, SUM_V))
                 sums.append(acc)
             k.yield_(*sums)
         for out, total in zip(outs, totals):
+            if Wr > 1:  # the row warps' sums, in ascending warp order
+                mine, folded = k.registers([SUM_V], "f32"), k.registers([SUM_V], "f32")
+                k.vstore(total, mine, 0)
+                ops.reduce(folded, mine, kind="sum", exec_scope="cta", axes=[0], src_layout=sums_layout,
+                           dst_layout=row_layout)
+                total = k.vload(folded, 0, SUM_V)
             result = k.registers([SUM_V], dtype)
             k.vstore(k.cast(total, dtype), result, 0)
             ops.copy(k.args[out], result, [first], exec_scope="cta", layout=row_layout)

@@ -37,21 +37,63 @@ from .library import Compiled, _host, _is_torch, _summary, _to_torch, rows_of
 from .plan import TABLES, RowPlan, plan, registers_table
 
 __all__ = ["BACKWARD", "BACKWARD_ELEMENTS", "BACKWARD_TABLES", "CTAS_PER_SM", "SMS", "backward_plan",
-           "column_sums_grid", "compiled_backward", "default_ctas", "partial_rows", "run_backward", "text_backward"]
+           "Sums", "column_sums_grid", "compiled_backward", "default_ctas", "partial_rows", "run_backward", "text_backward"]
 
 SMS = 132  # the H200's streaming multiprocessors
 CTAS_PER_SM = 2  # of up to 512 threads; one of 1024 (it holds the SM's registers)
 
-# The column sums' CTA (``backward.column_sums``): SUM_WARPS warps, each thread SUM_V f32
-# columns, SUM_ROWS partial rows loaded at once (their adds in order): 32 loads in flight
-# per thread, so a column's chain of P partial rows takes P / 32 round trips to memory.
+# The column sums' CTA (``backward.column_sums``): each thread SUM_V f32 columns,
+# SUM_ROWS partial rows loaded at once (their adds in order): 32 loads in flight per
+# thread, so a chain of S partial rows takes S / 32 round trips to memory. A CTA's warps
+# lie over its columns (``Sums.column_warps``) and over the partial rows
+# (``Sums.row_warps``: each sums its own segment, docs/training-kernels.md); the grid
+# aims at SUM_GRID_WARPS warps in all, with at most SUM_MAX_WARPS a CTA.
 SUM_WARPS, SUM_V, SUM_ROWS = 4, 1, 32
-SUM_COLUMNS = SUM_WARPS * WARP_SIZE * SUM_V
+SUM_MAX_WARPS = 16  # 512 threads: 128 registers a thread (two arrays take 64 for their tiles)
+SUM_GRID_WARPS = 16 * SMS
 
 
-def column_sums_grid(N: int) -> tuple[int, int]:
-    """(CTAs, threads) of the column sums over N columns."""
-    return -(-N // SUM_COLUMNS), SUM_WARPS * WARP_SIZE
+@dataclass(frozen=True)
+class Sums:
+    """The column sums' shape over N columns: ``column_warps`` warps side by side over a
+    CTA's columns (SUM_V a thread), ``row_warps`` over the partial rows (each its own
+    segment of them), warp w of the CTA at column warp w mod column_warps and row warp
+    w // column_warps."""
+
+    N: int
+    column_warps: int
+    row_warps: int
+
+    @property
+    def columns(self) -> int:
+        """The columns of a CTA."""
+        return self.column_warps * WARP_SIZE * SUM_V
+
+    @property
+    def grid(self) -> int:
+        return -(-self.N // self.columns)
+
+    @property
+    def threads(self) -> int:
+        return self.column_warps * self.row_warps * WARP_SIZE
+
+    def segment(self, P: int) -> int:
+        """The partial rows of each row warp's segment: P split in ``row_warps`` runs of
+        whole SUM_ROWS (the last ones short, or empty, where P is short)."""
+        return -(-P // (self.row_warps * SUM_ROWS)) * SUM_ROWS
+
+
+def column_sums_grid(N: int) -> Sums:
+    """The column sums' shape over N columns: row warps, the largest power of two up to
+    SUM_MAX_WARPS that keeps the grid's warps (one warp of columns per 32 · SUM_V
+    columns, times the row warps) within SUM_GRID_WARPS; SUM_WARPS warps a CTA where
+    they fit over the columns (row warps 1 over 4 column warps: long rows keep one
+    chain per column), else 1 column warp."""
+    warp_columns = -(-N // (WARP_SIZE * SUM_V))
+    row_warps = 1
+    while row_warps < SUM_MAX_WARPS and warp_columns * row_warps * 2 <= SUM_GRID_WARPS:
+        row_warps *= 2
+    return Sums(N, max(1, SUM_WARPS // row_warps), row_warps)
 
 
 @dataclass(frozen=True)
@@ -167,10 +209,10 @@ def _compiled_backward(spec: Backward, M: int, N: int, dtype: str, backend: str,
         if most:
             G = min(G, most * p.CL)
     sums = library._kernel("column_sums", None, p, backend, chip, (("arrays", spec.sums),))
-    grid, block = column_sums_grid(N)
+    shape = column_sums_grid(N)
     outs = ", ".join([*("dw_partials", "db_partials")[: spec.sums], *("dw", "db")[: spec.sums], "P"])
     return (Compiled(rows, G, p.threads, p, backend, spec.signature),
-            Compiled(sums, grid, block, p, backend, f"column_sums({outs})"))
+            Compiled(sums, shape.grid, shape.threads, p, backend, f"column_sums({outs})"))
 
 
 def text_backward(name: str, M: int, N: int, dtype: str = "f32", *, chip: str = DEFAULT_CHIP,
