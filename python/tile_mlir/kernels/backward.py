@@ -23,8 +23,9 @@ two kernels and a fixed order (docs/training-kernels.md):
    one chunk per row (K = 1) the accumulators are registers; with K > 1 they are the
    CTA's own partial rows in global memory, read and written chunk by chunk by the thread
    that owns each column (no other thread touches them, so no race).
-2. ``column_sums`` adds the G·R partial rows of each column in order 0, 1, 2..., from +0,
-   in f32, and writes dW (and dB) in the dtype.
+2. ``column_sums`` adds the G·R partial rows of each column in f32, each of its row warps
+   a contiguous segment of them in order from +0, then the segments' sums in ascending
+   order (``training.column_sums_grid``), and writes dW (and dB) in the dtype.
 
 No atomics: the same inputs and G give the same bits on every run.
 
