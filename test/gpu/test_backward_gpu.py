@@ -4,7 +4,8 @@ K.layer_norm_backward) on the GPU, at issue 19's benchmark shapes (4096x4096,
 and bf16, on CUDA tensors (zero copy): against torch's autograd of the
 forward in float64 (relative L2 error < 1e-5 for f32, < twice bf16's rounding for bf16),
 softmax's and logsumexp's special rows (first rows) against their float64 formulas, and
-dw, db the same bits on two runs.
+dw, db the same bits on two runs; and the column sums alone bit for bit their documented
+order (``testing.fused.model_sums``) on random partial rows.
 
 The statistics the backward takes (y, l, rstd, mean) come from torch in f32, rounded to
 the dtype where the contract has them in it (y, l). logsumexp's l in bf16 carries bf16's
@@ -20,7 +21,8 @@ import numpy as np
 import pytest
 from tile_mlir import kernels as K
 from tile_mlir.runtime import gpu_available
-from tile_mlir.testing.fused import BACKWARD_SHAPES, DTYPES, special_rows
+from tile_mlir.kernels.training import column_sums_grid, partial_rows
+from tile_mlir.testing.fused import BACKWARD_SHAPES, DTYPES, TORCH_GPU_SHAPES, model_sums, special_rows, to_dtype
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -108,3 +110,35 @@ def test_norm_backward_against_autograd_and_the_same_bits_twice(name, M, N, dtyp
         if label != "dx":
             assert torch.equal(got.view(torch.int16 if dtype == "bf16" else torch.int32),
                                again.view(torch.int16 if dtype == "bf16" else torch.int32)), f"{label}: bits differ"
+
+
+# The shapes whose column sums prepare compiles: issue 19's and tile_mlir.torch's (4096 x
+# 512: the RMSNorm of benchmarks/train_step.py).
+SUMS_SHAPES = [(M, N, dtype) for M, N in BACKWARD_SHAPES for dtype in DTYPES] + list(TORCH_GPU_SHAPES)
+
+
+@pytest.mark.parametrize("M, N, dtype", SUMS_SHAPES, ids=lambda v: str(v))
+@pytest.mark.parametrize("name", ["rmsnorm_backward", "layernorm_backward"])
+def test_column_sums_are_the_documented_order_bit_for_bit(name, M, N, dtype, seed):
+    """The column sums alone, on random f32 partial rows (a column of −0.0, one with NaN,
+    one with +inf): P of the default grid, and a P that ends inside a segment, dw (and
+    db) bit for bit ``model_sums`` (NaN where it is NaN)."""
+    rows, sums = K.compiled_backward(name, M, N, dtype, backend="cuda")
+    shape = column_sums_grid(N)
+    assert (sums.grid, sums.block) == (shape.grid, shape.threads)
+    g = generator(name, M, N, dtype, seed)
+    for P in (partial_rows(rows.grid, rows.plan), 777 if N <= 16384 else 77):
+        arrays = 2 if name == "layernorm_backward" else 1
+        partials = [torch.randn(P, N, generator=g, device="cuda") * 4 for _ in range(arrays)]
+        partials[0][:, 1], partials[0][P // 2, 2], partials[0][P - 1, 3] = -0.0, float("nan"), float("inf")
+        outs = [torch.empty(N, device="cuda", dtype=TORCH[dtype]) for _ in partials]
+        sums.kernel.launch(sums.grid, sums.block, *partials, *outs, P)
+        torch.cuda.synchronize()
+        for part, out in zip(partials, outs):
+            want = model_sums(part.cpu().numpy(), shape.row_warps)
+            got = out.float().cpu().numpy()
+            assert np.array_equal(np.isnan(got), np.isnan(want)), f"{name} {N} P={P}: NaN columns differ (seed {seed})"
+            keep, unsigned = ~np.isnan(want), np.uint16 if dtype == "bf16" else np.uint32
+            got_bits = out.view(torch.int16 if dtype == "bf16" else torch.int32).cpu().numpy().view(unsigned)
+            want_bits = to_dtype(want, dtype).view(unsigned)
+            assert np.array_equal(got_bits[keep], want_bits[keep]), f"{name} {N} {dtype} P={P}: bits (seed {seed})"

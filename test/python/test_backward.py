@@ -14,7 +14,7 @@ from tile_mlir import LaunchError, OptionError
 from tile_mlir import kernels as K
 from tile_mlir.kernels.plan import registers_table
 from tile_mlir.kernels.training import column_sums_grid, run_backward
-from tile_mlir.testing.fused import as_f64, to_dtype
+from tile_mlir.testing.fused import as_f64, model_sums, to_dtype
 
 I = {"backend": "interpreter"}
 BF16_ROUNDING = 2.0**-9  # bf16's unit roundoff: 8 bits of significand
@@ -239,25 +239,6 @@ def model_column_sums(dy, xhat, R, ctas):
                 exact = dy[row].astype(np.float64) * xhat[row].astype(np.float64) + partials[p].astype(np.float64)
                 partials[p] = exact.astype(np.float32)  # an fma: one rounding (from float64)
     return model_sums(partials, column_sums_grid(N).row_warps)
-
-
-def model_sums(partials, row_warps):
-    """The column sums of the P × N f32 ``partials`` as docs/training-kernels.md orders
-    them: segments of S = ⌈P / (row_warps · 32)⌉ · 32 rows, segment r the rows r·S ...
-    r·S + S − 1 below P, each added in order from +0; then the segment sums added in
-    ascending r (from the first)."""
-    P = len(partials)
-    S = -(-P // (row_warps * 32)) * 32
-    segments = []
-    for r in range(row_warps):
-        acc = np.zeros(partials.shape[1], np.float32)
-        for p in range(r * S, min(r * S + S, P)):
-            acc = acc + partials[p]
-        segments.append(acc)
-    total = segments[0]
-    for acc in segments[1:]:
-        total = total + acc
-    return total
 
 
 # (N, P, row warps, column warps): 16 row warps with P = 40 (segments of 32: the second

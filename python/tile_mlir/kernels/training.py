@@ -36,8 +36,8 @@ from . import library
 from .library import Compiled, _host, _is_torch, _summary, _to_torch, rows_of
 from .plan import TABLES, RowPlan, plan, registers_table
 
-__all__ = ["BACKWARD", "BACKWARD_ELEMENTS", "BACKWARD_TABLES", "CTAS_PER_SM", "SMS", "backward_plan",
-           "Sums", "column_sums_grid", "compiled_backward", "default_ctas", "partial_rows", "run_backward", "text_backward"]
+__all__ = ["BACKWARD", "BACKWARD_ELEMENTS", "BACKWARD_TABLES", "CTAS_PER_SM", "SMS", "Sums", "backward_plan",
+           "column_sums_grid", "compiled_backward", "default_ctas", "partial_rows", "run_backward", "text_backward"]
 
 SMS = 132  # the H200's streaming multiprocessors
 CTAS_PER_SM = 2  # of up to 512 threads; one of 1024 (it holds the SM's registers)

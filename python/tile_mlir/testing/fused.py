@@ -3,7 +3,8 @@ layernorm, logsumexp), shared by the interpreter tests (test/python/test_fused.p
 GPU tests (test/gpu/test_fused_gpu.py) and ``python -m tile_mlir.kernels``: random
 inputs, their conversions to and from bf16 bits, the check against a float64 reference,
 rows of special values and what each kernel must give for them (docs/fused-kernels.md,
-"Special values"), and the shapes the GPU tests run. numpy only.
+"Special values"), the shapes the GPU tests run, and the norms' backward column sums in
+their documented order (``model_sums``). numpy only.
 """
 
 import numpy as np
@@ -122,3 +123,22 @@ CE_GPU_CASES = [(name, M, V, dtype) for name in ("cross_entropy", "cross_entropy
 # RMSNorm of benchmarks/train_step.py, whose cross-entropy is CE_GPU_SHAPES' first): every
 # kernel of tile_mlir.kernels.SPECS but cross-entropy's, compiled ahead by prepare.
 TORCH_GPU_SHAPES = ((256, 1024, "f32"), (256, 1024, "bf16"), (4096, 512, "f32"))
+
+
+def model_sums(partials, row_warps: int) -> np.ndarray:
+    """The column sums of the P × N f32 ``partials`` in the order docs/training-kernels.md
+    gives (dw and db, step 2), in numpy f32: segments of S = ⌈P / (row_warps · 32)⌉ · 32
+    rows, segment r the rows r·S ... r·S + S − 1 below P, each added in order from +0;
+    then the segment sums added in ascending r (from the first)."""
+    P, N = partials.shape
+    S = -(-P // (row_warps * 32)) * 32
+    segments = []
+    for r in range(row_warps):
+        acc = np.zeros(N, np.float32)
+        for p in range(r * S, min(r * S + S, P)):
+            acc = acc + partials[p]
+        segments.append(acc)
+    total = segments[0]
+    for acc in segments[1:]:
+        total = total + acc
+    return total
