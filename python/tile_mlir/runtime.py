@@ -304,6 +304,11 @@ class CudaKernel:
             call()
 
     @functools.cached_property
+    def memref_align(self) -> int:
+        """The largest alignment in bytes that the kernel asks of a memref argument."""
+        return max((a.align for a in self.signature.args if a.kind == "memref"), default=1)
+
+    @functools.cached_property
     def _trusted(self) -> tuple:
         """Per argument: None for a memref, else the ctypes view of its slot."""
         if any(a.kind == "scalar" and a.dtype in ("float16", "bfloat16") for a in self.signature.args):

@@ -284,7 +284,7 @@ class _Fast:
         self.kernel, self.grid, self.block = c.kernel, c.grid, c.block
         self.M, self.nparams, self.eps = math.prod(shape[:-1]), len(spec.params), spec.eps
         self.outputs = tuple(role for _, role in spec.outputs)
-        self.align = max(a.align for a in c.kernel.signature.args if a.kind == "memref")
+        self.align = c.kernel.memref_align
         self.stat, self.torch, self.device = torch.float32, torch, device
         self.row_shape = None if len(shape) == 2 else shape[:-1]  # a statistic's shape, where not (M,)
 
@@ -317,6 +317,27 @@ class _Fast:
         if self.row_shape is not None:
             return tuple(o if role == "rows" else o.view(self.row_shape) for o, role in zip(outs, self.outputs))
         return tuple(outs)
+
+
+def launch_tensors(kernel, grid: int, block: int, stream: int, args) -> None:
+    """``kernel.launch(grid, block, *args, stream=stream)`` for torch CUDA tensors whose
+    dtypes and shapes the caller has checked (or made) and Python numbers of the scalars'
+    kinds: through ``CudaKernel.launch_trusted`` where every tensor is on device 0,
+    contiguous and aligned as the kernel asks, else the whole launch and its checks."""
+    trusted = getattr(kernel, "launch_trusted", None)
+    if trusted is not None:
+        align, values = kernel.memref_align, []
+        for a in args:
+            if type(a) is int or type(a) is float:
+                values.append(a)
+                continue
+            pointer = a.data_ptr()
+            if pointer % align or a.get_device() or not a.is_contiguous():
+                break
+            values.append(pointer)
+        else:
+            return trusted(grid, block, stream, values)
+    kernel.launch(grid, block, *args, stream=stream)
 
 
 def _numpy_dtype(a: np.ndarray) -> str:

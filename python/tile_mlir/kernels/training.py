@@ -33,7 +33,7 @@ from ..arrays import torch_stream
 from ..errors import LaunchError, OptionError
 from ..vocab import DEFAULT_CHIP, DTYPE_BYTES, MAX_CLUSTER_CTAS, WARP_SIZE
 from . import library
-from .library import Compiled, _host, _is_torch, _summary, _to_torch, rows_of
+from .library import Compiled, _host, _is_torch, _summary, _to_torch, launch_tensors, rows_of
 from .plan import TABLES, RowPlan, plan, registers_table
 
 __all__ = ["BACKWARD", "BACKWARD_ELEMENTS", "BACKWARD_TABLES", "CTAS_PER_SM", "SMS", "Sums", "backward_plan",
@@ -286,10 +286,11 @@ def _on_device(spec: Backward, arrays, M, N, dtype, ctas, overrides):
         P = partial_rows(rows.grid, rows.plan)
         partials = [x.new_empty((P, N), dtype=torch.float32) for _ in sums]
         stream = torch_stream(x.get_device())
-        rows.kernel.launch(rows.grid, rows.block, *flat, _flat(dx, (M, N), 2), *partials, *((P,) if sums else ()), M,
-                           stream=stream)
+        # checked above (dtypes, shapes), made contiguous, or made here
+        args = (*flat, _flat(dx, (M, N), 2), *partials, *((P,) if sums else ()), M)
+        launch_tensors(rows.kernel, rows.grid, rows.block, stream, args)
         if total is not None:
-            total.kernel.launch(total.grid, total.block, *partials, *sums, P, stream=stream)
+            launch_tensors(total.kernel, total.grid, total.block, stream, (*partials, *sums, P))
     return dx if not sums else (dx, *sums)
 
 
