@@ -141,6 +141,55 @@ class ArgBest(Combiner):
         v, i = values
         return [emit.canonical_nan(v) if emit.is_float(v.type) else v, i]
 
+    # --- a thread's own fold in two phases (``registers.fold_registers``) ---------------
+
+    def two_phase(self) -> bool:
+        """Whether a thread folds its own elements in two phases
+        (``registers.fold_registers``): the best value, then the first index that holds
+        it. Integers, f32, f16 and bf16; not f64, whose maximum has no one PTX
+        instruction (``max.NaN`` is f32/f16/bf16 only)."""
+        return str(self.types[0]) != "f64"
+
+    def best(self, a: ir.Value, b: ir.Value) -> ir.Value:
+        """The value phase's combine, of two values or two vectors of them:
+        ``maximumf``/``minimumf`` (PTX ``max.NaN``/``min.NaN``), ``maxsi``/``minsi``.
+        Of numbers it gives the operand with the best value, but of -0 and +0 it gives
+        +0 (argmin: -0), not the first."""
+        ops = emit.FLOAT_COMBINE if emit.is_float(self.types[0]) else emit.INT_COMBINE
+        return ops["maximum" if self.kind == "argmax" else "minimum"](a, b)
+
+    def local_index(self, plan, r) -> ir.Value:
+        """``element``'s index of src register ``r``, less the thread's part
+        (``with_thread``): a constant once the fold is unrolled."""
+        return _index_value(plan.reduced_index(r), self.types[1])
+
+    def with_thread(self, local: ir.Value) -> ir.Value:
+        """The index ``local`` (``local_index``) plus the thread's part."""
+        if isinstance(self.thread_base, int):
+            return local
+        return arith.addi(local, _index_value(self.thread_base, self.types[1]))
+
+    def sure(self, best: ir.Value) -> ir.Value | None:
+        """Whether the value phase's ``best`` is a number other than a zero (``one(best,
+        0)``): then the elements that hold it are those equal to it (``equal``), with
+        its bits. None for integers: always."""
+        if not emit.is_float(self.types[0]):
+            return None
+        return arith.cmpf(arith.CmpFPredicate.ONE, best, arith.constant(best.type, 0.0))
+
+    def equal(self, x: ir.Value, y: ir.Value) -> ir.Value:
+        """``oeq(x, y)``, ``eq`` for integers (of vectors too)."""
+        if emit.is_float(self.types[0]):
+            return arith.cmpf(arith.CmpFPredicate.OEQ, x, y)
+        return arith.cmpi(arith.CmpIPredicate.eq, x, y)
+
+    def holds(self, x: ir.Value, best: ir.Value) -> ir.Value:
+        """Whether element ``x`` (or each of a vector) holds ``best``, the value phase's
+        result, whatever it is: ``oeq(x, best) or uno(x, x)``. If ``best`` is a NaN,
+        some element is, and only the NaNs hold it; if not, no element is a NaN, and
+        only those equal to it hold it (both zeros, if it is a zero)."""
+        return arith.ori(self.equal(x, best), arith.cmpf(arith.CmpFPredicate.UNO, x, x))
+
 
 class Function(Combiner):
     """A combiner function (a ``func.func`` of pure ops): its body, cloned at each combine
