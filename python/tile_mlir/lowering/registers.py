@@ -190,12 +190,12 @@ def _fold_two_phase(plan: Plan, srcs, bases) -> list[list[ir.Value]]:
     the fold's order (linear or tree: of numbers the best one, else a NaN, in any
     order). The index: the elements from the last to the first, ``idx =
     select(holds(x_r, best), index_r, idx)``, which leaves the first index that holds
-    ``best`` (``_scan_first``). Where ``best`` is a number other than a zero
-    (``ArgBest.sure``; always, for integers), the value is ``best`` and holding it is
-    ``ArgBest.equal``. Else (an ``scf.if``, for any slot: a NaN, or a zero of a sign
-    that may not be the first zero's) holding it is ``ArgBest.holds``, and the same
-    scan selects the value too."""
-    comb, (src,), R = plan.combiner, srcs, plan.R
+    ``best`` (``_scan_first``). Where every slot's ``best`` is a number other than a
+    zero (``ArgBest.sure``; always, for integers), the value is ``best`` and holding it
+    is ``ArgBest.equal``. Else (an ``scf.if``: a NaN, or a zero of a sign that may not
+    be the first zero's) holding it is ``ArgBest.holds``, and the same scan selects the
+    value too."""
+    comb, (src,) = plan.combiner, srcs
     with name("tile.reduce.fold.value"):
         bests = _best_values(plan, src, bases)
 
@@ -205,20 +205,24 @@ def _fold_two_phase(plan: Plan, srcs, bases) -> list[list[ir.Value]]:
     def both(base, r):
         return [plan.load(src, base, r), comb.local_index(plan, r)]
 
+    def sure_pairs():  # (best, idx) of each slot
+        found = _scan_first(plan, src, bases, bests, index, comb.equal)
+        return [[best, idx] for best, (idx,) in zip(bests, found)]
+
     sure = [s for s in map(comb.sure, bests) if s is not None]
     with name("tile.reduce.fold.index"):
         if not sure:
-            pairs = [[best, idx] for best, (idx,) in zip(bests, _scan_first(plan, src, bases, bests, index, comb.equal))]
+            pairs = sure_pairs()
         else:
             cond = sure[0]
             for s in sure[1:]:
                 cond = arith.andi(cond, s)
             branch = scf.IfOp(cond, [t for _ in bases for t in comb.types], has_else=True)
             with ir.InsertionPoint(branch.then_block):
-                found = _scan_first(plan, src, bases, bests, index, comb.equal)
-                scf.yield_([v for best, (idx,) in zip(bests, found) for v in (best, idx)])
+                scf.yield_([v for pair in sure_pairs() for v in pair])
             with ir.InsertionPoint(branch.else_block):
-                scf.yield_([v for pair in _scan_first(plan, src, bases, bests, both, comb.holds) for v in pair])
+                unsure = [comb.unsure_best(best) for best in bests]
+                scf.yield_([v for pair in _scan_first(plan, src, bases, unsure, both, comb.holds) for v in pair])
             pairs = _chunks(list(branch.results), 2)
         return [[v, comb.with_thread(i)] for v, i in pairs]
 
@@ -229,7 +233,6 @@ def _scan_first(plan: Plan, src, bases, bests, pick, holds) -> list[list[ir.Valu
     select(holds(x_r, best), pick(base, r), out)`` from ``pick(base, R - 1)``. With
     ``_paired``, the pairs from the last to the first, the two elements of one compared
     at once (``vector<2 x T>``: PTX ``setp.eq.bf16x2``), x_(r+1) first."""
-    R = plan.R
     step = 2 if _paired(plan) else 1
     vtype = ir.VectorType.get([2], plan.combiner.types[0])
     splats = [vector.broadcast(vtype, best) for best in bests] if step == 2 else bests
@@ -240,13 +243,12 @@ def _scan_first(plan: Plan, src, bases, bests, pick, holds) -> list[list[ir.Valu
     def scan(base, best, out, r):  # the item at r (an element, or the pair r, r + 1)
         if step == 1:
             return take(holds(plan.load(src, base, r), best), base, r, out)
-        second = emit.add_slots(r, 1)
-        held = holds(vector.from_elements(vtype, [plan.load(src, base, r), plan.load(src, base, second)]), best)
-        out = take(vector.extract(held, [], [1]), base, second, out)
+        held = holds(_pair(plan, src, base, r), best)
+        out = take(vector.extract(held, [], [1]), base, emit.add_slots(r, 1), out)
         return take(vector.extract(held, [], [0]), base, r, out)
 
-    outs = [pick(base, R - 1) for base in bases]
-    top = R - step if step == 2 else R - 2  # the first item scanned
+    outs = [pick(base, plan.R - 1) for base in bases]
+    top = plan.R - 2  # the first item scanned (the last element is outs')
     if plan.fold == "tree":
         for r in range(top, -1, -step):
             outs = [scan(base, best, out, r) for base, best, out in zip(bases, splats, outs)]
@@ -267,18 +269,15 @@ def _best_values(plan: Plan, src, bases) -> list[ir.Value]:
     ``vector<2 x T>`` pairs (PTX ``max.NaN.bf16x2``), the two lanes combined last."""
     comb, R = plan.combiner, plan.R
     pairs = _paired(plan)
-    if pairs:
-        vtype = ir.VectorType.get([2], comb.types[0])
+    step = 2 if pairs else 1
 
-        def item(base, r):  # <x_r, x_(r+1)>
-            return vector.from_elements(vtype, [plan.load(src, base, r), plan.load(src, base, emit.add_slots(r, 1))])
-        count, step = R // 2, 2
-    else:
-        item, count, step = (lambda base, r: plan.load(src, base, r)), R, 1
+    def item(base, r):
+        return _pair(plan, src, base, r) if pairs else plan.load(src, base, r)
+
     if plan.fold == "tree":
         folded = [fold_values(_Best(comb), [[item(base, r)] for r in range(0, R, step)], "tree")[0] for base in bases]
     else:
-        loop = emit.unrolled_for(step, count * step, [item(base, 0) for base in bases], step=step)
+        loop = emit.unrolled_for(step, R, [item(base, 0) for base in bases], step=step)
         with ir.InsertionPoint(loop.body):
             r = loop.induction_variable
             scf.yield_([comb.best(acc, item(base, r)) for base, acc in zip(bases, loop.inner_iter_args)])
@@ -286,6 +285,12 @@ def _best_values(plan: Plan, src, bases) -> list[ir.Value]:
     if not pairs:
         return folded
     return [comb.best(vector.extract(v, [], [0]), vector.extract(v, [], [1])) for v in folded]
+
+
+def _pair(plan: Plan, src, base, r) -> ir.Value:
+    """``<x_r, x_(r+1)>``, a ``vector<2 x T>`` (``_paired``)."""
+    vtype = ir.VectorType.get([2], plan.combiner.types[0])
+    return vector.from_elements(vtype, [plan.load(src, base, r), plan.load(src, base, emit.add_slots(r, 1))])
 
 
 def _paired(plan: Plan) -> bool:
