@@ -64,6 +64,11 @@ class Combiner:
     def result(self, plan, values: list[ir.Value]) -> list[ir.Value]:
         return values
 
+    def two_phase(self) -> bool:
+        """Whether a thread's own fold is ``registers._fold_two_phase`` (argmax/argmin),
+        not ``combine_in_order`` element by element."""
+        return False
+
 
 class Named(Combiner):
     """A named kind: one value, ``emit.combine``. NaN results are canonical: the f32, f16

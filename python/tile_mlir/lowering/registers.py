@@ -16,7 +16,8 @@ kind; ``combiner.py``); every fold here works on partials, with the op's ``Combi
   the registers folded into each of them, ``r`` in ``[0, R)``, in row-major
   order of the reduced coordinates. The src slot is ``slot(s) + slot(r)``; the
   dst slot uses the dst layout's iters (a compact dst is normal).
-* ``fold_registers``: the in-thread fold, ``linear`` (default) or ``tree``;
+* ``fold_registers``: the in-thread fold, ``linear`` (default) or ``tree`` (argmax and
+  argmin in two phases: ``_fold_two_phase``);
   ``fold_values``: the same two orders over a list of values.
 * ``finish``: ``accum`` (once) and the store.
 * ``emit_thread_wise`` and ``emit_across_lanes``: the two shapes of a lowering,
@@ -159,9 +160,12 @@ def fold_registers(plan: Plan, srcs, slots) -> list[list[ir.Value]]:
 
     tree: unrolled; level by level, element 2k is combined with element 2k+1
     (an odd last element moves up unchanged), until one partial is left.
+
+    argmax/argmin of bf16, f16 and integers fold in two phases instead, with the same
+    bits (``_fold_two_phase``).
     """
     bases = [plan.src_base(s) for s in slots]
-    if plan.R > 1 and getattr(plan.combiner, "two_phase", lambda: False)():
+    if plan.R > 1 and plan.combiner.two_phase():
         return _fold_two_phase(plan, srcs, bases)
     return _fold_in_order(plan, srcs, bases)
 
