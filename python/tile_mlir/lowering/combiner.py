@@ -152,13 +152,13 @@ class ArgBest(Combiner):
         """Whether a thread folds its own elements in two phases
         (``registers.fold_registers``): the best value, then the first index that holds
         it. 16-bit floats and integers. Not f64, whose maximum has no one PTX
-        instruction (``max.NaN`` is f32/f16/bf16 only), nor f32: there the in-order
-        fold's 4 SASS instructions an element (2 FSETP, FSEL, SEL) become 3 (FMNMX,
-        FSETP, SEL), but around the ``scf.if`` of a NaN or zero best ptxas no longer
-        puts the argmax benchmark's next chunk into the registers of this one, and
-        moves it there instead, one instruction a register: its chunk loop measured
-        155 and 232 SASS instructions against the in-order fold's 147 and 226 (16384x4096
-        W1 RB8 C4, 4096x16384 W4 RB1 C8), where bf16 went from 217 to 171."""
+        instruction (``max.NaN`` is f32/f16/bf16 only), nor f32, whose in-order fold
+        is short already (2 FSETP, FSEL and SEL an element, against FMNMX, FSETP and
+        SEL) and measured shorter in the argmax benchmark's chunk loop: 147 and 226
+        SASS instructions against at best 155 and 232 in two phases (16384x4096 W1 RB8
+        C4, 4096x16384 W4 RB1 C8; the ``scf.if`` of a NaN or zero best keeps ptxas from
+        loading the next chunk into this one's registers), where bf16 went from 217
+        to 172."""
         t = self.types[0]
         return not emit.is_float(t) or emit.bit_width(t) == 16
 
@@ -188,15 +188,6 @@ class ArgBest(Combiner):
         if not emit.is_float(self.types[0]):
             return None
         return arith.cmpf(arith.CmpFPredicate.ONE, best, arith.constant(best.type, 0.0))
-
-    def unsure_best(self, best: ir.Value) -> ir.Value:
-        """What a slot's elements are compared with where ``sure`` is false for some
-        slot: +0 if ``best`` is a zero (equal to both zeros, as ``best`` is), else
-        ``best``. The same elements hold it, but it is not ``best`` itself, so that LLVM
-        cannot compute ``equal(x, best)`` once before the ``scf.if`` for both branches
-        (ptxas then kept every element's predicate in a register)."""
-        is_zero = arith.cmpf(arith.CmpFPredicate.OEQ, best, arith.constant(best.type, 0.0))
-        return arith.select(is_zero, arith.constant(best.type, 0.0), best)
 
     def equal(self, x: ir.Value, y: ir.Value) -> ir.Value:
         """``oeq(x, y)``, ``eq`` for integers (of vectors too)."""

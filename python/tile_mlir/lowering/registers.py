@@ -225,8 +225,7 @@ def _fold_two_phase(plan: Plan, srcs, bases) -> list[list[ir.Value]]:
             with ir.InsertionPoint(branch.then_block):
                 scf.yield_([v for pair in sure_pairs() for v in pair])
             with ir.InsertionPoint(branch.else_block):
-                unsure = [comb.unsure_best(best) for best in bests]
-                scf.yield_([v for pair in _scan_first(plan, src, bases, unsure, both, comb.holds) for v in pair])
+                scf.yield_([v for pair in _scan_first(plan, src, bases, bests, both, comb.holds) for v in pair])
             pairs = _chunks(list(branch.results), 2)
         return [[v, comb.with_thread(i)] for v, i in pairs]
 
