@@ -7,9 +7,9 @@
 // through one scratch behind one barrier, as 32-bit words when their types differ.
 
 // Thread scope: argmax over registers; the index is the register's position, and a NaN
-// value is made canonical. The thread's own fold meets its registers in index order, so a
-// later one wins only if its value is greater, or a NaN after a number (the accumulator
-// left: ult, and the accumulator not a NaN); no index compare.
+// value is made canonical. An f32 (or f64) thread's own fold meets its registers in index
+// order, so a later one wins only if its value is greater, or a NaN after a number (the
+// accumulator left: ult, and the accumulator not a NaN); no index compare.
 // CHECK-LABEL: gpu.func @thread_argmax
 // CHECK-NOT:   gpu.shuffle
 // CHECK:       scf.for %[[R:.*]] = %c1 to %c4 step %c1 iter_args(%[[V:.*]] = %{{.*}}, %[[I:.*]] = %c0_i32) -> (f32, i32)
@@ -35,17 +35,65 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// Thread scope, argmax of 5 bf16 registers (an odd count: no pairs). A 16-bit float or an
+// integer folds a thread's own registers in two phases: the value (maximumf, which lets a
+// NaN win), then the index, the registers scanned from the last to the
+// first, each equal one selected, which leaves the first. Where the value is a number
+// other than a zero, equal is oeq and the value stays; else (a NaN, or a zero whose sign
+// may not be the first zero's) equal is oeq or uno, and the scan selects the value too.
+// CHECK-LABEL: gpu.func @thread_argmax_bf16
+// CHECK-NOT:   gpu.shuffle
+// CHECK:       %[[BEST:.*]] = scf.for %{{.*}} = %c1 to %c5 step %c1 iter_args(%[[V:.*]] = %{{.*}}) -> (bf16)
+// CHECK:         %[[X:.*]] = memref.load
+// CHECK:         arith.maximumf %[[V]], %[[X]] : bf16
+// CHECK:       %[[SURE:.*]] = arith.cmpf one, %[[BEST]], %{{.*}} : bf16
+// CHECK:       scf.if %[[SURE]] -> (bf16, i32)
+// CHECK:         scf.for %[[J:.*]] = %{{.*}} to %c4 step %{{.*}} iter_args(%[[I:.*]] = %c4_i32) -> (i32)
+// CHECK:           %[[R:.*]] = arith.subi %c3, %[[J]] : index
+// CHECK:           %[[Y:.*]] = memref.load %{{.*}}[%[[R]]]
+// CHECK:           %[[EQ:.*]] = arith.cmpf oeq, %[[Y]], %[[BEST]] : bf16
+// CHECK:           %[[YI:.*]] = arith.index_cast %[[R]] : index to i32
+// CHECK:           arith.select %[[EQ]], %[[YI]], %[[I]] : i32
+// CHECK:         scf.yield %[[BEST]], %{{.*}} : bf16, i32
+// CHECK:       } else {
+// CHECK:         scf.for {{.*}} -> (bf16, i32)
+// CHECK:           %[[EQ2:.*]] = arith.cmpf oeq
+// CHECK:           %[[NAN:.*]] = arith.cmpf uno
+// CHECK:           %[[HOLDS:.*]] = arith.ori %[[EQ2]], %[[NAN]] : i1
+// CHECK:           arith.select %[[HOLDS]], %{{.*}}, %{{.*}} : bf16
+// CHECK:           arith.select %[[HOLDS]], %{{.*}}, %{{.*}} : i32
+// CHECK:       arith.cmpf uno
+// CHECK:       memref.store
+// CHECK:       memref.store
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @thread_argmax_bf16(%dv: memref<1xbf16, #gpu.address_space<private>>, %di: memref<1xi32, #gpu.address_space<private>>, %src: memref<5xbf16, #gpu.address_space<private>>) kernel {
+      "tile.reduce"(%dv, %di, %src) {kind = "argmax", exec_scope = "thread", axes = array<i64: 0>} : (memref<1xbf16, #gpu.address_space<private>>, memref<1xi32, #gpu.address_space<private>>, memref<5xbf16, #gpu.address_space<private>>) -> ()
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 // Warp scope: argmin over 4 registers x 32 lanes (registers outer): the index is
-// 32 * register + lane; the butterfly shuffles the value and the index in each of its
-// 5 steps, with no select on the lane bit.
+// 32 * register + lane, the lane's part added once after the thread's own fold, whose
+// f16 registers pair up (vector<2xf16>: one minimumf, one compare per pair); the
+// butterfly shuffles the value and the index in each of its 5 steps, with no select on
+// the lane bit.
 // CHECK-LABEL: gpu.func @warp_argmin
 // CHECK:       %[[LANE:.*]] = arith.andi %{{.*}}, %c31 : index
 // CHECK:       %[[DIGIT:.*]] = arith.andi %[[LANE]], %c31 : index
-// CHECK:       arith.index_cast %[[DIGIT]] : index to i32
-// CHECK:       scf.for
-// CHECK:         arith.muli %{{.*}}, %c32 : index
-// CHECK:         arith.cmpf ugt
+// CHECK:       scf.for {{.*}} -> (vector<2xf16>)
+// CHECK:         arith.minimumf %{{.*}}, %{{.*}} : vector<2xf16>
 // CHECK:       } {llvm.loop_annotation
+// CHECK:       scf.if
+// CHECK:         scf.for
+// CHECK:           arith.cmpf oeq, %{{.*}}, %{{.*}} : vector<2xf16>
+// CHECK:           arith.muli %{{.*}}, %c32 : index
+// CHECK:         } {llvm.loop_annotation
+// CHECK:       %[[BASE:.*]] = arith.index_cast %[[DIGIT]] : index to i32
+// CHECK:       arith.addi %{{.*}}, %[[BASE]] : i32
 // CHECK-NOT:   gpu.lane_id
 // CHECK-COUNT-10: gpu.shuffle  xor
 // CHECK-NOT:   gpu.shuffle

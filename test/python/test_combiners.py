@@ -40,6 +40,18 @@ def test_tree_fold(name, where):
     assert not problems, _message(case, problems)
 
 
+@pytest.mark.parametrize("where", ["t3x4x5", "w_lanes_inner", "cta8_rows"])
+@pytest.mark.parametrize("dtype", ["f32", "bf16", "f16", "i32"])
+@pytest.mark.parametrize("kind", ["argmax", "argmin"])
+def test_tree_fold_arg(kind, dtype, where):
+    """fold=tree for argmax/argmin: the value phase of a thread's own fold pairwise (of
+    16-bit pairs in w_lanes_inner and cta8_rows), the ties, signed zeros and NaNs of
+    the special inputs."""
+    case = combiner_case(kind, dtype, where, special=True)
+    problems = run_case(case, "interpreter", SEED, fold="tree")
+    assert not problems, _message(case, problems)
+
+
 # --- the builder ---------------------------------------------------------------------------
 
 WARP = dict(exec_scope="warp", axes=[0, 1], src_layout="S[(4, 32) : (1, 1@laneid)]",

@@ -64,6 +64,11 @@ class Combiner:
     def result(self, plan, values: list[ir.Value]) -> list[ir.Value]:
         return values
 
+    def two_phase(self) -> bool:
+        """Whether a thread's own fold is ``registers._fold_two_phase`` (argmax/argmin),
+        not ``combine_in_order`` element by element."""
+        return False
+
 
 class Named(Combiner):
     """A named kind: one value, ``emit.combine``. NaN results are canonical: the f32, f16
@@ -140,6 +145,62 @@ class ArgBest(Combiner):
     def result(self, plan, values):
         v, i = values
         return [emit.canonical_nan(v) if emit.is_float(v.type) else v, i]
+
+    # --- a thread's own fold in two phases (``registers.fold_registers``) ---------------
+
+    def two_phase(self) -> bool:
+        """Whether a thread folds its own elements in two phases
+        (``registers.fold_registers``): the best value, then the first index that holds
+        it. 16-bit floats and integers. Not f64, whose maximum has no one PTX
+        instruction (``max.NaN`` is f32/f16/bf16 only), nor f32, whose in-order fold
+        is short already (2 FSETP, FSEL and SEL an element, against FMNMX, FSETP and
+        SEL) and measured shorter in the argmax benchmark's chunk loop: 147 and 226
+        SASS instructions against at best 155 and 232 in two phases (16384x4096 W1 RB8
+        C4, 4096x16384 W4 RB1 C8; the ``scf.if`` of a NaN or zero best keeps ptxas from
+        loading the next chunk into this one's registers), where bf16 went from 217
+        to 172."""
+        t = self.types[0]
+        return not emit.is_float(t) or emit.bit_width(t) == 16
+
+    def best(self, a: ir.Value, b: ir.Value) -> ir.Value:
+        """The value phase's combine, of two values or two vectors of them:
+        ``maximumf``/``minimumf`` (PTX ``max.NaN``/``min.NaN``), ``maxsi``/``minsi``.
+        Of numbers it gives the operand with the best value, but of -0 and +0 it gives
+        +0 (argmin: -0), not the first."""
+        ops = emit.FLOAT_COMBINE if emit.is_float(self.types[0]) else emit.INT_COMBINE
+        return ops["maximum" if self.kind == "argmax" else "minimum"](a, b)
+
+    def local_index(self, plan, r) -> ir.Value:
+        """``element``'s index of src register ``r``, less the thread's part
+        (``with_thread``): a constant once the fold is unrolled."""
+        return _index_value(plan.reduced_index(r), self.types[1])
+
+    def with_thread(self, local: ir.Value) -> ir.Value:
+        """The index ``local`` (``local_index``) plus the thread's part."""
+        if isinstance(self.thread_base, int):
+            return local
+        return arith.addi(local, _index_value(self.thread_base, self.types[1]))
+
+    def sure(self, best: ir.Value) -> ir.Value | None:
+        """Whether the value phase's ``best`` is a number other than a zero (``one(best,
+        0)``): then the elements that hold it are those equal to it (``equal``), with
+        its bits. None for integers: always."""
+        if not emit.is_float(self.types[0]):
+            return None
+        return arith.cmpf(arith.CmpFPredicate.ONE, best, arith.constant(best.type, 0.0))
+
+    def equal(self, x: ir.Value, y: ir.Value) -> ir.Value:
+        """``oeq(x, y)``, ``eq`` for integers (of vectors too)."""
+        if emit.is_float(self.types[0]):
+            return arith.cmpf(arith.CmpFPredicate.OEQ, x, y)
+        return arith.cmpi(arith.CmpIPredicate.eq, x, y)
+
+    def holds(self, x: ir.Value, best: ir.Value) -> ir.Value:
+        """Whether element ``x`` (or each of a vector) holds ``best``, the value phase's
+        result, whatever it is: ``oeq(x, best) or uno(x, x)``. If ``best`` is a NaN,
+        some element is, and only the NaNs hold it; if not, no element is a NaN, and
+        only those equal to it hold it (both zeros, if it is a zero)."""
+        return arith.ori(self.equal(x, best), arith.cmpf(arith.CmpFPredicate.UNO, x, x))
 
 
 class Function(Combiner):

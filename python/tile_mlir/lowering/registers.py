@@ -16,7 +16,8 @@ kind; ``combiner.py``); every fold here works on partials, with the op's ``Combi
   the registers folded into each of them, ``r`` in ``[0, R)``, in row-major
   order of the reduced coordinates. The src slot is ``slot(s) + slot(r)``; the
   dst slot uses the dst layout's iters (a compact dst is normal).
-* ``fold_registers``: the in-thread fold, ``linear`` (default) or ``tree``;
+* ``fold_registers``: the in-thread fold, ``linear`` (default) or ``tree`` (argmax and
+  argmin in two phases: ``_fold_two_phase``);
   ``fold_values``: the same two orders over a list of values.
 * ``finish``: ``accum`` (once) and the store.
 * ``emit_thread_wise`` and ``emit_across_lanes``: the two shapes of a lowering,
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mlir.dialects import arith, gpu, scf
+from mlir.dialects import arith, gpu, scf, vector
 
 from ..analysis import ReduceInfo, known_block_size, thread_bits
 from ..ir import ir
@@ -159,8 +160,18 @@ def fold_registers(plan: Plan, srcs, slots) -> list[list[ir.Value]]:
 
     tree: unrolled; level by level, element 2k is combined with element 2k+1
     (an odd last element moves up unchanged), until one partial is left.
+
+    argmax/argmin of bf16, f16 and integers fold in two phases instead, with the same
+    bits (``_fold_two_phase``).
     """
     bases = [plan.src_base(s) for s in slots]
+    if plan.R > 1 and plan.combiner.two_phase():
+        return _fold_two_phase(plan, srcs, bases)
+    return _fold_in_order(plan, srcs, bases)
+
+
+def _fold_in_order(plan: Plan, srcs, bases) -> list[list[ir.Value]]:
+    """``fold_registers``'s fold: ``combine_in_order`` element by element."""
     if plan.fold == "tree":
         return [_tree_fold(plan, srcs, base) for base in bases]
     firsts = [plan.element(srcs, base, 0) for base in bases]
@@ -175,6 +186,134 @@ def fold_registers(plan: Plan, srcs, slots) -> list[list[ir.Value]]:
             new = [plan.combine_in_order(acc, plan.element(srcs, base, r)) for base, acc in zip(bases, accs)]
             scf.yield_([v for partial in new for v in partial])
     return _chunks(list(loop.results), k)
+
+
+def _fold_two_phase(plan: Plan, srcs, bases) -> list[list[ir.Value]]:
+    """argmax/argmin's ``fold_registers`` (``ArgBest.two_phase``), in two phases that
+    give ``_fold_in_order``'s bits. The value: ``best``, a fold of ``ArgBest.best`` in
+    the fold's order (linear or tree: of numbers the best one, else a NaN, in any
+    order). The index: the elements from the last to the first, ``idx =
+    select(holds(x_r, best), index_r, idx)``, which leaves the first index that holds
+    ``best`` (``_scan_first``). Where every slot's ``best`` is a number other than a
+    zero (``ArgBest.sure``; always, for integers), the value is ``best`` and holding it
+    is ``ArgBest.equal``. Else (an ``scf.if``: a NaN, or a zero of a sign that may not
+    be the first zero's) holding it is ``ArgBest.holds``, and the same scan selects the
+    value too."""
+    comb, (src,) = plan.combiner, srcs
+    with name("tile.reduce.fold.value"):
+        bests = _best_values(plan, src, bases)
+
+    def index(base, r):
+        return [comb.local_index(plan, r)]
+
+    def both(base, r):
+        return [plan.load(src, base, r), comb.local_index(plan, r)]
+
+    def sure_pairs():  # (best, idx) of each slot
+        found = _scan_first(plan, src, bases, bests, index, comb.equal)
+        return [[best, idx] for best, (idx,) in zip(bests, found)]
+
+    sure = [s for s in map(comb.sure, bests) if s is not None]
+    with name("tile.reduce.fold.index"):
+        if not sure:
+            pairs = sure_pairs()
+        else:
+            cond = sure[0]
+            for s in sure[1:]:
+                cond = arith.andi(cond, s)
+            branch = scf.IfOp(cond, [t for _ in bases for t in comb.types], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.yield_([v for pair in sure_pairs() for v in pair])
+            with ir.InsertionPoint(branch.else_block):
+                scf.yield_([v for pair in _scan_first(plan, src, bases, bests, both, comb.holds) for v in pair])
+            pairs = _chunks(list(branch.results), 2)
+        return [[v, comb.with_thread(i)] for v, i in pairs]
+
+
+def _scan_first(plan: Plan, src, bases, bests, pick, holds) -> list[list[ir.Value]]:
+    """For each slot, ``pick(base, r)`` (a list of values) of the first element r that
+    ``holds(x_r, best)`` (one does): the elements from the last to the first, ``out =
+    select(holds(x_r, best), pick(base, r), out)`` from ``pick(base, R - 1)``. With
+    ``_paired``, the pairs from the last to the first, the two elements of one compared
+    at once (``vector<2 x T>``: PTX ``setp.eq.bf16x2``), x_(r+1) first."""
+    step = 2 if _paired(plan) else 1
+    vtype = ir.VectorType.get([2], plan.combiner.types[0])
+    splats = [vector.broadcast(vtype, best) for best in bests] if step == 2 else bests
+
+    def take(cond, base, r, out):
+        return [arith.select(cond, new, old) for new, old in zip(pick(base, r), out)]
+
+    def scan(base, best, out, r):  # the item at r (an element, or the pair r, r + 1)
+        if step == 1:
+            return take(holds(plan.load(src, base, r), best), base, r, out)
+        held = holds(_pair(plan, src, base, r), best)
+        out = take(vector.extract(held, [], [1]), base, emit.add_slots(r, 1), out)
+        return take(vector.extract(held, [], [0]), base, r, out)
+
+    outs = [pick(base, plan.R - 1) for base in bases]
+    top = plan.R - 2  # the first item scanned (the last element is outs')
+    if plan.fold == "tree":
+        for r in range(top, -1, -step):
+            outs = [scan(base, best, out, r) for base, best, out in zip(bases, splats, outs)]
+        return outs
+    n = len(outs[0])
+    loop = emit.unrolled_for(0, top + 1, [v for out in outs for v in out], step=step)
+    with ir.InsertionPoint(loop.body):
+        r = arith.subi(emit.index(top), loop.induction_variable)
+        carried = _chunks(list(loop.inner_iter_args), n)
+        scf.yield_([v for base, best, out in zip(bases, splats, carried) for v in scan(base, best, out, r)])
+    return _chunks(list(loop.results), n)
+
+
+def _best_values(plan: Plan, src, bases) -> list[ir.Value]:
+    """The value phase of ``_fold_two_phase``: each slot's fold of ``ArgBest.best``, in
+    the fold's order (linear or tree), over the elements or, for 16-bit floats whose
+    elements r and r + 1 (r even) sit in one 32-bit register (``_paired``), over the
+    ``vector<2 x T>`` pairs (PTX ``max.NaN.bf16x2``), the two lanes combined last."""
+    comb, R = plan.combiner, plan.R
+    pairs = _paired(plan)
+    step = 2 if pairs else 1
+
+    def item(base, r):
+        return _pair(plan, src, base, r) if pairs else plan.load(src, base, r)
+
+    if plan.fold == "tree":
+        folded = [fold_values(_Best(comb), [[item(base, r)] for r in range(0, R, step)], "tree")[0] for base in bases]
+    else:
+        loop = emit.unrolled_for(step, R, [item(base, 0) for base in bases], step=step)
+        with ir.InsertionPoint(loop.body):
+            r = loop.induction_variable
+            scf.yield_([comb.best(acc, item(base, r)) for base, acc in zip(bases, loop.inner_iter_args)])
+        folded = list(loop.results)
+    if not pairs:
+        return folded
+    return [comb.best(vector.extract(v, [], [0]), vector.extract(v, [], [1])) for v in folded]
+
+
+def _pair(plan: Plan, src, base, r) -> ir.Value:
+    """``<x_r, x_(r+1)>``, a ``vector<2 x T>`` (``_paired``)."""
+    vtype = ir.VectorType.get([2], plan.combiner.types[0])
+    return vector.from_elements(vtype, [plan.load(src, base, r), plan.load(src, base, emit.add_slots(r, 1))])
+
+
+def _paired(plan: Plan) -> bool:
+    """Whether the value phase folds pairs: a 16-bit float, R even, and elements r and
+    r + 1 (r even) in adjacent registers, the first at an even slot for every spatial
+    index (so a 32-bit register holds the pair)."""
+    t = plan.combiner.types[0]
+    if not emit.is_float(t) or emit.bit_width(t) != 16 or plan.R % 2:
+        return False
+    if any(stride % 2 for extent, stride in plan.src_spatial if extent > 1):
+        return False
+    slots = [emit.slot_of(r, plan.reduced) for r in range(plan.R)]
+    return all(slots[r] % 2 == 0 and slots[r + 1] == slots[r] + 1 for r in range(0, plan.R, 2))
+
+
+class _Best:
+    """``ArgBest.best`` as a one-value combiner, for ``fold_values``."""
+
+    def __init__(self, comb):
+        self.combine = self.combine_in_order = lambda a, b: [comb.best(a[0], b[0])]
 
 
 def _chunks(values: list, k: int) -> list[list]:

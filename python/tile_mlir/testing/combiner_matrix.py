@@ -62,6 +62,16 @@ def scenarios(case: CombinerCase, rng: np.random.Generator) -> list[tuple[str, n
         t[:, at] = np.nan
         out.append((name, t))
     out.append(("nan_only", np.full(shape, np.nan)))
+    # Every other dst element holds a NaN, or only zeros and losers, the others numbers:
+    # a thread with several dst elements folds some of each.
+    for name, special in (("nan_every_other", None), ("zeros_every_other", [-0.0, 0.0, zero_loser])):
+        t = base()
+        for e in range(0, n, 2):
+            if special is None:
+                t[e, int(rng.integers(0, R))] = np.nan
+            else:
+                t[e] = rng.choice(special, size=R)
+        out.append((name, t))
     t = base()
     t[rng.random(shape) < 0.2] = np.nan
     out.append(("some_nans", t))
