@@ -104,13 +104,14 @@ for _key in ("rows-16384x4096", "rows-65536x1024", "multiwarp"):
     NOTES[_key] = ("(Written for the former target, a ratio to Triton; to be re-read against the pure-read kernel "
                    "of this run.) " + NOTES[_key])
 NOTES["argmax"] = (
-    "Argmax now folds a thread's own elements with two compares a combine (its later elements have the greater "
-    "index: ult and the accumulator not a NaN), half the PTX of the general combine (bf16 16384x4096: 1091 PTX "
-    "instructions against 2207; 90-91% of the pure read, from 58-64%). The rest: the best kernel's SASS still "
-    "spends about 8 instructions an element on bf16 (a compare and a select of the value and of the index per "
-    "element, and the bf16 unpacking), near the issue rate a bf16 element allows at the read ceiling; Triton, at "
-    "92-93%, is within 1-3%. Comparing packed pairs (HSETP2 on two bf16) and one index select per pair is what "
-    "would cut it further.")
+    "bf16 (and f16, integers) now fold a thread's own elements in two phases (docs/lowering-local.md): the best "
+    "value, two bf16 at a time (max.NaN.bf16x2), then the first element that holds it, scanned last to first: "
+    "about 2 SASS instructions an element on the fast path, from about 4 (the chunk loop of W1 RB8 C4: 172 SASS "
+    "against 217). In the 2026-12-01-c run bf16 read at 96.8-97.4% of the pure read at 16384x4096 and 4096x16384 "
+    "(90.4-91.5% before) and 1.04-1.10x Triton; at 1024x65536 the best bf16 kernel (W4 RB1 C4 P, 3882 GB/s) is "
+    "at 93.7%, not analysed further. f32 keeps the in-order fold (the two-phase one measured more SASS there): "
+    "95.2-99.2% of the pure read, 0.97-1.00x Triton's f32 kernels, which read at 98-99% of it; 1024x65536 f32 "
+    "(0.968x) is the one that misses by more than run-to-run noise.")
 NOTES["softmax-packed"] = (
     "With fold=tree the lanes fold the 32 warps' (max, sum) partials together (5 combines a thread, not 31) and "
     "the pair combines with one exponential, so one exchange costs 42 ex2 a thread against the two exchanges' "

@@ -27,12 +27,15 @@ NOTES: dict[str, str] = {
         "(f32) for the same reasons as the long fused rows: per-CTA fixed costs in a cluster. 'ours_two' (the "
         "forward kernel, then the backward's) is in the run for comparison."),
     "train-rmsnorm_backward-1024x65536": (
-        "The backward's cluster plans (8 CTAs a row) and a persistent grid of 132/CL clusters: that default is "
-        "not measured (benchmarks.backward_grid, which times 4-64 clusters, was not run on the H200 yet); the row "
-        "kernel holds 52-54 registers and does not spill."),
+        "Clusters of 8 CTAs a row; the persistent grid is capped by cuOccupancyMaxActiveClusters (15 clusters of 8 "
+        "on the H200): 2039 GB/s f32 is 0.39 ms, what benchmarks.backward_grid measured at its best grid (14 "
+        "clusters, 0.41 ms), so the grid is no longer what limits it. 1024 rows over 15 clusters is 68 rows a "
+        "cluster, each a chain of loads, two cluster-barriered reductions and the stores with nothing of the next "
+        "row in flight: the per-row fixed cost of the long forward rows (docs/fused-kernels.md), not cured by a "
+        "plan yet. The row kernel holds 52-54 registers and does not spill."),
     "train-layernorm_backward-1024x65536": (
-        "As RMSNorm's backward at this shape: the cluster plans' grid default is not measured yet "
-        "(benchmarks.backward_grid)."),
+        "As RMSNorm's backward at this shape (the capped grid, the per-row fixed cost), with a third reduction "
+        "a row (mean, then the two sums of the dx formula)."),
     "train-layernorm_backward": (
         "ptxas (sm_90a) at 4096x16384: f32 64 registers and 96 bytes spilled (32 warps of 16 elements), bf16 128 "
         "registers (16 warps of 32: one 512-thread CTA an SM) and 4 bytes: the backward keeps x, dy, the weight "
@@ -40,15 +43,18 @@ NOTES: dict[str, str] = {
         "registers tables, not searched (benchmarks.plan_search times the forwards only)."),
     "train-rmsnorm_backward": (
         "ptxas (sm_90a): 4096x16384 f32 62 registers, no spill (1024-thread CTAs, one an SM). The backward plans are "
-        "the forward's registers tables, not searched; the dw partial rows add a second pass (column sums) of "
-        "P x N, small here."),
+        "the forward's registers tables, not searched (benchmarks.plan_search times the forwards only). The dw "
+        "column sums now split the partial rows over 16 warps a CTA where N is short (docs/training-kernels.md): "
+        "9.6-11.9 us at 4096x512 (20.5 before), 7.7-8.3 us at 4096x4096 (benchmarks.column_sums); RMSNorm f32 "
+        "4096x4096 went from 62-63% of copy to 87.5% in this run."),
     "train-softmax_backward": (
         "f32 is at the copy's rate (102%) and ties Liger and torch.compile (1.02x): at the ceiling no kernel can "
         "be 1.3x another that is also there. bf16: 48 bytes spilled by the two-rows plan in this run (one row a "
         "CTA now, no spill)."),
     "train-rmsnorm_backward-4096x16384-bf16": (
-        "In this run the backward took the forward's two rows of 16 warps a CTA and spilled 604 bytes a thread "
-        "(ptxas), at 21% of copy; it now takes one row a CTA (no spill)."),
+        "One row of 16 warps a CTA (no spill; the two-row plan spilled 604 bytes); bf16 moves half the bytes of "
+        "f32 for the same f32 math and reductions a row, so the per-row fixed cost (three CTA barriers, the "
+        "first loads' latency) is twice the share: 67.2% of copy against f32's 88.1%."),
 }
 
 
