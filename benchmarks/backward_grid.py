@@ -1,16 +1,17 @@
-"""The norms' backward at long rows against the size of its persistent grid (``ctas``):
-what ``training.default_ctas`` should be where a row takes a cluster
-(docs/training-kernels.md, "Clusters in flight").
+"""The norms' backward against the size of its persistent grid (``ctas``): what
+``training.default_ctas`` should be (docs/training-kernels.md, "Clusters in flight").
 
     python -m benchmarks.backward_grid --prepare --cache .tile-cache/grid   # here (MLIR)
     PYTHONPATH=python TILE_MLIR_CACHE_DIR=.tile-cache/grid python3 -m benchmarks.backward_grid
 
-For RMSNorm and LayerNorm backward at 1024 x 65536, f32 and bf16 (the backward's plan:
-a cluster of CL CTAs per row), and G = each of ``CLUSTERS`` clusters (``ctas`` = G·CL),
-it prints one JSON line: the plan, G, the row kernel's ``cuOccupancyMaxActiveClusters``
-(how many of its clusters the GPU holds at once: a G above it runs in more than one
-wave), and the time of the row kernel and the column sums together (``measure.flushed``,
-CUDA events, L2 flushed) with the GB/s of ``training.traffic``. The default G is marked.
+For RMSNorm and LayerNorm backward at 4096 x 4096, 4096 x 16384 and 1024 x 65536, f32
+and bf16, and G = each of ``CLUSTERS`` clusters (``ctas`` = G·CL) where the plan takes a
+cluster of CL CTAs a row, else ``ctas`` = 132 times each of ``PER_SM``, it prints one
+JSON line: the plan, G, the row kernel's ``cuOccupancyMaxActiveClusters`` (how many of
+its clusters the GPU holds at once: a G above it runs in more than one wave) and
+``cuOccupancyMaxActiveBlocksPerMultiprocessor`` (CTAs an SM holds), and the time of the
+row kernel and the column sums together (``measure.flushed``, CUDA events, L2 flushed)
+with the GB/s of ``training.traffic``. The default G is marked.
 ``--prepare`` compiles every kernel into the cache for the GPU machine, which has no MLIR.
 """
 
@@ -22,16 +23,20 @@ import os
 
 from .training import traffic
 
-CASES = [(name, 1024, 65536, dtype) for name in ("rmsnorm_backward", "layernorm_backward") for dtype in ("f32", "bf16")]
+CASES = [(name, M, N, dtype) for name in ("rmsnorm_backward", "layernorm_backward")
+         for M, N in ((4096, 4096), (4096, 16384), (1024, 65536)) for dtype in ("f32", "bf16")]
 CLUSTERS = (4, 8, 12, 14, 16, 24, 32, 64)
+PER_SM = (1, 2, 3, 4, 6, 8)  # CTAs an SM, where a row takes one CTA
 
 
 def grids(name: str, M: int, N: int, dtype: str) -> tuple[object, list[int], int]:
-    """(the backward's plan, the ``ctas`` to time, the default ``ctas``)."""
-    from tile_mlir.kernels.training import backward_plan, default_ctas
+    """(the backward's plan, the ``ctas`` to time, the default ``ctas``): G clusters of
+    ``CLUSTERS`` where a row takes a cluster, else SMS times ``PER_SM``."""
+    from tile_mlir.kernels.training import SMS, backward_plan, default_ctas
 
     p = backward_plan(name, M, N, dtype)
-    return p, [g * p.CL for g in CLUSTERS], default_ctas(M, p)
+    sizes = [g * p.CL for g in CLUSTERS] if p.CL > 1 else [SMS * k for k in PER_SM]
+    return p, sizes, default_ctas(M, p)
 
 
 def prepare() -> None:
@@ -73,7 +78,8 @@ def run() -> None:
             rows, _ = K.compiled_backward(name, M, N, dtype, backend="cuda", ctas=ctas)
             print(json.dumps({"kernel": name, "dtype": dtype, "shape": f"{M}x{N}", "plan": p.label(),
                               "clusters": ctas // p.CL, "ctas": ctas, "default": ctas == default,
-                              "max_active_clusters": max_clusters(rows), "ms": round(ms, 4),
+                              "max_active_clusters": max_clusters(rows),
+                              "max_active_blocks": rows.kernel.max_active_blocks(rows.block), "ms": round(ms, 4),
                               "GB/s": round(traffic(name, M, N, dtype) / ms / 1e6, 1)}), flush=True)
 
 

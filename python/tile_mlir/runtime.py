@@ -410,6 +410,16 @@ class CudaKernel:
         except Exception:  # noqa: BLE001 - no GPU, or a driver without the query: no figure
             return None
 
+    def max_active_blocks(self, block: int) -> int | None:
+        """How many CTAs of ``block`` threads (no dynamic shared memory) of this kernel one
+        SM holds at once (``cuOccupancyMaxActiveBlocksPerMultiprocessor``: its registers
+        and shared memory decide); None where there is no GPU or the driver does not say."""
+        try:
+            err, count = _driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(self._cu_function(), block, 0)
+            return None if int(err) else int(count)
+        except Exception:  # noqa: BLE001 - no GPU, or a driver without the query: no figure
+            return None
+
     def _cu_function(self):
         _device()  # the context must be current in the launching thread
         if self._function is None:

@@ -188,6 +188,9 @@ class FakeDriver:
         threads = config.blockDimX * config.blockDimY * config.blockDimZ
         return (result[0], self.sm_threads // (threads * cluster[0] * cluster[1] * cluster[2]))
 
+    def cuOccupancyMaxActiveBlocksPerMultiprocessor(self, f, block, shared):
+        return self._result("cuOccupancyMaxActiveBlocksPerMultiprocessor", 2048 // block)
+
     def _cluster_of(self, config):
         for attribute in config.attrs[: config.numAttrs]:
             if attribute.id == self.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:

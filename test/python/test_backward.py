@@ -508,3 +508,24 @@ def test_the_grid_of_clusters_is_no_more_than_the_gpu_holds(fake, tmp_path, monk
     fake.fail["cuOccupancyMaxActiveClusters"] = 1
     rows, _ = compiled_backward("rmsnorm_backward", 65, 997, "f32", backend="cuda", table=SMALL["f32"])
     assert rows.grid == default_ctas(65, p)
+
+
+def test_a_grid_of_one_cta_rows_is_one_wave_of_what_the_sms_hold(fake, tmp_path, monkeypatch):
+    """On the GPU (a fake driver here, whose SM holds 2048 threads), where a row takes one
+    CTA, the default grid is 132 x cuOccupancyMaxActiveBlocksPerMultiprocessor (one full
+    wave), at most one CTA per row group; a driver that does not say keeps default_ctas;
+    ctas given is kept."""
+    from tile_mlir.kernels.training import SMS, backward_plan, compiled_backward, default_ctas
+
+    monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
+    p = backward_plan("rmsnorm_backward", 40000, 512, "f32")
+    assert p.CL == 1 and p.threads == 128 and default_ctas(40000, p) == 2 * SMS
+    rows, _ = compiled_backward("rmsnorm_backward", 40000, 512, "f32", backend="cuda")
+    assert rows.grid == SMS * (2048 // 128)
+    rows, _ = compiled_backward("rmsnorm_backward", 41, 512, "f32", backend="cuda")
+    assert rows.grid == -(-41 // p.R)  # one CTA per row group at most
+    rows, _ = compiled_backward("rmsnorm_backward", 40001, 512, "f32", backend="cuda", ctas=7)
+    assert rows.grid == 7
+    fake.fail["cuOccupancyMaxActiveBlocksPerMultiprocessor"] = 1
+    rows, _ = compiled_backward("rmsnorm_backward", 40002, 512, "f32", backend="cuda")
+    assert rows.grid == default_ctas(40002, p)

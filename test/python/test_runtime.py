@@ -399,3 +399,13 @@ def test_no_fitting_cubin_and_no_ptx():
     with pytest.raises(ArtifactError, match="cubin is for sm_90a, this GPU is sm_100, and it has no PTX"):
         runtime._module_image(fake_artifact(ptx=""), (10, 0))
     assert runtime._module_image(fake_artifact(chip=""), (10, 0)) == CUBIN  # unknown chip: tried as is
+
+
+def test_max_active_blocks_asks_the_driver_and_says_none_without_a_figure(kernels, fake):
+    """CudaKernel.max_active_blocks: the CTAs of a block size an SM holds at once, as the
+    driver's occupancy query says; None where the query fails (no GPU, an old driver)."""
+    k = kernels["add_one"]
+    assert k.max_active_blocks(256) == 8 and k.max_active_blocks(1024) == 2
+    assert "cuOccupancyMaxActiveBlocksPerMultiprocessor" in fake.calls
+    fake.fail["cuOccupancyMaxActiveBlocksPerMultiprocessor"] = 1
+    assert k.max_active_blocks(256) is None

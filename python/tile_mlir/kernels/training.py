@@ -208,6 +208,14 @@ def _compiled_backward(spec: Backward, M: int, N: int, dtype: str, backend: str,
         most = rows.max_active_clusters(p.threads)
         if most:
             G = min(G, most * p.CL)
+    elif ctas is None and backend == "cuda":
+        # one CTA a row group: one full wave, as many CTAs as the SMs hold at once by the
+        # kernel's registers (cuOccupancyMaxActiveBlocksPerMultiprocessor), not a fixed 2 an
+        # SM: 512-thread bf16 CTAs of 128 registers fit one an SM, and 264 of them ran in
+        # two waves, 4-8% slower (benchmarks.backward_grid, docs/training-kernels.md)
+        most = rows.max_active_blocks(p.threads)
+        if most:
+            G = max(1, min(SMS * most, -(-M // p.R)))
     sums = library._kernel("column_sums", None, p, backend, chip, (("arrays", spec.sums),))
     shape = column_sums_grid(N)
     outs = ", ".join([*("dw_partials", "db_partials")[: spec.sums], *("dw", "db")[: spec.sums], "P"])
