@@ -513,19 +513,23 @@ def test_the_grid_of_clusters_is_no_more_than_the_gpu_holds(fake, tmp_path, monk
 def test_a_grid_of_one_cta_rows_is_one_wave_of_what_the_sms_hold(fake, tmp_path, monkeypatch):
     """On the GPU (a fake driver here, whose SM holds 2048 threads), where a row takes one
     CTA, the default grid is 132 x cuOccupancyMaxActiveBlocksPerMultiprocessor (one full
-    wave), at most one CTA per row group; a driver that does not say keeps default_ctas;
-    ctas given is kept."""
+    wave), at most one CTA per row; a driver that does not say keeps default_ctas; ctas
+    given is kept; a plan of several one-warp rows a CTA keeps default_ctas."""
     from tile_mlir.kernels.training import SMS, backward_plan, compiled_backward, default_ctas
 
     monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
-    p = backward_plan("rmsnorm_backward", 40000, 512, "f32")
-    assert p.CL == 1 and p.threads == 128 and default_ctas(40000, p) == 2 * SMS
-    rows, _ = compiled_backward("rmsnorm_backward", 40000, 512, "f32", backend="cuda")
-    assert rows.grid == SMS * (2048 // 128)
-    rows, _ = compiled_backward("rmsnorm_backward", 41, 512, "f32", backend="cuda")
-    assert rows.grid == -(-41 // p.R)  # one CTA per row group at most
-    rows, _ = compiled_backward("rmsnorm_backward", 40001, 512, "f32", backend="cuda", ctas=7)
+    p = backward_plan("rmsnorm_backward", 40000, 4096, "f32")
+    assert (p.CL, p.R, p.threads) == (1, 1, 256) and default_ctas(40000, p) == 2 * SMS
+    rows, _ = compiled_backward("rmsnorm_backward", 40000, 4096, "f32", backend="cuda")
+    assert rows.grid == SMS * (2048 // 256)
+    rows, _ = compiled_backward("rmsnorm_backward", 41, 4096, "f32", backend="cuda")
+    assert rows.grid == 41  # one CTA per row at most
+    rows, _ = compiled_backward("rmsnorm_backward", 40001, 4096, "f32", backend="cuda", ctas=7)
     assert rows.grid == 7
+    q = backward_plan("rmsnorm_backward", 40000, 512, "f32")
+    assert q.R > 1
+    rows, _ = compiled_backward("rmsnorm_backward", 40000, 512, "f32", backend="cuda")
+    assert rows.grid == default_ctas(40000, q)
     fake.fail["cuOccupancyMaxActiveBlocksPerMultiprocessor"] = 1
-    rows, _ = compiled_backward("rmsnorm_backward", 40002, 512, "f32", backend="cuda")
+    rows, _ = compiled_backward("rmsnorm_backward", 40002, 4096, "f32", backend="cuda")
     assert rows.grid == default_ctas(40002, p)

@@ -208,11 +208,13 @@ def _compiled_backward(spec: Backward, M: int, N: int, dtype: str, backend: str,
         most = rows.max_active_clusters(p.threads)
         if most:
             G = min(G, most * p.CL)
-    elif ctas is None and backend == "cuda":
-        # one CTA a row group: one full wave, as many CTAs as the SMs hold at once by the
-        # kernel's registers (cuOccupancyMaxActiveBlocksPerMultiprocessor), not a fixed 2 an
-        # SM: 512-thread bf16 CTAs of 128 registers fit one an SM, and 264 of them ran in
-        # two waves, 4-8% slower (benchmarks.backward_grid, docs/training-kernels.md)
+    elif ctas is None and backend == "cuda" and p.R == 1:
+        # one CTA a row: one full wave, as many CTAs as the SMs hold at once by the kernel's
+        # registers (cuOccupancyMaxActiveBlocksPerMultiprocessor), not a fixed 2 an SM:
+        # 512-thread bf16 CTAs of 128 registers fit one an SM, and 264 of them ran in two
+        # waves, 4-8% slower (benchmarks.backward_grid, docs/training-kernels.md). Not for
+        # plans of several one-warp rows a CTA (short rows): there a full wave is many
+        # times the partial rows (4096 x 512: 4096, not 1056), and it was not measured.
         most = rows.max_active_blocks(p.threads)
         if most:
             G = max(1, min(SMS * most, -(-M // p.R)))
