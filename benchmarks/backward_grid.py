@@ -17,9 +17,7 @@ with the GB/s of ``training.traffic``. The default G is marked.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 
 from .training import traffic
 
@@ -84,14 +82,9 @@ def run() -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.backward_grid", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--prepare", action="store_true", help="compile the kernels into the cache (where MLIR is)")
-    parser.add_argument("--cache", help="the compile cache directory (with --prepare)")
-    args = parser.parse_args(argv)
-    if args.cache:
-        os.environ["TILE_MLIR_CACHE_DIR"] = args.cache
-    prepare() if args.prepare else run()
-    return 0
+    from .measure import prepare_or_run
+
+    return prepare_or_run("python -m benchmarks.backward_grid", __doc__, prepare, run, argv)
 
 
 if __name__ == "__main__":

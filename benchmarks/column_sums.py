@@ -14,9 +14,7 @@ written them: ``measure.steady`` over one input) and L2 flushed (``measure.flush
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 
 CASES = [(name, M, N, "f32") for name in ("rmsnorm_backward", "layernorm_backward")
          for M, N in ((4096, 512), (4096, 1024), (4096, 4096), (4096, 16384), (1024, 65536))]
@@ -54,14 +52,9 @@ def run() -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.column_sums", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--prepare", action="store_true", help="compile the kernels into the cache (where MLIR is)")
-    parser.add_argument("--cache", help="the compile cache directory (with --prepare)")
-    args = parser.parse_args(argv)
-    if args.cache:
-        os.environ["TILE_MLIR_CACHE_DIR"] = args.cache
-    prepare() if args.prepare else run()
-    return 0
+    from .measure import prepare_or_run
+
+    return prepare_or_run("python -m benchmarks.column_sums", __doc__, prepare, run, argv)
 
 
 if __name__ == "__main__":

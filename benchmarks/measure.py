@@ -304,3 +304,20 @@ def run_cuda(source: str, *args) -> list[dict]:
             if done.returncode:
                 raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()[-2000:]}")
     return [json.loads(line) for line in done.stdout.strip().splitlines()]
+
+
+def prepare_or_run(prog: str, doc: str, prepare, run, argv=None) -> int:
+    """The command line of a benchmark that is compiled here and timed there:
+    ``--prepare [--cache DIR]`` calls ``prepare`` (where MLIR is), otherwise ``run``."""
+    import argparse
+    import os
+
+    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0])
+    parser.add_argument("--prepare", action="store_true", help="compile the kernels into the cache (where MLIR is)")
+    parser.add_argument("--cache", help="the compile cache directory (with --prepare)")
+    args = parser.parse_args(argv)
+    if args.cache:
+        os.environ["TILE_MLIR_CACHE_DIR"] = args.cache
+    prepare() if args.prepare else run()
+    return 0
+

@@ -263,6 +263,16 @@ class DLPackArray:
         return self.host.__dlpack__()
 
 
+class TorchDtype:
+    """A torch dtype stand-in: its name, and ``str()`` as torch spells it."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return f"torch.{self.name}"
+
+
 class TorchLike:
     """What runtime reads from a torch CUDA tensor (recognized by its type's module)."""
 

@@ -15,19 +15,13 @@ import types
 
 import numpy as np
 import pytest
-from fakecuda import param
+from fakecuda import TorchDtype, param
 from tile_mlir import api
 from tile_mlir import kernels as K
 from tile_mlir.errors import LaunchError
 from tile_mlir.kernels import library
 
 
-class Dtype:
-    def __init__(self, name):
-        self.name = name
-
-    def __str__(self):
-        return f"torch.{self.name}"
 
 
 class Tensor:
@@ -75,7 +69,7 @@ def empty(shape, dtype=None, device=None):
 TORCH = types.ModuleType("torch")
 TORCH.Tensor = Tensor
 TORCH.nn = types.SimpleNamespace(Parameter=type("Parameter", (Tensor,), {"__module__": "torch"}))
-TORCH.float32, TORCH.bfloat16 = Dtype("float32"), Dtype("bfloat16")
+TORCH.float32, TORCH.bfloat16 = TorchDtype("float32"), TorchDtype("bfloat16")
 TORCH.empty, TORCH.empty_like = empty, lambda x: empty(x.shape, x.dtype)
 TORCH._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: 4242)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fakecuda import DeviceArray, fake_artifact, param
+from fakecuda import DeviceArray, TorchDtype, fake_artifact, param
 from tile_mlir import arrays, params, runtime
 from tile_mlir.errors import LaunchError
 from tile_mlir.signature import ArgSpec, KernelSignature
@@ -23,12 +23,6 @@ from tile_mlir.signature import ArgSpec, KernelSignature
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class Dtype:
-    def __init__(self, name):
-        self.name = name
-
-    def __str__(self):
-        return f"torch.{self.name}"
 
 
 class Tensor:
@@ -53,7 +47,7 @@ class Tensor:
 
 TORCH = types.ModuleType("torch")
 TORCH.Tensor = Tensor
-TORCH.float32, TORCH.int32, TORCH.bfloat16 = Dtype("float32"), Dtype("int32"), Dtype("bfloat16")
+TORCH.float32, TORCH.int32, TORCH.bfloat16 = TorchDtype("float32"), TorchDtype("int32"), TorchDtype("bfloat16")
 TORCH._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: 4242 + device)
 
 
