@@ -125,6 +125,7 @@ BAD = {
                                 "every array must have x's dtype|must be CUDA tensors of"),
     "weight of another length": (lambda x, w: (x, Tensor(w.host[:999].copy())), r"must have shape \(1000,\)"),
     "weight on the CPU": (lambda x, w: (x, Tensor(w.host, device=-1)), "must be CUDA tensors"),
+    "weight a numpy array": (lambda x, w: (x, w.host), "must be CUDA tensors"),
     "x misaligned": (lambda x, w: (Tensor(np.zeros(15 * 1000 + 1, np.float32)[1:].reshape(15, 1000)), w),
                      "misaligned"),
 }

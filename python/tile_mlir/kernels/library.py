@@ -290,17 +290,16 @@ class _Fast:
 
     def run(self, x, params, eps):
         """The outputs, launched; None where this path does not take the call."""
-        if len(params) != self.nparams or not x.is_cuda or x.get_device() or not x.is_contiguous():
-            return None
-        align, pointer = self.align, x.data_ptr()
-        if pointer % align:
+        pointer = _pointer(x, self.align) if len(params) == self.nparams and x.is_cuda else None
+        if pointer is None:
             return None
         values = [pointer]
         N = x.shape[-1]
         for a in params:
-            pointer = a.data_ptr()
-            if not (type(a) in _PLAIN and a.dtype is x.dtype and a.dim() == 1 and a.shape[0] == N and a.is_cuda
-                    and not a.get_device() and a.is_contiguous() and not pointer % align):
+            if not (type(a) in _PLAIN and a.dtype is x.dtype and a.dim() == 1 and a.shape[0] == N and a.is_cuda):
+                return None
+            pointer = _pointer(a, self.align)
+            if pointer is None:
                 return None
             values.append(pointer)
         outs, torch = [], self.torch
@@ -326,18 +325,24 @@ def launch_tensors(kernel, grid: int, block: int, stream: int, args) -> None:
     contiguous and aligned as the kernel asks, else the whole launch and its checks."""
     trusted = getattr(kernel, "launch_trusted", None)
     if trusted is not None:
-        align, values = kernel.memref_align, []
+        values = []
         for a in args:
-            if type(a) is int or type(a) is float:
-                values.append(a)
-                continue
-            pointer = a.data_ptr()
-            if pointer % align or a.get_device() or not a.is_contiguous():
+            value = a if type(a) is int or type(a) is float else _pointer(a, kernel.memref_align)
+            if value is None:
                 break
-            values.append(pointer)
+            values.append(value)
         else:
             return trusted(grid, block, stream, values)
     kernel.launch(grid, block, *args, stream=stream)
+
+
+def _pointer(t, align: int) -> int | None:
+    """The data pointer of torch tensor t where it is on device 0, contiguous and aligned
+    to ``align`` bytes (what ``launch_trusted`` takes), else None."""
+    if t.get_device() or not t.is_contiguous():
+        return None
+    pointer = t.data_ptr()
+    return None if pointer % align else pointer
 
 
 def _numpy_dtype(a: np.ndarray) -> str:
