@@ -314,7 +314,8 @@ def test_ptx_has_vector_accesses_and_no_local_memory(name, M, N, dtype, tmp_path
     """Each element of x is loaded once (C vector loads per thread, and C of each
     weight), the row and the statistics stored once; a reduction is one barrier across
     warps and, in a cluster, two cluster barriers around one read of each CTA's partial;
-    no local memory in the PTX, and no spill beyond what the measured table records."""
+    no local memory in the PTX, and no spill beyond what the measured table records;
+    softmax's one exponential per element; the norms' weights loaded a vector at a time."""
     from tile_mlir.kernels.plan import measured_table
 
     from tile_mlir.compiler import lower_to_ptx
@@ -338,6 +339,11 @@ def test_ptx_has_vector_accesses_and_no_local_memory(name, M, N, dtype, tmp_path
     assert len(re.findall(r"mapa\.shared::cluster", ptx)) == (p.CL * reductions if p.CL > 1 else 0)
     assert (f".reqnctapercluster {p.CL}, 1, 1" in ptx) == (1 < p.CL <= 8)  # 16: given at the launch
     assert ".local" not in ptx
+    # one exponential per element and one per thread (its rescale exp(m - A)), in softmax too
+    assert ptx.count("ex2.approx") == (p.E + 1 if name in ("softmax", "logsumexp") else 0)
+    if spec.params:  # the norms load each vector of W (and B) just before the row's store that needs it
+        accesses = re.findall(r"(ld|st)\.global\.v4", ptx)[p.C:]
+        assert accesses == (["ld"] * len(spec.params) + ["st"]) * p.C
     if shutil.which("ptxas"):
         source = tmp_path / "k.ptx"
         source.write_text(ptx)

@@ -15,7 +15,8 @@ few upstream builders and a ``tile_mlir.ops`` op:
   scope across the CTAs one exchange through distributed shared memory);
 * ``store``, ``store_row``, ``load_cols``: a CTA's part of a row, one value per row (from
   the first CTA of the row's cluster), a part of a per-column vector (weight, bias),
-  through ``tile.copy``;
+  through ``tile.copy``; ``col_vector``, ``store_vector``: one 16-byte vector of a
+  per-column vector, of a row (the norms' output loop: one vector at a time);
 * ``chunks``: the row's chunks, loaded one by one (for kernels that walk the row; a
   plan holds the whole row, so it is this CTA's one part).
 
@@ -29,6 +30,7 @@ argument's MLIR type (the backward kernels' partial sums).
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import replace
 
 from mlir.dialects import arith
 
@@ -89,6 +91,7 @@ class Rows:
         self.k, self.p, self.args, self._M = k, p, k.args, M
         self.T, self.V = p.dtype, p.V
         self.layout = p.layouts()
+        self._single = replace(p, vectors=1).layouts()  # one vector per thread: col_vector, store_vector
         # the CTA's cluster (block id div CL; the block id with one CTA per row): its row group
         self.group = k.block_id() if p.CL == 1 else arith.divui(k.block_id(), k.index(p.CL))
         self.row = arith.muli(self.group, k.index(p.R))
@@ -117,9 +120,9 @@ class Rows:
     def eq(self, a, b):
         return arith.cmpf(arith.CmpFPredicate.OEQ, a, b)
 
-    def tile(self):
-        """A register tile of a chunk: E elements of the dtype."""
-        return self.k.registers([self.p.E], self.T)
+    def tile(self, dtype: str | None = None):
+        """A register tile of a chunk: E elements of the dtype (or of ``dtype``)."""
+        return self.k.registers([self.p.E], dtype or self.T)
 
     # --- loops ------------------------------------------------------------------------
 
@@ -162,8 +165,8 @@ class Rows:
         return arith.cmpi(arith.CmpIPredicate.slt, lanes, k.splat(arith.subi(k.index(p.N), first), V))
 
     def put(self, tile, i, value) -> None:
-        """Store the f32 vector ``value`` into ``tile`` at slot ``i``, in the dtype."""
-        self.k.vstore(self.k.cast(value, self.T), tile, i)
+        """Store the f32 vector ``value`` into ``tile`` at slot ``i``, in the tile's type."""
+        self.k.vstore(self.k.cast(value, ir.MemRefType(tile.type).element_type), tile, i)
 
     def max(self, tile):
         """The largest element of ``tile``, in f32 (one ``vector.reduction``)."""
@@ -193,6 +196,33 @@ class Rows:
         ``self.col``) into ``tile``."""
         col = self.col if col is None else col
         ops.copy(tile, self.args[name], [col], exec_scope="cta", layout=self.layout["WEIGHTS"])
+
+    def col_vector(self, name: str, i):
+        """The V columns of the per-column vector ``name`` that slot ``i`` of this
+        thread's row tile holds, in f32: one 16-byte ``tile.copy`` of a single vector
+        (``WEIGHTS`` of one vector per thread), where the kernel needs it, rather than a
+        whole tile beside the row (every row reads the same columns: L1 and L2 hits)."""
+        k = self.k
+        vector = k.registers([self.V], self.T)
+        ops.copy(vector, self.args[name], [self._vector_col(i)], exec_scope="cta", layout=self._single["WEIGHTS"])
+        return k.cast(k.vload(vector, 0, self.V), "f32")
+
+    def store_vector(self, name: str, i, value) -> None:
+        """The f32 vector ``value``, slot ``i`` of this thread's row tile, into rows
+        ``name`` in the dtype: one 16-byte ``tile.copy``. A kernel that loads with
+        ``col_vector`` in the same loop stores this way, each result as it is made: the
+        loads of the next slot then stay after this store (the arguments may alias), so
+        the compiler cannot hoist them all above the loop and hold them beside the row."""
+        k = self.k
+        vector = k.registers([self.V], self.T)
+        self.put(vector, 0, value)
+        ops.copy(self.args[name], vector, [self.row, self._vector_col(i)], exec_scope="cta",
+                 layout=self._single["ROWS"])
+
+    def _vector_col(self, i):
+        """The first column of the vector at slot ``i`` of the row tile (as the layouts
+        place it: ``col + i · 32 · W``, for the thread of lane and warp 0)."""
+        return arith.addi(self.col, arith.muli(i, self.k.index(WARP_SIZE * self.p.W)))
 
     def store(self, name: str, tile, col=None) -> None:
         """``tile`` into this CTA's part of rows ``name`` (from column ``col``, default
