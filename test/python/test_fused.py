@@ -290,6 +290,49 @@ def test_the_row_frame_serves_a_kernel_written_over_chunks(M, N, overrides):
     np.testing.assert_allclose(got, x.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-4)
 
 
+def test_every_way_of_widening_bf16_is_exact():
+    """r.vectors(x, nth=n) widens bf16 to f32 in a way of its own for each pass n
+    (arith.extf, shifts and masks, an interleave with zeros): each gives every one of the 65536
+    bf16 bit patterns (NaNs, infinities, -0.0, subnormals) as the f32 of the same bits."""
+    import tile_mlir
+    from tile_mlir.kernels.rows import row_kernel
+
+    M, N = 8, 8192
+    p = K.plan(M, N, "bf16")
+    with row_kernel("widen", p, M, [("X", "rows"), *((f"Y{n}", f"memref<{M}x{N}xf32>") for n in range(3))]) as r:
+        x = r.tile()
+        r.load(x, "X")
+        for n in range(3):
+            y = r.tile("f32")
+            for i, v in r.vectors(x, nth=n):
+                r.put(y, i, v)
+            r.store(f"Y{n}", y)
+    bits = np.random.default_rng().permutation(np.arange(65536, dtype=np.uint32)).reshape(M, N)
+    ys = [np.full((M, N), np.nan, np.float32) for _ in range(3)]
+    tile_mlir.compile(r.k.module, backend="interpreter").widen.launch(
+        p.grid(M), p.threads, bits.astype(np.uint16), *ys)
+    for y in ys:
+        assert np.array_equal(y.view(np.uint32), bits << 16)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+@pytest.mark.parametrize("name", ["rmsnorm", "layernorm"])
+def test_the_norms_hold_a_bf16_row_packed_across_their_reductions(name, tmp_path):
+    """At 64 bf16 a thread (1024 x 65536: a cluster of 2 CTAs of 512 threads), each
+    pass widens the row its own way, so the row stays two bf16 a register across the
+    reductions (32 registers, not 64) and ptxas needs at most 64 registers a thread:
+    two CTAs an SM (RMSNorm took 80 and LayerNorm 127 with one way for every pass)."""
+    from tile_mlir.compiler import lower_to_ptx
+    from tile_mlir.options import Options
+
+    assert K.plan(1024, 65536, "bf16", name).E == 64
+    source = tmp_path / "k.ptx"
+    source.write_text(lower_to_ptx(K.kernel_text(name, 1024, 65536, "bf16"), Options(chip="sm_90a")).ptx)
+    info = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(source), "-o", str(tmp_path / "k.cubin")],
+                          check=True, capture_output=True, text=True).stderr
+    assert int(re.search(r"Used (\d+) registers", info).group(1)) <= 64, info
+
+
 def test_the_package_builds_kernels_and_templates_nothing():
     """Every kernel is built with tile_mlir.build (no string.Template anywhere in the
     package); its text has its gpu.func and the plan's block."""

@@ -94,7 +94,7 @@ def rmsnorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
         rstd = math.rsqrt(arith.addf(mean, k.args["eps"]))
         r.store_row("RSTD", rstd)
         scale = r.splat(rstd)
-        for i, v in r.vectors(x):
+        for i, v in r.vectors(x, nth=1):
             r.store_vector("Y", i, arith.mulf(arith.mulf(v, scale), r.col_vector("W", i)))
     return k
 
@@ -107,7 +107,7 @@ def layernorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     args = [("X", "rows"), ("W", "cols"), ("B", "cols"), ("Y", "rows"), ("MEAN", "stat"), ("RSTD", "stat"),
             ("eps", "f32")]
     with row_kernel("layernorm", p, M, args, chip) as r:
-        k, x, V = r.k, r.tile(), r.V
+        k, x = r.k, r.tile()
         n, zero = r.f32(float(p.N)), r.f32(0.0)
         r.load(x, "X")
         for i, v, acc, s in r.vectors(x, carry=zero):
@@ -115,13 +115,13 @@ def layernorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
         mean = arith.divf(r.reduce(s, "sum"), n)
         r.store_row("MEAN", mean)
         center, none = r.splat(mean), r.splat(zero)
-        for c, acc, d2 in k.range(p.C, carry=zero, unroll=True):
-            d = arith.subf(k.cast(k.vload(x, arith.muli(c, k.index(V)), V), "f32"), center)
-            k.yield_(k.reduction("add", arith.select(r.inside(c), arith.mulf(d, d), none), acc))
+        for i, v, acc, d2 in r.vectors(x, carry=zero, nth=1):
+            d = arith.subf(v, center)
+            k.yield_(k.reduction("add", arith.select(r.inside(i), arith.mulf(d, d), none), acc))
         rstd = math.rsqrt(arith.addf(arith.divf(r.reduce(d2, "sum"), n), k.args["eps"]))
         r.store_row("RSTD", rstd)
         scale = r.splat(rstd)
-        for i, v in r.vectors(x):
+        for i, v in r.vectors(x, nth=2):
             wv, bv = r.col_vector("W", i), r.col_vector("B", i)
             r.store_vector("Y", i, math.fma(arith.mulf(arith.subf(v, center), scale), wv, bv))
     return k

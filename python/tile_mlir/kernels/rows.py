@@ -32,7 +32,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import replace
 
-from mlir.dialects import arith
+from mlir.dialects import arith, vector
 
 from .. import build, dynamic_dims, ops
 from ..ir import ir
@@ -146,21 +146,44 @@ class Rows:
                     self.load(tile, name, col, padding=padding)
             yield col if not carry else (col, *it[1:])
 
-    def vectors(self, tile, carry=None):
+    def vectors(self, tile, carry=None, *, nth: int = 0):
         """For each vector of ``tile`` (an unrolled loop): its first slot and its value in
-        f32; with ``carry``, also the carried value and the loop's result."""
+        f32; with ``carry``, also the carried value and the loop's result. ``nth``: which
+        pass over ``tile`` this is (0, 1, 2), where a kernel makes several: each widens
+        bf16 in its own way (``widen``)."""
         k = self.k
         for it in k.range(0, self.p.E, self.V, carry=carry if carry is not None else (), unroll=True):
             i = it if carry is None else it[0]
-            v = k.cast(k.vload(tile, i, self.V), "f32")
+            v = self.widen(k.vload(tile, i, self.V), nth)
             yield (i, v) if carry is None else (i, v, *it[1:])
 
-    def inside(self, c):
-        """Which lanes of the tile's vector ``c`` (an index) hold columns of the row: a
-        vector of V i1 (the columns past N are padding)."""
+    def widen(self, v, nth: int = 0):
+        """The vector ``v`` in f32, exactly. A bf16 vector is widened in one of three ways,
+        by ``nth``: ``arith.extf``, shifts and masks of its pairs as integers, or
+        interleaved with zeros. With one way for every pass, LLVM and ptxas reuse the
+        first pass's f32 values in the next ones and hold the row unpacked (a register an
+        element) across the reductions between them, not packed (two bf16 a register):
+        ptxas gave LayerNorm 127 registers at 64 bf16 a thread, 58 with a way a pass."""
+        k, V, H = self.k, self.V, self.V // 2
+        way = nth % 3
+        if ir.VectorType(v.type).element_type != ir.BF16Type.get() or way == 0:
+            return k.cast(v, "f32")
+        if way == 2:  # bf16 b is the f32 of high half b and low half 0
+            zeros = k.constant(0.0, f"vector<{V}xbf16>")
+            halves = vector.shuffle(zeros, v, [j for pair in zip(range(V), range(V, 2 * V)) for j in pair])
+            return vector.bitcast(ir.VectorType.get([V], ir.F32Type.get()), halves)
+        pairs = vector.bitcast(ir.VectorType.get([H], ir.IntegerType.get_signless(32)), v)  # 2j: the low half
+        low = arith.shli(pairs, k.constant(16, f"vector<{H}xi32>"))
+        high = arith.andi(pairs, k.constant(-65536, f"vector<{H}xi32>"))
+        low, high = (arith.bitcast(ir.VectorType.get([H], ir.F32Type.get()), h) for h in (low, high))
+        return vector.shuffle(low, high, [j for pair in zip(range(H), range(H, V)) for j in pair])
+
+    def inside(self, i):
+        """Which lanes of the tile's vector at slot ``i`` (an index) hold columns of the
+        row: a vector of V i1 (the columns past N are padding)."""
         k, p, V = self.k, self.p, self.V
         lead = arith.muli(arith.remui(k.thread_id(), k.index(WARP_SIZE * p.W)), k.index(V))
-        first = arith.addi(arith.addi(self.col, lead), arith.muli(c, k.index(WARP_SIZE * p.W * V)))
+        first = arith.addi(arith.addi(self.col, lead), arith.muli(i, k.index(WARP_SIZE * p.W)))
         lanes = k.constant(list(range(V)), f"vector<{V}xindex>")
         return arith.cmpi(arith.CmpIPredicate.slt, lanes, k.splat(arith.subi(k.index(p.N), first), V))
 
