@@ -8,8 +8,9 @@ few upstream builders and a ``tile_mlir.ops`` op:
 
 * ``load``: this CTA's part of a row into a register tile, with ``tile.copy`` (the
   ``ROWS`` layout: 16-byte vectors, the columns past N padded);
-* ``vectors``: an unrolled loop over the tile's V-element vectors, each in f32;
-  ``inside(c)``: which lanes of vector c are columns of the row;
+* ``vectors``: an unrolled loop over the tile's V-element vectors, each in f32 (the
+  kernel's passes over a bf16 tile each widening it its own way: ``widen``);
+  ``inside(i)``: which lanes of the vector at slot i are columns of the row;
 * ``reduce``: one value per thread reduced over the row's threads (``tile.reduce``,
   ``PARTIALS`` to ``RESULT``: lane butterflies, across warps one barrier, at cluster
   scope across the CTAs one exchange through distributed shared memory);
