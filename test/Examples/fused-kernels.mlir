@@ -26,8 +26,8 @@
 //
 // A cluster of 4 CTAs per row (forced: f32, N = 40000: 32 warps per CTA, 3 vectors of 4 per
 // thread): x read once, then per reduction one barrier in the CTA and one exchange of the
-// 4 CTAs' partials through distributed shared memory between two cluster barriers; the
-// weight loaded once, the row stored once:
+// 4 CTAs' partials through distributed shared memory between two cluster barriers; then
+// each vector of the weight loaded just before the vector of the row it scales is stored:
 // RUN: %python -c "from tile_mlir.kernels import kernel_text; print(kernel_text('rmsnorm', 8, 40000, 'f32', ctas=4))" > %t.rmsnorm.mlir
 // RUN: tile-opt %t.rmsnorm.mlir --tile-to-ptx | FileCheck %s --check-prefix=CLUSTER --implicit-check-not=.local --implicit-check-not=ld.global.b
 // CLUSTER-LABEL: .entry rmsnorm(
@@ -41,8 +41,13 @@
 // CLUSTER-NEXT:    barrier.cluster.wait;
 // CLUSTER-NOT:     bar.sync
 // CLUSTER-NOT:     barrier.cluster
-// CLUSTER-COUNT-3: ld.global.v4.b32
-// CLUSTER-COUNT-3: st.global.v4.b32
+// CLUSTER:         ld.global.v4.b32
+// CLUSTER:         st.global.v4.b32
+// CLUSTER:         ld.global.v4.b32
+// CLUSTER:         st.global.v4.b32
+// CLUSTER:         ld.global.v4.b32
+// CLUSTER:         st.global.v4.b32
+// CLUSTER-NOT:     ld.global
 // CLUSTER:         ret;
 //
 // The examples, as written (37 x 1000 f32: one warp per row):
