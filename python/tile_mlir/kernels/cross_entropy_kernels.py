@@ -23,6 +23,7 @@ from __future__ import annotations
 from mlir.dialects import arith, math
 
 from ..vocab import DEFAULT_CHIP
+from .forward import row_max_sum
 from .plan import RowPlan
 from .rows import Rows, row_kernel
 
@@ -128,9 +129,7 @@ def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, grad: boo
                 k.yield_(k.reduction("add", ev, s_),
                          k.reduction("add", arith.select(inside, v, none), sx_))
             k.yield_(m1, s1, sx1)
-        top = r.reduce(m, "maximum")
-        A = arith.select(r.eq(top, r.f32(NEG_INF)), zero, top)
-        S = r.reduce(arith.mulf(s, math.exp(arith.subf(m, A))), "sum")
+        A, S, rescale = row_max_sum(r, m, s, shift_zero=lambda top: r.eq(top, r.f32(NEG_INF)))
         lse = arith.addf(A, math.log(S))
         sum_x = r.reduce(sx, "sum")
         eps = k.args["smoothing"]
@@ -144,22 +143,21 @@ def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, grad: boo
         r.store_row("LSE", lse)
         if grad:  # the row is whole in x (one chunk: the plan holds the row on chip)
             g = arith.select(ignored, zero, k.load(k.args["SCALE"], [k.index(0)]))
-            _write_grad(r, x, target, lse, g, eps, r.col, kept=(e, m))
+            _write_grad(r, x, target, lse, g, eps, r.col, kept=(e, arith.divf(rescale, S)))
     return k
 
 
 def _write_grad(r: Rows, x, target, lse, g, eps, col, kept=None) -> None:
     """DX = g·(exp(x - lse) - ε/V) - g·(1 - ε)·[col = t] from the chunk in ``x`` (at column
     ``col``), written over ``x`` then stored: the backward's formula, one pass. With
-    ``kept`` = (e, m), the forward's e = exp(x - a) (f32, a the thread's shift) and the
-    thread's max m: exp(x - lse) is e · exp(m - lse), no exponential per element (m, not
-    a: a thread of only -inf or padding has a = 0 and e = 0, where exp(a - lse) could
-    overflow)."""
+    ``kept`` = (e, exp(m - A) / S), the forward's e = exp(x - a) (f32, a the thread's
+    shift) and its thread's exp(m - lse) (``forward.row_max_sum``): exp(x - lse) is their
+    product, no exponential per element."""
     k, p, V = r.k, r.p, r.V
     t = k.splat(k.cast(target, "index"), V)
     gv, lsev = r.splat(g), r.splat(lse)
     if kept is not None:
-        ge = r.splat(arith.mulf(g, math.exp(arith.subf(kept[1], lse))))
+        ge = r.splat(arith.mulf(g, kept[1]))
     floor = r.splat(arith.mulf(g, arith.divf(eps, r.f32(float(p.N)))))
     peak = r.splat(arith.mulf(g, arith.subf(r.f32(1.0), eps)))
     none = r.splat(r.f32(0.0))
