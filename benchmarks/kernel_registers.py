@@ -46,7 +46,7 @@ def main(argv=None) -> None:
     ap.add_argument("--dtypes", default="f32,bf16")
     ap.add_argument("--n", default="16384,65536")
     a = ap.parse_args(argv)
-    print(f"| kernel | dtype | N | plan | registers | spill bytes | ex2.approx |\n|---|---|---:|---|---:|---:|---:|")
+    print("| kernel | dtype | N | plan | registers | spill bytes | ex2.approx |\n|---|---|---:|---|---:|---:|---:|")
     for kernel in a.kernels.split(","):
         for dtype in a.dtypes.split(","):
             for N in map(int, a.n.split(",")):

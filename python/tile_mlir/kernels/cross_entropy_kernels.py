@@ -155,9 +155,7 @@ def _write_grad(r: Rows, x, target, lse, g, eps, col, kept=None) -> None:
     product, no exponential per element."""
     k, p, V = r.k, r.p, r.V
     t = k.splat(k.cast(target, "index"), V)
-    gv, lsev = r.splat(g), r.splat(lse)
-    if kept is not None:
-        ge = r.splat(arith.mulf(g, kept[1]))
+    gv, lsev = (r.splat(g), r.splat(lse)) if kept is None else (r.splat(arith.mulf(g, kept[1])), None)
     floor = r.splat(arith.mulf(g, arith.divf(eps, r.f32(float(p.N)))))
     peak = r.splat(arith.mulf(g, arith.subf(r.f32(1.0), eps)))
     none = r.splat(r.f32(0.0))
@@ -167,11 +165,10 @@ def _write_grad(r: Rows, x, target, lse, g, eps, col, kept=None) -> None:
         i = arith.muli(c, k.index(V))
         cols = arith.addi(lanes, k.splat(arith.addi(first, arith.muli(c, step)), V))
         hit = arith.cmpi(arith.CmpIPredicate.eq, cols, t)
-        if kept is None:
-            p_ = math.exp(arith.subf(k.cast(k.vload(x, i, V), "f32"), lsev))
-            d = arith.subf(arith.mulf(gv, p_), floor)
-        else:
-            d = arith.subf(arith.mulf(k.vload(kept[0], i, V), ge), floor)
+        if kept is None:  # g · exp(x - lse)
+            d = arith.subf(arith.mulf(gv, math.exp(arith.subf(k.cast(k.vload(x, i, V), "f32"), lsev))), floor)
+        else:  # e · (g · exp(m - lse))
+            d = arith.subf(arith.mulf(k.vload(kept[0], i, V), gv), floor)
         r.put(x, i, arith.subf(d, arith.select(hit, peak, none)))
     r.store("DX", x, col)
 

@@ -227,9 +227,9 @@ class Rows:
         (``WEIGHTS`` of one vector per thread), where the kernel needs it, rather than a
         whole tile beside the row (every row reads the same columns: L1 and L2 hits)."""
         k = self.k
-        vector = k.registers([self.V], self.T)
-        ops.copy(vector, self.args[name], [self._vector_col(i)], exec_scope="cta", layout=self._single["WEIGHTS"])
-        return k.cast(k.vload(vector, 0, self.V), "f32")
+        one = k.registers([self.V], self.T)
+        ops.copy(one, self.args[name], [self._vector_col(i)], exec_scope="cta", layout=self._single["WEIGHTS"])
+        return k.cast(k.vload(one, 0, self.V), "f32")
 
     def store_vector(self, name: str, i, value) -> None:
         """The f32 vector ``value``, slot ``i`` of this thread's row tile, into rows
@@ -237,11 +237,9 @@ class Rows:
         ``col_vector`` in the same loop stores this way, each result as it is made: the
         loads of the next slot then stay after this store (the arguments may alias), so
         the compiler cannot hoist them all above the loop and hold them beside the row."""
-        k = self.k
-        vector = k.registers([self.V], self.T)
-        self.put(vector, 0, value)
-        ops.copy(self.args[name], vector, [self.row, self._vector_col(i)], exec_scope="cta",
-                 layout=self._single["ROWS"])
+        one = self.k.registers([self.V], self.T)
+        self.put(one, 0, value)
+        ops.copy(self.args[name], one, [self.row, self._vector_col(i)], exec_scope="cta", layout=self._single["ROWS"])
 
     def _vector_col(self, i):
         """The first column of the vector at slot ``i`` of the row tile (as the layouts
