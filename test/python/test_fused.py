@@ -44,6 +44,7 @@ SHAPES = [
     (3, 9000, "bf16", {"warps": 16}, "warps", 1),  # two rows per CTA (layernorm: one)
     (2, 12000, "f32", {}, None, None),  # the measured plan (measured_plans.json), whatever it is
     (5, 3001, "f32", {"ctas": 2, "rows": 2, "warps": 4}, "cluster", 2),  # two rows per cluster, M odd
+    (6, 1999, "bf16", {"vectors": 8, "per_sm": 16}, "warp", 1),  # 64 bf16 under 32 registers: softmax's exp twice
     (5, 97, "f32", {"table": SMALL["f32"]}, "warp", 1),
     (3, 997, "f32", {"table": SMALL["f32"]}, "cluster", 4),
     (3, 1999, "bf16", {"table": SMALL["bf16"]}, "cluster", 4),
@@ -97,11 +98,14 @@ INF, NAN = np.inf, np.nan
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
-@pytest.mark.parametrize("overrides, ctas", [({}, 1), ({"ctas": 4, "warps": 2}, 4), ({"ctas": 16}, 16)],
-                         ids=["one warp", "cluster", "padding"])
+@pytest.mark.parametrize("overrides, ctas", [({}, 1), ({"ctas": 4, "warps": 2}, 4), ({"ctas": 16}, 16),
+                                             ({"vectors": 8, "per_sm": 16}, 1)],
+                         ids=["one warp", "cluster", "padding", "tight registers"])
 def test_special_values(name, dtype, overrides, ctas):
     """One warp per row; a cluster of 4 CTAs of 2 warps; a cluster of 16 CTAs of one
-    warp, most of whose threads hold only padding."""
+    warp, most of whose threads hold only padding; one warp of 64 elements a thread
+    under a cap of 32 registers (softmax in bf16 then computes exp(x - A) again rather
+    than keep E f32)."""
     rng = np.random.default_rng()
     N = 300
     assert K.plan(8, N, dtype, **overrides).CL == ctas

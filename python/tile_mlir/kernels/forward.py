@@ -25,17 +25,24 @@ NEG_INF, INF = float("-inf"), float("inf")
 
 
 def softmax(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
-    """Y = exp(X - max) / sum(exp(X - max)), row by row, the row held on chip: one
-    exponential per element (``max_sum`` keeps e = exp(x - a), a the thread's own shift,
-    in f32), then Y = e · exp(m - A) / S, A and S the row's max and sum."""
+    """Y = exp(X - max) / sum(exp(X - max)), row by row, the row held on chip: its max A
+    and sum S (``max_sum``), then Y = e · exp(m - A) / S from the e = exp(x - a) that
+    ``max_sum`` kept in f32 (a the thread's own shift: one exponential per element); or,
+    where E f32 would take more than half the plan's registers (bf16 under a ``per_sm``
+    cap), Y = exp(x - A) / S again from the bf16 row."""
     with row_kernel("softmax", p, M, [("X", "rows"), ("Y", "rows")], chip) as r:
         x = r.tile()
         r.load(x, "X", padding=NEG_INF)
-        e = r.tile("f32")
+        e = r.tile("f32") if r.T == "f32" or p.E <= p.max_registers // 2 else None
         A, S, rescale = max_sum(r, x, shift_zero=lambda m: r.eq(m, r.f32(NEG_INF)), keep=e)
-        scale = r.splat(arith.divf(rescale, S))
-        for i, v in r.vectors(e):
-            r.put(x, i, arith.mulf(v, scale))
+        if e is not None:
+            scale = r.splat(arith.divf(rescale, S))
+            for i, v in r.vectors(e):
+                r.put(x, i, arith.mulf(v, scale))
+        else:
+            shift, scale = r.splat(A), r.splat(arith.divf(r.f32(1.0), S))
+            for i, v in r.vectors(x, nth=1):
+                r.put(x, i, arith.mulf(math.exp(arith.subf(v, shift)), scale))
         r.store("Y", x)
     return r.k
 
