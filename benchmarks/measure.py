@@ -298,7 +298,7 @@ def run_cuda(source: str, *args) -> list[dict]:
         raise RuntimeError("nvcc is not on PATH")
     with tempfile.TemporaryDirectory() as tmp:
         exe = Path(tmp) / Path(source).stem
-        for cmd in ([nvcc, "-O3", "-gencode=arch=compute_90a,code=sm_90a", "-o", str(exe), str(Path(__file__).with_name(source))],
+        for cmd in ([nvcc, "-O3", "-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-o", str(exe), str(Path(__file__).with_name(source))],
                     [str(exe), *map(str, args)]):
             done = subprocess.run(cmd, capture_output=True, text=True, check=False)
             if done.returncode:

@@ -25,20 +25,24 @@
 // WARPS:         ret;
 //
 // A cluster of 4 CTAs per row (forced: f32, N = 40000: 32 warps per CTA, 3 vectors of 4 per
-// thread): x read once, then per reduction one barrier in the CTA and one exchange of the
-// 4 CTAs' partials through distributed shared memory between two cluster barriers; then
-// each vector of the weight loaded just before the vector of the row it scales is stored:
+// thread): the mbarrier set up once at the entry; x read once, then the reduction's one
+// barrier in the CTA and one push of the CTA's partial into the 4 CTAs' shared memory
+// (st.shared::cluster and an arrive at each one's mbarrier), the wait on its own, the 4
+// partials in one load; no cluster barrier after the entry; then each vector of the
+// weight loaded just before the vector of the row it scales is stored:
 // RUN: %python -c "from tile_mlir.kernels import kernel_text; print(kernel_text('rmsnorm', 8, 40000, 'f32', ctas=4))" > %t.rmsnorm.mlir
 // RUN: tile-opt %t.rmsnorm.mlir --tile-to-ptx | FileCheck %s --check-prefix=CLUSTER --implicit-check-not=.local --implicit-check-not=ld.global.b
 // CLUSTER-LABEL: .entry rmsnorm(
 // CLUSTER:         .reqnctapercluster 4, 1, 1
+// CLUSTER:         mbarrier.init.shared.b64
+// CLUSTER:         barrier.cluster.arrive.relaxed;
+// CLUSTER-NEXT:    barrier.cluster.wait;
 // CLUSTER-COUNT-3: ld.global.v4.b32
 // CLUSTER:         bar.sync 0;
-// CLUSTER:         barrier.cluster.arrive;
-// CLUSTER-NEXT:    barrier.cluster.wait;
-// CLUSTER-COUNT-4: ld.shared::cluster.b32
-// CLUSTER:         barrier.cluster.arrive;
-// CLUSTER-NEXT:    barrier.cluster.wait;
+// CLUSTER:         st.shared::cluster.b32
+// CLUSTER:         mbarrier.arrive.release.cluster.shared::cluster.b64
+// CLUSTER:         mbarrier.try_wait.parity.acquire.cluster.shared.b64
+// CLUSTER:         ld.shared.v4.b32
 // CLUSTER-NOT:     bar.sync
 // CLUSTER-NOT:     barrier.cluster
 // CLUSTER:         ld.global.v4.b32

@@ -1,7 +1,8 @@
 // RUN: tile-opt %s --tile-to-ptx | FileCheck %s
 // RUN: tile-opt %s --tile-to-cubin -o %t.cubin
 //
-// The cluster variant in PTX (sm_90a): a cluster of 4 CTAs of 2 warps, fixed by the
+// The cluster variant (the pull protocol, forced with dispatch: cluster_push is the
+// default, tile-lower-reduction-cluster-push.mlir) in PTX (sm_90a): a cluster of 4 CTAs of 2 warps, fixed by the
 // kernel (known_cluster_size: .reqnctapercluster), two rows on CTA bit 1, each reduced
 // over CTA bit 0. Inside each CTA the butterfly and the warps' partials (bar.sync 0);
 // then the CTA's partial to its own shared memory, the cluster barrier, the two partials
@@ -49,7 +50,7 @@ module attributes {gpu.container_module} {
       memref.store %a0, %src[%c0] : memref<2xf32, #gpu.address_space<private>>
       %a1 = memref.load %A[%row, %i2b] : memref<4x512xf32>
       memref.store %a1, %src[%c1] : memref<2xf32, #gpu.address_space<private>>
-      "tile.reduce"(%dst, %src) {kind = "max", exec_scope = "cluster", axes = array<i64: 1>,
+      "tile.reduce"(%dst, %src) {kind = "max", dispatch = "cluster", exec_scope = "cluster", axes = array<i64: 1>,
           src_layout = #tile.layout<"S[(2, (2, 2, 32, 2)) : (2@cta_in_cluster, (1@cta_in_cluster, 1@warpid, 1@laneid, 1))]">,
           dst_layout = #tile.layout<"S[2 : 2@cta_in_cluster] + R[(32, 2, 2) : (1@laneid, 1@warpid, 1@cta_in_cluster)]">} : (memref<1xf32, #gpu.address_space<private>>, memref<2xf32, #gpu.address_space<private>>) -> ()
       %d = memref.load %dst[%c0] : memref<1xf32, #gpu.address_space<private>>

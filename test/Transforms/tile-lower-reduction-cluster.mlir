@@ -2,7 +2,9 @@
 // RUN: tile-opt %s --split-input-file --tile-lower-reduction="fold=tree" | FileCheck %s --check-prefix=TREE
 // RUN: tile-opt %s --split-input-file --pass-pipeline='builtin.module(tile-lower-reduction,convert-scf-to-cf,gpu.module(convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}),reconcile-unrealized-casts)' | FileCheck %s --check-prefix=NVVM
 //
-// The cluster variant: inside each CTA the in-thread fold, the lane butterfly and
+// The cluster variant, the pull protocol (forced with dispatch: where the op reduces CTA
+// bits in a kernel, cluster_push is the default; tile-lower-reduction-cluster-push.mlir):
+// inside each CTA the in-thread fold, the lane butterfly and
 // cross_warp's exchange of the warps' partials (gpu.barrier); then each CTA's partial
 // goes to its own cluster scratch, a cluster barrier, every thread reads the partials of
 // the CTAs it reduces over through distributed shared memory (nvvm.mapa, llvm.load from
@@ -68,7 +70,7 @@
 module attributes {gpu.container_module} {
   gpu.module @k [#nvvm.target<chip = "sm_90a">] {
     gpu.func @whole(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<1xf32, #gpu.address_space<private>>) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
-      "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "cluster", axes = array<i64: 0>,
+      "tile.reduce"(%dst, %src) {kind = "sum", dispatch = "cluster", exec_scope = "cluster", axes = array<i64: 0>,
           src_layout = #tile.layout<"S[((4, 2, 32)) : ((1@cta_in_cluster, 1@warpid, 1@laneid))]">,
           dst_layout = #tile.layout<"S[1 : 1] + R[(32, 2, 4) : (1@laneid, 1@warpid, 1@cta_in_cluster)]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
       gpu.return
@@ -99,7 +101,7 @@ module attributes {gpu.container_module} {
 module attributes {gpu.container_module} {
   gpu.module @k [#nvvm.target<chip = "sm_90a">] {
     gpu.func @rows(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<2xf32, #gpu.address_space<private>>) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
-      "tile.reduce"(%dst, %src) {kind = "max", exec_scope = "cluster", axes = array<i64: 1>, accum = true,
+      "tile.reduce"(%dst, %src) {kind = "max", dispatch = "cluster", exec_scope = "cluster", axes = array<i64: 1>, accum = true,
           src_layout = #tile.layout<"S[(2, (2, 2, 32, 2)) : (2@cta_in_cluster, (1@cta_in_cluster, 1@warpid, 1@laneid, 1))]">,
           dst_layout = #tile.layout<"S[2 : 2@cta_in_cluster] + R[(32, 2, 2) : (1@laneid, 1@warpid, 1@cta_in_cluster)]">} : (memref<1xf32, #gpu.address_space<private>>, memref<2xf32, #gpu.address_space<private>>) -> ()
       gpu.return
@@ -129,7 +131,7 @@ module attributes {gpu.container_module} {
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       scf.for %i = %c0 to %n step %c1 {
-        "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "cluster", axes = array<i64: 0>, accum = true,
+        "tile.reduce"(%dst, %src) {kind = "sum", dispatch = "cluster", exec_scope = "cluster", axes = array<i64: 0>, accum = true,
             src_layout = #tile.layout<"S[((8, 32)) : ((1@cta_in_cluster, 1@laneid))]">,
             dst_layout = #tile.layout<"S[1 : 1] + R[(32, 8) : (1@laneid, 1@cta_in_cluster)]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
       }
@@ -148,7 +150,7 @@ module attributes {gpu.container_module} {
 module attributes {gpu.container_module} {
   gpu.module @k [#nvvm.target<chip = "sm_90a">] {
     gpu.func @one_cta(%dst: memref<1xi32, #gpu.address_space<private>>, %src: memref<1xi32, #gpu.address_space<private>>) kernel {
-      "tile.reduce"(%dst, %src) {kind = "min", exec_scope = "cluster", axes = array<i64: 0>,
+      "tile.reduce"(%dst, %src) {kind = "min", dispatch = "cluster", exec_scope = "cluster", axes = array<i64: 0>,
           src_layout = #tile.layout<"S[((2, 32)) : ((1@warpid, 1@laneid))]">,
           dst_layout = #tile.layout<"S[1 : 1] + R[(32, 2) : (1@laneid, 1@warpid)]">} : (memref<1xi32, #gpu.address_space<private>>, memref<1xi32, #gpu.address_space<private>>) -> ()
       gpu.return

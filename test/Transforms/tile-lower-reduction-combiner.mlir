@@ -236,22 +236,28 @@ module attributes {gpu.container_module} {
 // -----
 
 // A cluster of 4 CTAs of 2 warps, argmax: the CTA's warps exchange (value, index) words
-// behind the block's barrier, then the CTAs exchange them through distributed shared
-// memory between two cluster barriers (a mapa and a load per word and CTA).
-// CHECK:       memref.global "private" @tile_scratch_1 : memref<2xi32, #gpu.address_space<workgroup>>
-// CHECK-SAME:  "cluster reduce, the CTA partials: 1 x 1 slot(s) of 2 i32 words (f32, i32): 8 bytes"
+// behind the block's barrier, then each CTA pushes both words into the shared memory of
+// each CTA and arrives once at its mbarrier (cluster_push: one exchange for all
+// operands); every thread waits on its own mbarrier and reads the 4 CTAs' words.
+// CHECK:       memref.global "private" @tile_scratch_2 : memref<1xi64, #gpu.address_space<workgroup>>
+// CHECK-SAME:  "cluster push, 1 mbarrier(s), one per phase: 8 bytes"
+// CHECK:       memref.global "private" @tile_scratch_1 : memref<8xi32, #gpu.address_space<workgroup>>
+// CHECK-SAME:  "cluster push, the partials received: 1 phase(s) x 4 CTA(s) x 1 x 1 slot(s) of 2 i32 words (f32, i32): 32 bytes"
 // CHECK:       memref.global "private" @tile_scratch_0 : memref<4xi32, #gpu.address_space<workgroup>>
 // CHECK-SAME:  "cluster reduce, the warps of each CTA: 1 phase(s) x 1 instance(s) x 1 x 2 warp partial(s) x 1 slot(s) of 2 i32 words (f32, i32): 16 bytes"
 // CHECK-LABEL: gpu.func @cluster_argmax
-// CHECK:       nvvm.read.ptx.sreg.cluster.ctarank
+// CHECK:       nvvm.mbarrier.init
+// CHECK:       nvvm.cluster.wait {tile.mbarrier_init}
 // CHECK:       gpu.barrier
 // CHECK-NOT:   gpu.barrier
-// CHECK:       nvvm.cluster.arrive
-// CHECK-NEXT:  nvvm.cluster.wait
-// CHECK-COUNT-8: nvvm.mapa
-// CHECK:       nvvm.cluster.arrive
-// CHECK-NEXT:  nvvm.cluster.wait
-// CHECK-NOT:   nvvm.cluster.arrive
+// CHECK:       scf.if
+// CHECK:         llvm.store %{{.*}} : i32, !llvm.ptr<7>
+// CHECK:         llvm.store %{{.*}} : i32, !llvm.ptr<7>
+// CHECK-NEXT:    nvvm.mapa
+// CHECK-NEXT:    nvvm.mbarrier.arrive %{{.*}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CHECK:       scf.while
+// CHECK-COUNT-8: memref.load %{{.*}} : memref<8xi32, #gpu.address_space<workgroup>>
+// CHECK-NOT:   nvvm.cluster
 // CHECK:       gpu.return
 module attributes {gpu.container_module} {
   gpu.module @k [#nvvm.target<chip = "sm_90a">] {

@@ -8,6 +8,7 @@
 // A global (non-private) src: every variant's storage_scope rejects it. The
 // variants come in priority order, each with all of its reasons.
 // CHECK: error: 'tile.reduce' op no variant of tile.reduce applies (target cuda):
+// CHECK-NEXT: cluster_push (prio=20): rejected: storage_scope — src is global (no memory space); expected local on both sides; push_applies — exec_scope thread: the variant reduces at cluster scope; no chip (no #nvvm.target on a gpu.module, no chip option): thread-block clusters need sm_90 or newer
 // CHECK-NEXT: sm100_packed (prio=20): rejected: storage_scope — src is global (no memory space); expected local on both sides; sm100_applies — 4 elements < 8; no chip (no #nvvm.target on a gpu.module, no chip option)
 // CHECK-NEXT: local_redux (prio=15): rejected: storage_scope — src is global (no memory space); expected local on both sides; redux_applies — dtype f32: redux.sync has no float add; exec_scope thread: redux.sync is a warp-scope instruction; no chip (no #nvvm.target on a gpu.module, no chip option)
 // CHECK-NEXT: cluster (prio=10): rejected: storage_scope — src is global (no memory space); expected local on both sides; cluster_applies — exec_scope thread: the variant reduces at cluster scope; no chip (no #nvvm.target on a gpu.module, no chip option): thread-block clusters need sm_90 or newer
@@ -46,9 +47,9 @@ func.func @two_reasons(%dst: memref<1xf16, #gpu.address_space<workgroup>>, %src:
 // -----
 
 // A forced unknown variant lists the registered ones.
-// CHECK: error: 'tile.reduce' op dispatch = "locl" names no variant of tile.reduce for target cuda; registered: sm100_packed (prio=20), local_redux (prio=15), cluster (prio=10), cross_warp (prio=10), local (prio=10), shared (prio=10)
+// CHECK: error: 'tile.reduce' op dispatch = "locl" names no variant of tile.reduce for target cuda; registered: cluster_push (prio=20), sm100_packed (prio=20), local_redux (prio=15), cluster (prio=10), cross_warp (prio=10), local (prio=10), shared (prio=10)
 func.func @forced_unknown(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{dispatch = "locl" names no variant of tile.reduce for target cuda; registered: sm100_packed (prio=20), local_redux (prio=15), cluster (prio=10), cross_warp (prio=10), local (prio=10), shared (prio=10)}}
+  // expected-error @+1 {{dispatch = "locl" names no variant of tile.reduce for target cuda; registered: cluster_push (prio=20), sm100_packed (prio=20), local_redux (prio=15), cluster (prio=10), cross_warp (prio=10), local (prio=10), shared (prio=10)}}
   "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "thread", dispatch = "locl"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }

@@ -192,17 +192,30 @@ def crosses_warps(case: ReduceCase) -> bool:
 def test_ptx_barriers(case, lowered):
     """One barrier per op across warps, of its scope; none for an op inside warps. The
     loop cases keep their loop (it is not unrolled), so their op's code is there once.
-    A cluster op: the block's barrier where it reduces warps, and two cluster barriers
-    (arrive, wait) where it reduces CTAs."""
+    A cluster op: the block's barrier where it reduces warps; where it reduces CTAs, through
+    ``cluster_push`` one cluster barrier at the entry (after the mbarriers' init), the
+    pushes (``st.shared::cluster``, a remote arrive) and one wait, and a block barrier
+    before the push in a loop without warps; through ``cluster`` (forced), two cluster
+    barriers (arrive, wait) around the reads of the other CTAs."""
     ptx = ptx_of(lowered, case)
     barriers = re.findall(r"\b(?:bar|barrier)(?:\.cta)?\.(?:sync|arrive|red)\b[^;]*;", ptx)
     if case.exec_scope == "cluster":
         warps = any(LANE_BITS <= b < 10 for d in case.reduced_dims for b in thread_bits(case.src_tile.shard[d]))
         ctas = any(b >= 10 for d in case.reduced_dims for b in thread_bits(case.src_tile.shard[d]))
-        assert [re.sub(r"\s+", " ", b) for b in barriers] == ["bar.sync 0;"] * warps
-        assert re.findall(r"\bbarrier\.cluster\.\w+", ptx) == ["barrier.cluster.arrive", "barrier.cluster.wait"] * 2 * ctas
-        assert len(re.findall(r"\bmapa\.shared::cluster", ptx)) == len(re.findall(r"\bld\.shared::cluster", ptx))
-        assert ctas == ("ld.shared::cluster" in ptx)
+        push = ctas and case.dispatch is None
+        assert [re.sub(r"\s+", " ", b) for b in barriers] == ["bar.sync 0;"] * (warps or (push and case.repeat > 1))
+        cluster_barriers = re.findall(r"\bbarrier\.cluster\.\w+", ptx)
+        if push:
+            assert cluster_barriers == ["barrier.cluster.arrive", "barrier.cluster.wait"]
+            assert "barrier.cluster.arrive.relaxed;" in ptx and "fence.mbarrier_init.release.cluster;" in ptx
+            assert len(re.findall(r"\bmbarrier\.try_wait\.parity\.acquire\.cluster\b", ptx)) == 1
+            arrives = len(re.findall(r"\bmbarrier\.arrive\.release\.cluster\.shared::cluster\b", ptx))
+            assert arrives >= 1 and len(re.findall(r"\bst\.shared::cluster", ptx)) >= arrives
+            assert "ld.shared::cluster" not in ptx
+        else:
+            assert cluster_barriers == ["barrier.cluster.arrive", "barrier.cluster.wait"] * 2 * ctas
+            assert len(re.findall(r"\bmapa\.shared::cluster", ptx)) == len(re.findall(r"\bld\.shared::cluster", ptx))
+            assert ctas == ("ld.shared::cluster" in ptx)
     elif not crosses_warps(case):
         assert barriers == []
     elif case.exec_scope == "cta":

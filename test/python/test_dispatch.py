@@ -65,6 +65,7 @@ def verdicts(text, chip_option=None, fold="linear"):
 
 def test_registry_order():
     assert [(c.variant, c.priority) for c in cases("tile.reduce", "cuda")] == [
+        ("cluster_push", 20),
         ("sm100_packed", 20),
         ("local_redux", 15),
         ("cluster", 10),

@@ -287,7 +287,7 @@ func.func @dispatch_array(%d: memref<1xf32, #gpu.address_space<private>>, %s: me
 // -----
 
 // A dispatch variant that does not exist.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op dispatch: no lowering variant is named "fast"; the variants are: cluster, cross_warp, local, local_redux, shared, sm100_packed{{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op dispatch: no lowering variant is named "fast"; the variants are: cluster, cluster_push, cross_warp, local, local_redux, shared, sm100_packed{{$}}
 func.func @dispatch_unknown(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", dispatch = "fast"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -296,7 +296,7 @@ func.func @dispatch_unknown(%d: memref<1xf32, #gpu.address_space<private>>, %s: 
 // -----
 
 // A dispatch variant, misspelled.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op dispatch: no lowering variant is named "locl" (did you mean 'local'?); the variants are: cluster, cross_warp, local, local_redux, shared, sm100_packed{{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op dispatch: no lowering variant is named "locl" (did you mean 'local'?); the variants are: cluster, cluster_push, cross_warp, local, local_redux, shared, sm100_packed{{$}}
 func.func @dispatch_misspelled(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", dispatch = "locl"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return

@@ -33,7 +33,7 @@ it runs is printed with its locations).
 
 from ..errors import InterpreterError, LaunchError
 from ..vocab import MAX_BLOCK_THREADS
-from . import arith, cf, cluster, dynamic_shared, gpu, math, memref, nvvm, pointers, scf, vector, vector_memory  # noqa: F401,E501  (each fills the registry)
+from . import arith, cf, cluster, dynamic_shared, gpu, math, mbarrier, memref, nvvm, pointers, scf, vector, vector_memory  # noqa: F401,E501  (each fills the registry)
 from .core import HANDLERS, TERMINATORS
 from .kernel import BoundLaunch, InterpretedKernel, interpreted_kernels
 from .sync import global_races

@@ -58,6 +58,7 @@ class ClusterRun:
         self.state = ["ready"] * len(envs)  # "ready", "blocked" (at a wait), or "done"
         self.started = [False] * len(envs)
         self.waiting_at = [None] * len(envs)
+        self.never: list[str | None] = [None] * len(envs)  # why a blocked block can never go on, if not the barrier
         self.error: BaseException | None = None
 
     def run(self, body) -> None:
@@ -87,7 +88,9 @@ class ClusterRun:
         with self.cond:
             self.state[rank] = "done"
             if not self._hand_over(rank) and "blocked" in self.state:
-                self._fail(self._never_completes(f"{block_text(self.envs[rank])} exits"))
+                blocked = self.never[self.state.index("blocked")]
+                self._fail(InterpreterError(blocked) if blocked else
+                           self._never_completes(f"{block_text(self.envs[rank])} exits"))
 
     def _fail(self, error: BaseException) -> None:
         with self.cond:
@@ -106,18 +109,20 @@ class ClusterRun:
                 return True
         return False
 
-    def block_until(self, env, ready, where) -> None:
-        """Let the other blocks run until ``ready()`` holds (a barrier phase completed)."""
+    def block_until(self, env, ready, where, never: str | None = None) -> None:
+        """Let the other blocks run until ``ready()`` holds (a barrier phase completed);
+        ``never``: the error when no block can run any more (default: the cluster
+        barrier's)."""
         rank = env[SYNC].rank
         with self.cond:
             while not ready():
-                self.state[rank], self.waiting_at[rank] = "blocked", where
+                self.state[rank], self.waiting_at[rank], self.never[rank] = "blocked", where, never
                 if not self._hand_over(rank):
-                    raise self._never_completes(f"{block_text(env)} waits ({where})")
+                    raise InterpreterError(never) if never else self._never_completes(f"{block_text(env)} waits ({where})")
                 self.cond.wait_for(lambda: self.turn == rank or self.error is not None)
                 if self.error is not None:
                     raise _Abort
-            self.state[rank], self.waiting_at[rank] = "ready", None
+            self.state[rank], self.waiting_at[rank], self.never[rank] = "ready", None, None
 
     def wake_all(self) -> None:
         """A barrier phase completed: every blocked block may run again."""
@@ -177,8 +182,10 @@ class ClusterBarrier:
                 f"{where}: {thread_name(env, int(again[0]))} arrives at the cluster barrier again before it waits")
         self.pending[sync.rank, t] = self.phase
         warps = sync.base + np.unique(t // WARP_SIZE)
-        if release:
-            self.snapshot = np.maximum(self.snapshot, sync.clock[warps].max(axis=0))
+        fenced = warps if release else np.array(sorted(self.cluster.fenced.intersection(warps.tolist())), np.int64)
+        if fenced.size:  # released: all of them, or those after an nvvm.fence.mbarrier.init (mbarrier.py)
+            self.snapshot = np.maximum(self.snapshot, sync.clock[fenced].max(axis=0))
+            self.cluster.fenced.difference_update(fenced.tolist())
         sync.clock[warps, warps] += 1  # what they do next is not ordered by this phase
         self.arrivals += t.size
         if self.arrivals == self.pending.size:

@@ -32,7 +32,7 @@ _RANK_SHIFT = 48  # a shared::cluster address: (rank + 1) << 48
 _LOCAL = (1 << _RANK_SHIFT) - 1
 
 
-def _space(type_) -> int:
+def space_of(type_) -> int:
     """The address space of an ``!llvm.ptr<N>`` type (0 for ``!llvm.ptr``)."""
     text = str(type_)
     if not text.startswith("!llvm.ptr"):
@@ -65,7 +65,7 @@ def _same(cx, op, where):
 
 def _mapa(cx, op, where):
     """``nvvm.mapa %p, %rank : !llvm.ptr<3> -> !llvm.ptr<7>``."""
-    if _space(op.operands[0].type) != 3 or _space(op.result.type) != 7:
+    if space_of(op.operands[0].type) != 3 or space_of(op.result.type) != 7:
         raise Unsupported("only nvvm.mapa from !llvm.ptr<3> to !llvm.ptr<7>")
     p, rank = (cx.use(v) for v in op.operands)
     r = cx.define(op.result)
@@ -88,7 +88,7 @@ def _mapa(cx, op, where):
     return run
 
 
-def _accesses(env, pointer, mask, space: int, elem, where, verb: str):
+def accesses(env, pointer, mask, space: int, elem, where, verb: str):
     """(threads, array, flat index) for each array the active threads' ``pointer``s name."""
     sync, n = env[SYNC], env[N]
     cluster = sync.cluster
@@ -132,7 +132,7 @@ def _accesses(env, pointer, mask, space: int, elem, where, verb: str):
 
 def _load(cx, op, where):
     """``llvm.load %p : !llvm.ptr<3 or 7> -> T``."""
-    space = _space(op.operands[0].type)
+    space = space_of(op.operands[0].type)
     if space not in (3, 7):
         raise Unsupported(f"a load through a pointer of address space {space}")
     elem = cx.elem(op.result.type)
@@ -140,7 +140,7 @@ def _load(cx, op, where):
 
     def run(env, mask):
         out = None
-        for these, array, flat in _accesses(env, env[p], mask, space, elem, where, "reads"):
+        for these, array, flat in accesses(env, env[p], mask, space, elem, where, "reads"):
             value = read(env, array, flat, elem.from_storage, these, where)
             out = value if out is None else np.where(these, value, out)
         env[r] = out if out is not None else np.zeros(env[N], elem.dtype)
@@ -150,14 +150,14 @@ def _load(cx, op, where):
 
 def _store(cx, op, where):
     """``llvm.store %v, %p : T, !llvm.ptr<3 or 7>``."""
-    space = _space(op.operands[1].type)
+    space = space_of(op.operands[1].type)
     if space not in (3, 7):
         raise Unsupported(f"a store through a pointer of address space {space}")
     elem = cx.elem(op.operands[0].type)
     v, p = (cx.use(x) for x in op.operands)
 
     def run(env, mask):
-        for these, array, flat in _accesses(env, env[p], mask, space, elem, where, "writes"):
+        for these, array, flat in accesses(env, env[p], mask, space, elem, where, "writes"):
             value = np.broadcast_to(env[v], (env[N],))
             write(env, array, flat, value, these, elem.to_storage, where)
 

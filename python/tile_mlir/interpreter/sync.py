@@ -60,6 +60,8 @@ class ClusterSync:
         self.barrier = None  # cluster.ClusterBarrier, set when the cluster starts
         self.run = None  # cluster.ClusterRun, for a cluster of several blocks
         self.keys: dict = {}  # allocation key -> its index in every block's shared memory (pointers.py)
+        self.mbarriers: dict = {}  # (id(array), flat index) -> mbarrier.MBarrier
+        self.fenced: set[int] = set()  # warps whose next cluster arrive releases (nvvm.fence.mbarrier.init)
 
     def op_id(self, where: Where) -> int:
         key = id(where)

@@ -8,4 +8,4 @@ CTAs of a thread-block cluster, on top of ``cross_warp``'s exchange. ``copy`` (w
 ``copy_facts``) lowers ``tile.copy``.
 """
 
-from . import cluster, copy, cross_warp, local, local_redux, shared, sm100_packed  # noqa: F401
+from . import cluster, cluster_push, copy, cross_warp, local, local_redux, shared, sm100_packed  # noqa: F401

@@ -84,7 +84,7 @@ def kept_replica_problems(info) -> list[str]:
     return [f"the kept dims' thread iters reach thread {t}, which has src replica bit(s) {{{bits}}} set"]
 
 
-def register_exchange(variant: str, applies, emit):
+def register_exchange(variant: str, applies, emit, priority: int = 10):
     """Register a variant that exchanges partials through scratch of its own (so lowered
     in place, op by op: not copyable), with ``local``'s two checks and ``applies``;
     ``emit(plan, dst, src, site, block)`` builds the lowering."""
@@ -99,7 +99,7 @@ def register_exchange(variant: str, applies, emit):
         predicate("valid", validate_op),
         predicate(applies.__name__, applies),
     ]
-    return register_dispatch("tile.reduce", "cuda", variant=variant, priority=10, when=when, copyable=False)(lower)
+    return register_dispatch("tile.reduce", "cuda", variant=variant, priority=priority, when=when, copyable=False)(lower)
 
 
 def _instances(scope: str, block: tuple[int, ...] | None) -> int:

@@ -158,6 +158,11 @@ class Site:
 
     def phase(self) -> ir.Value:
         """0 or 1, alternating each time the op runs (a counter at the function's entry)."""
+        return arith.index_cast(ir.IndexType.get(), self.runs(2))
+
+    def runs(self, period: int) -> ir.Value:
+        """How many times the op has run before, modulo ``period`` (a power of two), as an
+        i32: a counter at the function's entry, advanced each time the op runs."""
         i32 = ir.IntegerType.get_signless(32)
         counter_t = ir.MemRefType.get([1], i32, memory_space=ir.Attribute.parse(address_space("local")))
         entry = self.function.regions[0].blocks[0]
@@ -166,5 +171,6 @@ class Site:
             zero = arith.constant(ir.IndexType.get(), 0)
             memref.store(arith.constant(i32, 0), counter, [zero])
         now = memref.load(counter, [emit.index(0)])
-        memref.store(arith.xori(now, emit.i32(1)), counter, [emit.index(0)])
-        return arith.index_cast(ir.IndexType.get(), now)
+        after = arith.xori(now, emit.i32(1)) if period == 2 else arith.andi(arith.addi(now, emit.i32(1)), emit.i32(period - 1))
+        memref.store(after, counter, [emit.index(0)])
+        return now

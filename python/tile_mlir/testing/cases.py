@@ -163,6 +163,7 @@ class ReduceCase:
     special: bool = False  # run with special_inputs (NaN, infinities, signed zeros)
     repeat: int = 1  # iterations of the loop around the op (1: no loop)
     cluster_fixed: bool = False  # a cluster case's kernel declares its known_cluster_size
+    dispatch: str | None = None  # forces a lowering variant (the op's dispatch attribute)
 
     def threads(self) -> int:
         """The threads of one instance of the exec scope: the rows of A and B. For a cta,
@@ -235,6 +236,8 @@ class ReduceCase:
             attrs.append(f'src_layout = #tile.layout<"{self.src_layout}">')
         if self.dst_layout is not None:
             attrs.append(f'dst_layout = #tile.layout<"{self.dst_layout}">')
+        if self.dispatch is not None:
+            attrs.append(f'dispatch = "{self.dispatch}"')
 
         body = ["%tid = gpu.thread_id x"] if self.exec_scope != "cluster" else [
             "%tx = gpu.thread_id x",

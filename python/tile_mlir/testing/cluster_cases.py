@@ -66,12 +66,15 @@ CLUSTER_PATTERNS = {
 }
 
 
-def cluster_case(tag: str, kind: str, dtype: str, accum: bool, special: bool = False) -> ReduceCase:
-    """A cluster-scope case over one of ``CLUSTER_PATTERNS``."""
+def cluster_case(tag: str, kind: str, dtype: str, accum: bool, special: bool = False,
+                 dispatch: str | None = None) -> ReduceCase:
+    """A cluster-scope case over one of ``CLUSTER_PATTERNS``; ``dispatch`` forces a
+    variant (``"cluster"``: the pull protocol, where ``cluster_push`` would be chosen)."""
     p = CLUSTER_PATTERNS[tag]
-    name = "_".join(["cluster", dtype, kind, tag] + ["accum"] * accum + ["special"] * special)
+    name = "_".join(["cluster", dtype, kind, tag] + ["accum"] * accum + ["special"] * special
+                    + ([dispatch] if dispatch else []))
     return ReduceCase(name, kind, dtype, "cluster", p.axes, accum, p.src_shape, p.dst_shape, p.src_layout,
-                      p.dst_layout, special=special, repeat=p.repeat, cluster_fixed=p.fixed)
+                      p.dst_layout, special=special, repeat=p.repeat, cluster_fixed=p.fixed, dispatch=dispatch)
 
 
 def _matrix() -> tuple[ReduceCase, ...]:
@@ -94,6 +97,10 @@ def _matrix() -> tuple[ReduceCase, ...]:
     for kind in KINDS:
         add(cluster_case("loop3_cl4", kind, "f32", accum=True, special=kind != "sum"))
     add(cluster_case("loop3_cl4", "sum", "i32", accum=True))
+    # the pull protocol (variant cluster), where the push one is the default
+    for tag in ("cl4_all", "cl16_all", "cl4_rows", "cl4_replica", "cl8_kept_warps", "cl2_slots", "loop3_cl4"):
+        add(cluster_case(tag, "sum", "f32", accum=True, dispatch="cluster"))
+    add(cluster_case("cl4_all", "max", "bf16", accum=False, special=True, dispatch="cluster"))
     return tuple(cases.values())
 
 
