@@ -16,55 +16,53 @@ module attributes {gpu.container_module} {
       %alloca_0 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
       %alloca_1 = memref.alloca() : memref<32xf32, #gpu.address_space<private>>
       "tile.copy"(%alloca_1, %arg0, %0, %c0) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">, padding = 0xFF800000 : f32} : (memref<32xf32, #gpu.address_space<private>>, memref<37x1000xf32>, index, index) -> ()
-      %c0_2 = arith.constant 0 : index
-      %1 = vector.load %alloca_1[%c0_2] : memref<32xf32, #gpu.address_space<private>>, vector<32xf32>
+      %alloca_2 = memref.alloca() : memref<32xf32, #gpu.address_space<private>>
+      %c0_3 = arith.constant 0 : index
+      %1 = vector.load %alloca_1[%c0_3] : memref<32xf32, #gpu.address_space<private>>, vector<32xf32>
       %2 = vector.reduction <maximumf>, %1 : vector<32xf32> into f32
       %cst = arith.constant 0xFF800000 : f32
       %3 = arith.cmpf oeq, %2, %cst : f32
-      %cst_3 = arith.constant 0.000000e+00 : f32
-      %4 = arith.select %3, %cst_3, %2 : f32
-      %5 = vector.broadcast %4 : f32 to vector<4xf32>
       %cst_4 = arith.constant 0.000000e+00 : f32
-      %c0_5 = arith.constant 0 : index
+      %4 = arith.select %3, %cst_4, %2 : f32
+      %5 = vector.broadcast %4 : f32 to vector<4xf32>
+      %cst_5 = arith.constant 0.000000e+00 : f32
+      %c0_6 = arith.constant 0 : index
       %c32 = arith.constant 32 : index
-      %c4_6 = arith.constant 4 : index
-      %6 = scf.for %arg2 = %c0_5 to %c32 step %c4_6 iter_args(%arg3 = %cst_4) -> (f32) {
-        %17 = vector.load %alloca_1[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
-        %18 = arith.subf %17, %5 : vector<4xf32>
-        %19 = math.exp %18 : vector<4xf32>
-        %20 = vector.reduction <add>, %19, %arg3 : vector<4xf32> into f32
-        scf.yield %20 : f32
+      %c4_7 = arith.constant 4 : index
+      %6 = scf.for %arg2 = %c0_6 to %c32 step %c4_7 iter_args(%arg3 = %cst_5) -> (f32) {
+        %16 = vector.load %alloca_1[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+        %17 = arith.subf %16, %5 : vector<4xf32>
+        %18 = math.exp %17 : vector<4xf32>
+        vector.store %18, %alloca_2[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+        %19 = vector.reduction <add>, %18, %arg3 : vector<4xf32> into f32
+        scf.yield %19 : f32
       } {llvm.loop_annotation = #loop_annotation}
-      %c0_7 = arith.constant 0 : index
-      memref.store %2, %alloca[%c0_7] : memref<1xf32, #gpu.address_space<private>>
-      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "maximum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
       %c0_8 = arith.constant 0 : index
-      %7 = memref.load %alloca_0[%c0_8] : memref<1xf32, #gpu.address_space<private>>
-      %cst_9 = arith.constant 0xFF800000 : f32
-      %8 = arith.cmpf oeq, %7, %cst_9 : f32
-      %cst_10 = arith.constant 0.000000e+00 : f32
-      %9 = arith.select %8, %cst_10, %7 : f32
+      memref.store %2, %alloca[%c0_8] : memref<1xf32, #gpu.address_space<private>>
+      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "maximum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+      %c0_9 = arith.constant 0 : index
+      %7 = memref.load %alloca_0[%c0_9] : memref<1xf32, #gpu.address_space<private>>
+      %cst_10 = arith.constant 0xFF800000 : f32
+      %8 = arith.cmpf oeq, %7, %cst_10 : f32
+      %cst_11 = arith.constant 0.000000e+00 : f32
+      %9 = arith.select %8, %cst_11, %7 : f32
       %10 = arith.subf %2, %9 : f32
       %11 = math.exp %10 : f32
       %12 = arith.mulf %6, %11 : f32
-      %c0_11 = arith.constant 0 : index
-      memref.store %12, %alloca[%c0_11] : memref<1xf32, #gpu.address_space<private>>
-      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
       %c0_12 = arith.constant 0 : index
-      %13 = memref.load %alloca_0[%c0_12] : memref<1xf32, #gpu.address_space<private>>
-      %14 = vector.broadcast %9 : f32 to vector<4xf32>
-      %cst_13 = arith.constant 1.000000e+00 : f32
-      %15 = arith.divf %cst_13, %13 : f32
-      %16 = vector.broadcast %15 : f32 to vector<4xf32>
+      memref.store %12, %alloca[%c0_12] : memref<1xf32, #gpu.address_space<private>>
+      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+      %c0_13 = arith.constant 0 : index
+      %13 = memref.load %alloca_0[%c0_13] : memref<1xf32, #gpu.address_space<private>>
+      %14 = arith.divf %11, %13 : f32
+      %15 = vector.broadcast %14 : f32 to vector<4xf32>
       %c0_14 = arith.constant 0 : index
       %c32_15 = arith.constant 32 : index
       %c4_16 = arith.constant 4 : index
       scf.for %arg2 = %c0_14 to %c32_15 step %c4_16 {
-        %17 = vector.load %alloca_1[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
-        %18 = arith.subf %17, %14 : vector<4xf32>
-        %19 = math.exp %18 : vector<4xf32>
-        %20 = arith.mulf %19, %16 : vector<4xf32>
-        vector.store %20, %alloca_1[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+        %16 = vector.load %alloca_2[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+        %17 = arith.mulf %16, %15 : vector<4xf32>
+        vector.store %17, %alloca_1[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
       } {llvm.loop_annotation = #loop_annotation}
       "tile.copy"(%arg1, %alloca_1, %0, %c0) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<37x1000xf32>, memref<32xf32, #gpu.address_space<private>>, index, index) -> ()
       gpu.return

@@ -28,8 +28,8 @@
 // thread): the mbarrier set up once at the entry; x read once, then the reduction's one
 // barrier in the CTA and one push of the CTA's partial into the 4 CTAs' shared memory
 // (st.shared::cluster and an arrive at each one's mbarrier), the wait on its own, the 4
-// partials in one load; no cluster barrier after the entry; the weight loaded once, the
-// row stored once:
+// partials in one load; no cluster barrier after the entry; then each vector of the
+// weight loaded just before the vector of the row it scales is stored:
 // RUN: %python -c "from tile_mlir.kernels import kernel_text; print(kernel_text('rmsnorm', 8, 40000, 'f32', ctas=4))" > %t.rmsnorm.mlir
 // RUN: tile-opt %t.rmsnorm.mlir --tile-to-ptx | FileCheck %s --check-prefix=CLUSTER --implicit-check-not=.local --implicit-check-not=ld.global.b
 // CLUSTER-LABEL: .entry rmsnorm(
@@ -45,8 +45,13 @@
 // CLUSTER:         ld.shared.v4.b32
 // CLUSTER-NOT:     bar.sync
 // CLUSTER-NOT:     barrier.cluster
-// CLUSTER-COUNT-3: ld.global.v4.b32
-// CLUSTER-COUNT-3: st.global.v4.b32
+// CLUSTER:         ld.global.v4.b32
+// CLUSTER:         st.global.v4.b32
+// CLUSTER:         ld.global.v4.b32
+// CLUSTER:         st.global.v4.b32
+// CLUSTER:         ld.global.v4.b32
+// CLUSTER:         st.global.v4.b32
+// CLUSTER-NOT:     ld.global
 // CLUSTER:         ret;
 //
 // The examples, as written (37 x 1000 f32: one warp per row):

@@ -164,10 +164,13 @@ def test_the_kernels_are_in_the_library_and_serve_every_row_count():
     assert library._compiled.cache_info().misses == before
 
 
-@pytest.mark.parametrize("name", ["cross_entropy", "cross_entropy_backward"])
+@pytest.mark.parametrize("name", ["cross_entropy", "cross_entropy_backward", "cross_entropy_fused"])
 @pytest.mark.parametrize("M, V, dtype", [(64, 1000, "f32"), (8, 40000, "bf16"), (4096, 262144, "bf16")],
                          ids=["warp", "cluster", "256k"])
 def test_ptx_reads_the_logits_once_in_vectors_and_does_not_spill(name, M, V, dtype, tmp_path):
+    """One 16-byte load per vector, the stores, no local memory or spill, and one
+    exponential per element (the fused kernel's dlogits reuse the forward's), plus the
+    forward's two per thread (its rescales exp(m0 - a) and exp(m - A))."""
     from tile_mlir.compiler import lower_to_ptx
     from tile_mlir.kernels.library import _plan
     from tile_mlir.options import Options
@@ -177,7 +180,9 @@ def test_ptx_reads_the_logits_once_in_vectors_and_does_not_spill(name, M, V, dty
     ptx = lower_to_ptx(K.kernel_text(name, M, V, dtype), Options(chip="sm_90a")).ptx
     assert len(re.findall(r"ld\.global\.v4\.b32", ptx)) == p.C  # one pass over the chunks
     stores = re.findall(r"st\.global\.(v4\.b32|b32)", ptx)
-    assert sorted(stores) == (["b32", "b32"] if name == "cross_entropy" else ["v4.b32"] * p.C)
+    stats, rows = (name != "cross_entropy_backward"), (name != "cross_entropy")
+    assert sorted(stores) == ["b32"] * 2 * stats + ["v4.b32"] * p.C * rows
+    assert ptx.count("ex2.approx") == p.E + (2 if name != "cross_entropy_backward" else 0)
     assert ".local" not in ptx
     if shutil.which("ptxas"):
         (tmp_path / "k.ptx").write_text(ptx)
@@ -224,7 +229,9 @@ def test_loss_and_gradient_from_one_read_against_float64(M, V, overrides, dtype)
 
 def test_loss_and_gradient_of_special_rows():
     """Every row ignored (the mean is NaN, the gradient 0), and rows of -inf, +inf and NaN
-    as the two-kernel path gives them."""
+    as the two-kernel path gives them: the loss and lse bit for bit, the gradient's NaNs
+    where it has them and its finite values to f32 rounding (the fused kernel reuses the
+    forward's e = exp(x - m): e · exp(m - A) / S, where the backward computes exp(x - lse))."""
     rng = np.random.default_rng(11)
     x, t = inputs(rng, 4, 3001, "f32", ignored=(0, 1, 2, 3))
     loss, _, dx = K.cross_entropy_with_grad(x, t)
@@ -236,8 +243,10 @@ def test_loss_and_gradient_of_special_rows():
     loss, lse, dx = K.cross_entropy_with_grad(x, t, reduction="none")
     want_loss, want_lse = K.cross_entropy(x, t, reduction="none")
     want_dx = K.cross_entropy_backward(x, t, want_lse, np.ones(4, np.float32), reduction="none")
-    for got, want in ((loss, want_loss), (lse, want_lse), (dx, want_dx)):
+    for got, want in ((loss, want_loss), (lse, want_lse)):
         assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.isnan(dx), np.isnan(want_dx)) and np.isnan(dx[:3]).all() and np.isfinite(dx[3]).all()
+    np.testing.assert_allclose(dx, want_dx, rtol=1e-5, atol=1e-8)
 
 
 @pytest.mark.parametrize("M, V, dtype, kind", [(64, 1000, "f32", "warp"), (64, 2048, "bf16", "warp"),

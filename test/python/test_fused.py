@@ -44,6 +44,7 @@ SHAPES = [
     (3, 9000, "bf16", {"warps": 16}, "warps", 1),  # two rows per CTA (layernorm: one)
     (2, 12000, "f32", {}, None, None),  # the measured plan (measured_plans.json), whatever it is
     (5, 3001, "f32", {"ctas": 2, "rows": 2, "warps": 4}, "cluster", 2),  # two rows per cluster, M odd
+    (6, 1999, "bf16", {"vectors": 8, "per_sm": 16}, "warp", 1),  # 64 bf16 under 32 registers: softmax's exp twice
     (5, 97, "f32", {"table": SMALL["f32"]}, "warp", 1),
     (3, 997, "f32", {"table": SMALL["f32"]}, "cluster", 4),
     (3, 1999, "bf16", {"table": SMALL["bf16"]}, "cluster", 4),
@@ -97,11 +98,14 @@ INF, NAN = np.inf, np.nan
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
-@pytest.mark.parametrize("overrides, ctas", [({}, 1), ({"ctas": 4, "warps": 2}, 4), ({"ctas": 16}, 16)],
-                         ids=["one warp", "cluster", "padding"])
+@pytest.mark.parametrize("overrides, ctas", [({}, 1), ({"ctas": 4, "warps": 2}, 4), ({"ctas": 16}, 16),
+                                             ({"vectors": 8, "per_sm": 16}, 1)],
+                         ids=["one warp", "cluster", "padding", "tight registers"])
 def test_special_values(name, dtype, overrides, ctas):
     """One warp per row; a cluster of 4 CTAs of 2 warps; a cluster of 16 CTAs of one
-    warp, most of whose threads hold only padding."""
+    warp, most of whose threads hold only padding; one warp of 64 elements a thread
+    under a cap of 32 registers (softmax in bf16 then computes exp(x - A) again rather
+    than keep E f32)."""
     rng = np.random.default_rng()
     N = 300
     assert K.plan(8, N, dtype, **overrides).CL == ctas
@@ -290,6 +294,49 @@ def test_the_row_frame_serves_a_kernel_written_over_chunks(M, N, overrides):
     np.testing.assert_allclose(got, x.astype(np.float64).sum(axis=1), rtol=1e-5, atol=1e-4)
 
 
+def test_every_way_of_widening_bf16_is_exact():
+    """r.vectors(x, nth=n) widens bf16 to f32 in a way of its own for each pass n
+    (arith.extf, shifts and masks, an interleave with zeros): each gives every one of the 65536
+    bf16 bit patterns (NaNs, infinities, -0.0, subnormals) as the f32 of the same bits."""
+    import tile_mlir
+    from tile_mlir.kernels.rows import row_kernel
+
+    M, N = 8, 8192
+    p = K.plan(M, N, "bf16")
+    with row_kernel("widen", p, M, [("X", "rows"), *((f"Y{n}", f"memref<{M}x{N}xf32>") for n in range(3))]) as r:
+        x = r.tile()
+        r.load(x, "X")
+        for n in range(3):
+            y = r.tile("f32")
+            for i, v in r.vectors(x, nth=n):
+                r.put(y, i, v)
+            r.store(f"Y{n}", y)
+    bits = np.random.default_rng().permutation(np.arange(65536, dtype=np.uint32)).reshape(M, N)
+    ys = [np.full((M, N), np.nan, np.float32) for _ in range(3)]
+    tile_mlir.compile(r.k.module, backend="interpreter").widen.launch(
+        p.grid(M), p.threads, bits.astype(np.uint16), *ys)
+    for y in ys:
+        assert np.array_equal(y.view(np.uint32), bits << 16)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+@pytest.mark.parametrize("name", ["rmsnorm", "layernorm"])
+def test_the_norms_hold_a_bf16_row_packed_across_their_reductions(name, tmp_path):
+    """At 64 bf16 a thread (1024 x 65536: a cluster of 2 CTAs of 512 threads), each
+    pass widens the row its own way, so the row stays two bf16 a register across the
+    reductions (32 registers, not 64) and ptxas needs at most 64 registers a thread:
+    two CTAs an SM (RMSNorm took 80 and LayerNorm 127 with one way for every pass)."""
+    from tile_mlir.compiler import lower_to_ptx
+    from tile_mlir.options import Options
+
+    assert K.plan(1024, 65536, "bf16", name).E == 64
+    source = tmp_path / "k.ptx"
+    source.write_text(lower_to_ptx(K.kernel_text(name, 1024, 65536, "bf16"), Options(chip="sm_90a")).ptx)
+    info = subprocess.run(["ptxas", "-arch=sm_90a", "-v", str(source), "-o", str(tmp_path / "k.cubin")],
+                          check=True, capture_output=True, text=True).stderr
+    assert int(re.search(r"Used (\d+) registers", info).group(1)) <= 64, info
+
+
 def test_the_package_builds_kernels_and_templates_nothing():
     """Every kernel is built with tile_mlir.build (no string.Template anywhere in the
     package); its text has its gpu.func and the plan's block."""
@@ -314,7 +361,8 @@ def test_ptx_has_vector_accesses_and_no_local_memory(name, M, N, dtype, tmp_path
     """Each element of x is loaded once (C vector loads per thread, and C of each
     weight), the row and the statistics stored once; a reduction is one barrier across
     warps and, in a cluster, one push of the CTA's partial and one wait;
-    no local memory in the PTX, and no spill beyond what the measured table records."""
+    no local memory in the PTX, and no spill beyond what the measured table records;
+    softmax's one exponential per element; the norms' weights loaded a vector at a time."""
     from tile_mlir.kernels.plan import measured_table
 
     from tile_mlir.compiler import lower_to_ptx
@@ -341,6 +389,11 @@ def test_ptx_has_vector_accesses_and_no_local_memory(name, M, N, dtype, tmp_path
     assert len(re.findall(r"mapa\.shared::cluster", ptx)) == (2 * reductions if p.CL > 1 else 0)  # a slot, an mbarrier
     assert (f".reqnctapercluster {p.CL}, 1, 1" in ptx) == (1 < p.CL <= 8)  # 16: given at the launch
     assert ".local" not in ptx
+    # one exponential per element and one per thread (its rescale exp(m - A)), in softmax too
+    assert ptx.count("ex2.approx") == (p.E + 1 if name in ("softmax", "logsumexp") else 0)
+    if spec.params:  # the norms load each vector of W (and B) just before the row's store that needs it
+        accesses = re.findall(r"(ld|st)\.global\.v4", ptx)[p.C:]
+        assert accesses == (["ld"] * len(spec.params) + ["st"]) * p.C
     if shutil.which("ptxas"):
         source = tmp_path / "k.ptx"
         source.write_text(ptx)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from mlir.dialects import arith, math
 
 from ..vocab import DEFAULT_CHIP
+from .forward import row_max_sum
 from .plan import RowPlan
 from .rows import Rows, row_kernel
 
@@ -101,6 +102,7 @@ def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, grad: boo
         args[4:4] = [("DX", "rows"), ("SCALE", "memref<1xf32>")]
     with _frame("cross_entropy_fused" if grad else "cross_entropy", p, M, args, chip) as r:
         k, x, V = r.k, r.tile(), r.V
+        e = r.tile("f32") if grad else None  # exp(x - a), for dX: one exponential per element
         zero, none = r.f32(0.0), r.splat(r.f32(0.0))
         row = _this_row(r)
         target = k.load(k.args["T"], [row])
@@ -121,12 +123,13 @@ def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, grad: boo
                 v = k.cast(k.vload(x, arith.muli(c, k.index(V)), V), "f32")
                 cols = arith.addi(lanes, k.splat(arith.addi(first, arith.muli(c, step)), V))
                 inside = arith.cmpi(arith.CmpIPredicate.slt, cols, edge)
-                k.yield_(k.reduction("add", math.exp(arith.subf(v, shift)), s_),
+                ev = math.exp(arith.subf(v, shift))
+                if grad:
+                    r.put(e, arith.muli(c, k.index(V)), ev)
+                k.yield_(k.reduction("add", ev, s_),
                          k.reduction("add", arith.select(inside, v, none), sx_))
             k.yield_(m1, s1, sx1)
-        top = r.reduce(m, "maximum")
-        A = arith.select(r.eq(top, r.f32(NEG_INF)), zero, top)
-        S = r.reduce(arith.mulf(s, math.exp(arith.subf(m, A))), "sum")
+        A, S, rescale = row_max_sum(r, m, s, shift_zero=lambda top: r.eq(top, r.f32(NEG_INF)))
         lse = arith.addf(A, math.log(S))
         sum_x = r.reduce(sx, "sum")
         eps = k.args["smoothing"]
@@ -140,16 +143,19 @@ def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, grad: boo
         r.store_row("LSE", lse)
         if grad:  # the row is whole in x (one chunk: the plan holds the row on chip)
             g = arith.select(ignored, zero, k.load(k.args["SCALE"], [k.index(0)]))
-            _write_grad(r, x, target, lse, g, eps, r.col)
+            _write_grad(r, x, target, lse, g, eps, r.col, kept=(e, arith.divf(rescale, S)))
     return k
 
 
-def _write_grad(r: Rows, x, target, lse, g, eps, col) -> None:
+def _write_grad(r: Rows, x, target, lse, g, eps, col, kept=None) -> None:
     """DX = g·(exp(x - lse) - ε/V) - g·(1 - ε)·[col = t] from the chunk in ``x`` (at column
-    ``col``), written over ``x`` then stored: the backward's formula, one pass."""
+    ``col``), written over ``x`` then stored: the backward's formula, one pass. With
+    ``kept`` = (e, exp(m - A) / S), the forward's e = exp(x - a) (f32, a the thread's
+    shift) and its thread's exp(m - lse) (``forward.row_max_sum``): exp(x - lse) is their
+    product, no exponential per element."""
     k, p, V = r.k, r.p, r.V
     t = k.splat(k.cast(target, "index"), V)
-    gv, lsev = r.splat(g), r.splat(lse)
+    gv, lsev = (r.splat(g), r.splat(lse)) if kept is None else (r.splat(arith.mulf(g, kept[1])), None)
     floor = r.splat(arith.mulf(g, arith.divf(eps, r.f32(float(p.N)))))
     peak = r.splat(arith.mulf(g, arith.subf(r.f32(1.0), eps)))
     none = r.splat(r.f32(0.0))
@@ -157,10 +163,12 @@ def _write_grad(r: Rows, x, target, lse, g, eps, col) -> None:
     lanes, first = _columns(r, col)
     for c in k.range(p.C, unroll=True):
         i = arith.muli(c, k.index(V))
-        v = k.cast(k.vload(x, i, V), "f32")
         cols = arith.addi(lanes, k.splat(arith.addi(first, arith.muli(c, step)), V))
         hit = arith.cmpi(arith.CmpIPredicate.eq, cols, t)
-        d = arith.subf(arith.mulf(gv, math.exp(arith.subf(v, lsev))), floor)
+        if kept is None:  # g · exp(x - lse)
+            d = arith.subf(arith.mulf(gv, math.exp(arith.subf(k.cast(k.vload(x, i, V), "f32"), lsev))), floor)
+        else:  # e · (g · exp(m - lse))
+            d = arith.subf(arith.mulf(k.vload(kept[0], i, V), gv), floor)
         r.put(x, i, arith.subf(d, arith.select(hit, peak, none)))
     r.store("DX", x, col)
 

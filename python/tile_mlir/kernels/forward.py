@@ -26,14 +26,23 @@ NEG_INF, INF = float("-inf"), float("inf")
 
 def softmax(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     """Y = exp(X - max) / sum(exp(X - max)), row by row, the row held on chip: its max A
-    and sum S (``max_sum``), then Y = exp(x - A) / S from the registers."""
+    and sum S (``max_sum``), then Y = e · exp(m - A) / S from the e = exp(x - a) that
+    ``max_sum`` kept in f32 (a the thread's own shift: one exponential per element); or,
+    where E f32 would take more than half the plan's registers (bf16 under a ``per_sm``
+    cap), Y = exp(x - A) / S again from the bf16 row."""
     with row_kernel("softmax", p, M, [("X", "rows"), ("Y", "rows")], chip) as r:
         x = r.tile()
         r.load(x, "X", padding=NEG_INF)
-        A, S = max_sum(r, x, shift_zero=lambda m: r.eq(m, r.f32(NEG_INF)))
-        shift, scale = r.splat(A), r.splat(arith.divf(r.f32(1.0), S))
-        for i, v in r.vectors(x):
-            r.put(x, i, arith.mulf(math.exp(arith.subf(v, shift)), scale))
+        e = r.tile("f32") if r.T == "f32" or p.E <= p.max_registers // 2 else None
+        A, S, rescale = max_sum(r, x, shift_zero=lambda m: r.eq(m, r.f32(NEG_INF)), keep=e)
+        if e is not None:
+            scale = r.splat(arith.divf(rescale, S))
+            for i, v in r.vectors(e):
+                r.put(x, i, arith.mulf(v, scale))
+        else:
+            shift, scale = r.splat(A), r.splat(arith.divf(r.f32(1.0), S))
+            for i, v in r.vectors(x, nth=1):
+                r.put(x, i, arith.mulf(math.exp(arith.subf(v, shift)), scale))
         r.store("Y", x)
     return r.k
 
@@ -44,42 +53,47 @@ def logsumexp(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     with row_kernel("logsumexp", p, M, [("X", "rows"), ("Y", "row")], chip) as r:
         x = r.tile()
         r.load(x, "X", padding=NEG_INF)
-        A, S = max_sum(r, x, shift_zero=lambda m: r.eq(math.absf(m), r.f32(INF)))
+        A, S, _ = max_sum(r, x, shift_zero=lambda m: r.eq(math.absf(m), r.f32(INF)))
         r.store_row("Y", arith.addf(A, math.log(S)))
     return r.k
 
 
-def max_sum(r: Rows, x, shift_zero):
-    """softmax's and logsumexp's statistics of the row in ``x``: its max A and the sum S of
-    exp(x - A), where the shift is 0 instead where ``shift_zero`` (a row of -inf; for
-    logsumexp an infinite max). Each thread takes the max m of its elements and the sum s
-    of exp(x - a) (a: m, or 0 where ``shift_zero(m)``); the row's threads then combine
-    their (m, s) pairs: A = max m, S = sum s · exp(m - A) (``row_max_sum``; one
-    combiner reduction of the pairs will replace its two)."""
+def max_sum(r: Rows, x, shift_zero, keep=None):
+    """softmax's and logsumexp's statistics of the row in ``x``: its max A, the sum S of
+    exp(x - A), and this thread's exp(m - A), where the shift is 0 instead where
+    ``shift_zero`` (a row of -inf; for logsumexp an infinite max). Each thread takes the
+    max m of its elements and the sum s of e = exp(x - a) (a: m, or 0 where
+    ``shift_zero(m)``), keeping each e in the f32 tile ``keep`` if given (so that
+    exp(x - A) is e · exp(m - A): one exponential per element); the row's threads then
+    combine their (m, s) pairs: A = max m, S = sum s · exp(m - A) (``row_max_sum``)."""
     k = r.k
     m = r.max(x)
     a = arith.select(shift_zero(m), r.f32(0.0), m)
     shift = r.splat(a)
     for i, v, acc, s in r.vectors(x, carry=r.f32(0.0)):
-        k.yield_(k.reduction("add", math.exp(arith.subf(v, shift)), acc))
+        e = math.exp(arith.subf(v, shift))
+        if keep is not None:
+            r.put(keep, i, e)
+        k.yield_(k.reduction("add", e, acc))
     return row_max_sum(r, m, s, shift_zero)
 
 
 def row_max_sum(r: Rows, m, s, shift_zero):
-    """The row's (A, S) from each thread's max m and sum s: two reductions over the row's
-    threads, the max, then the sum of s · exp(m - A) (m, not the shift a: a thread of
-    only -inf, padding included, has a = 0, s = 0 and exp(m - A) = 0, where exp(a - A)
-    would overflow for a row far below 0)."""
+    """The row's (A, S), and exp(m - A), from each thread's max m and sum s: two
+    reductions over the row's threads, the max, then the sum of s · exp(m - A) (m, not
+    the shift a: a thread of only -inf, padding included, has a = 0, s = 0 and
+    exp(m - A) = 0, where exp(a - A) would overflow for a row far below 0)."""
     top = r.reduce(m, "maximum")
     A = arith.select(shift_zero(top), r.f32(0.0), top)
-    return A, r.reduce(arith.mulf(s, math.exp(arith.subf(m, A))), "sum")
+    rescale = math.exp(arith.subf(m, A))
+    return A, r.reduce(arith.mulf(s, rescale), "sum"), rescale
 
 
 def rmsnorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     """Y = X / sqrt(mean(X²) + eps) · W, and RSTD = 1 / sqrt(mean(X²) + eps) per row."""
     args = [("X", "rows"), ("W", "cols"), ("Y", "rows"), ("RSTD", "stat"), ("eps", "f32")]
     with row_kernel("rmsnorm", p, M, args, chip) as r:
-        k, x, w = r.k, r.tile(), r.tile()
+        k, x = r.k, r.tile()
         r.load(x, "X")
         for i, v, acc, ss in r.vectors(x, carry=r.f32(0.0)):
             k.yield_(k.reduction("add", arith.mulf(v, v), acc))
@@ -87,11 +101,8 @@ def rmsnorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
         rstd = math.rsqrt(arith.addf(mean, k.args["eps"]))
         r.store_row("RSTD", rstd)
         scale = r.splat(rstd)
-        r.load_cols(w, "W")
-        for i, v in r.vectors(x):
-            wv = k.cast(k.vload(w, i, r.V), "f32")
-            r.put(x, i, arith.mulf(arith.mulf(v, scale), wv))
-        r.store("Y", x)
+        for i, v in r.vectors(x, nth=1):
+            r.store_vector("Y", i, arith.mulf(arith.mulf(v, scale), r.col_vector("W", i)))
     return k
 
 
@@ -103,7 +114,7 @@ def layernorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     args = [("X", "rows"), ("W", "cols"), ("B", "cols"), ("Y", "rows"), ("MEAN", "stat"), ("RSTD", "stat"),
             ("eps", "f32")]
     with row_kernel("layernorm", p, M, args, chip) as r:
-        k, x, w, b, V = r.k, r.tile(), r.tile(), r.tile(), r.V
+        k, x = r.k, r.tile()
         n, zero = r.f32(float(p.N)), r.f32(0.0)
         r.load(x, "X")
         for i, v, acc, s in r.vectors(x, carry=zero):
@@ -111,18 +122,15 @@ def layernorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
         mean = arith.divf(r.reduce(s, "sum"), n)
         r.store_row("MEAN", mean)
         center, none = r.splat(mean), r.splat(zero)
-        for c, acc, d2 in k.range(p.C, carry=zero, unroll=True):
-            d = arith.subf(k.cast(k.vload(x, arith.muli(c, k.index(V)), V), "f32"), center)
-            k.yield_(k.reduction("add", arith.select(r.inside(c), arith.mulf(d, d), none), acc))
+        for i, v, acc, d2 in r.vectors(x, carry=zero, nth=1):
+            d = arith.subf(v, center)
+            k.yield_(k.reduction("add", arith.select(r.inside(i), arith.mulf(d, d), none), acc))
         rstd = math.rsqrt(arith.addf(arith.divf(r.reduce(d2, "sum"), n), k.args["eps"]))
         r.store_row("RSTD", rstd)
         scale = r.splat(rstd)
-        r.load_cols(w, "W")
-        r.load_cols(b, "B")
-        for i, v in r.vectors(x):
-            wv, bv = (k.cast(k.vload(t, i, V), "f32") for t in (w, b))
-            r.put(x, i, math.fma(arith.mulf(arith.subf(v, center), scale), wv, bv))
-        r.store("Y", x)
+        for i, v in r.vectors(x, nth=2):
+            wv, bv = r.col_vector("W", i), r.col_vector("B", i)
+            r.store_vector("Y", i, math.fma(arith.mulf(arith.subf(v, center), scale), wv, bv))
     return k
 
 

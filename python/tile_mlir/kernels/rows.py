@@ -8,14 +8,16 @@ few upstream builders and a ``tile_mlir.ops`` op:
 
 * ``load``: this CTA's part of a row into a register tile, with ``tile.copy`` (the
   ``ROWS`` layout: 16-byte vectors, the columns past N padded);
-* ``vectors``: an unrolled loop over the tile's V-element vectors, each in f32;
-  ``inside(c)``: which lanes of vector c are columns of the row;
+* ``vectors``: an unrolled loop over the tile's V-element vectors, each in f32 (the
+  kernel's passes over a bf16 tile each widening it its own way: ``widen``);
+  ``inside(i)``: which lanes of the vector at slot i are columns of the row;
 * ``reduce``: one value per thread reduced over the row's threads (``tile.reduce``,
   ``PARTIALS`` to ``RESULT``: lane butterflies, across warps one barrier, at cluster
   scope across the CTAs one exchange through distributed shared memory);
 * ``store``, ``store_row``, ``load_cols``: a CTA's part of a row, one value per row (from
   the first CTA of the row's cluster), a part of a per-column vector (weight, bias),
-  through ``tile.copy``;
+  through ``tile.copy``; ``col_vector``, ``store_vector``: one 16-byte vector of a
+  per-column vector, of a row (the norms' output loop: one vector at a time);
 * ``chunks``: the row's chunks, loaded one by one (for kernels that walk the row; a
   plan holds the whole row, so it is this CTA's one part).
 
@@ -29,8 +31,9 @@ argument's MLIR type (the backward kernels' partial sums).
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import replace
 
-from mlir.dialects import arith
+from mlir.dialects import arith, vector
 
 from .. import build, dynamic_dims, ops
 from ..ir import ir
@@ -89,6 +92,7 @@ class Rows:
         self.k, self.p, self.args, self._M = k, p, k.args, M
         self.T, self.V = p.dtype, p.V
         self.layout = p.layouts()
+        self._single = replace(p, vectors=1).layouts()  # one vector per thread: col_vector, store_vector
         # the CTA's cluster (block id div CL; the block id with one CTA per row): its row group
         self.group = k.block_id() if p.CL == 1 else arith.divui(k.block_id(), k.index(p.CL))
         self.row = arith.muli(self.group, k.index(p.R))
@@ -117,9 +121,9 @@ class Rows:
     def eq(self, a, b):
         return arith.cmpf(arith.CmpFPredicate.OEQ, a, b)
 
-    def tile(self):
-        """A register tile of a chunk: E elements of the dtype."""
-        return self.k.registers([self.p.E], self.T)
+    def tile(self, dtype: str | None = None):
+        """A register tile of a chunk: E elements of the dtype (or of ``dtype``)."""
+        return self.k.registers([self.p.E], dtype or self.T)
 
     # --- loops ------------------------------------------------------------------------
 
@@ -143,27 +147,50 @@ class Rows:
                     self.load(tile, name, col, padding=padding)
             yield col if not carry else (col, *it[1:])
 
-    def vectors(self, tile, carry=None):
+    def vectors(self, tile, carry=None, *, nth: int = 0):
         """For each vector of ``tile`` (an unrolled loop): its first slot and its value in
-        f32; with ``carry``, also the carried value and the loop's result."""
+        f32; with ``carry``, also the carried value and the loop's result. ``nth``: which
+        pass over ``tile`` this is (0, 1, 2), where a kernel makes several: each widens
+        bf16 in its own way (``widen``)."""
         k = self.k
         for it in k.range(0, self.p.E, self.V, carry=carry if carry is not None else (), unroll=True):
             i = it if carry is None else it[0]
-            v = k.cast(k.vload(tile, i, self.V), "f32")
+            v = self.widen(k.vload(tile, i, self.V), nth)
             yield (i, v) if carry is None else (i, v, *it[1:])
 
-    def inside(self, c):
-        """Which lanes of the tile's vector ``c`` (an index) hold columns of the row: a
-        vector of V i1 (the columns past N are padding)."""
+    def widen(self, v, nth: int = 0):
+        """The vector ``v`` in f32, exactly. A bf16 vector is widened in one of three ways,
+        by ``nth``: ``arith.extf``, shifts and masks of its pairs as integers, or
+        interleaved with zeros. With one way for every pass, LLVM and ptxas reuse the
+        first pass's f32 values in the next ones and hold the row unpacked (a register an
+        element) across the reductions between them, not packed (two bf16 a register):
+        ptxas gave LayerNorm 127 registers at 64 bf16 a thread, 58 with a way a pass."""
+        k, V, H = self.k, self.V, self.V // 2
+        way = nth % 3
+        if ir.VectorType(v.type).element_type != ir.BF16Type.get() or way == 0:
+            return k.cast(v, "f32")
+        if way == 2:  # bf16 b is the f32 of high half b and low half 0
+            zeros = k.constant(0.0, f"vector<{V}xbf16>")
+            halves = vector.shuffle(zeros, v, [j for pair in zip(range(V), range(V, 2 * V)) for j in pair])
+            return vector.bitcast(ir.VectorType.get([V], ir.F32Type.get()), halves)
+        pairs = vector.bitcast(ir.VectorType.get([H], ir.IntegerType.get_signless(32)), v)  # 2j: the low half
+        low = arith.shli(pairs, k.constant(16, f"vector<{H}xi32>"))
+        high = arith.andi(pairs, k.constant(-65536, f"vector<{H}xi32>"))
+        low, high = (arith.bitcast(ir.VectorType.get([H], ir.F32Type.get()), h) for h in (low, high))
+        return vector.shuffle(low, high, [j for pair in zip(range(H), range(H, V)) for j in pair])
+
+    def inside(self, i):
+        """Which lanes of the tile's vector at slot ``i`` (an index) hold columns of the
+        row: a vector of V i1 (the columns past N are padding)."""
         k, p, V = self.k, self.p, self.V
         lead = arith.muli(arith.remui(k.thread_id(), k.index(WARP_SIZE * p.W)), k.index(V))
-        first = arith.addi(arith.addi(self.col, lead), arith.muli(c, k.index(WARP_SIZE * p.W * V)))
+        first = arith.addi(arith.addi(self.col, lead), arith.muli(i, k.index(WARP_SIZE * p.W)))
         lanes = k.constant(list(range(V)), f"vector<{V}xindex>")
         return arith.cmpi(arith.CmpIPredicate.slt, lanes, k.splat(arith.subi(k.index(p.N), first), V))
 
     def put(self, tile, i, value) -> None:
-        """Store the f32 vector ``value`` into ``tile`` at slot ``i``, in the dtype."""
-        self.k.vstore(self.k.cast(value, self.T), tile, i)
+        """Store the f32 vector ``value`` into ``tile`` at slot ``i``, in the tile's type."""
+        self.k.vstore(self.k.cast(value, ir.MemRefType(tile.type).element_type), tile, i)
 
     def max(self, tile):
         """The largest element of ``tile``, in f32 (one ``vector.reduction``)."""
@@ -193,6 +220,31 @@ class Rows:
         ``self.col``) into ``tile``."""
         col = self.col if col is None else col
         ops.copy(tile, self.args[name], [col], exec_scope="cta", layout=self.layout["WEIGHTS"])
+
+    def col_vector(self, name: str, i):
+        """The V columns of the per-column vector ``name`` that slot ``i`` of this
+        thread's row tile holds, in f32: one 16-byte ``tile.copy`` of a single vector
+        (``WEIGHTS`` of one vector per thread), where the kernel needs it, rather than a
+        whole tile beside the row (every row reads the same columns: L1 and L2 hits)."""
+        k = self.k
+        one = k.registers([self.V], self.T)
+        ops.copy(one, self.args[name], [self._vector_col(i)], exec_scope="cta", layout=self._single["WEIGHTS"])
+        return k.cast(k.vload(one, 0, self.V), "f32")
+
+    def store_vector(self, name: str, i, value) -> None:
+        """The f32 vector ``value``, slot ``i`` of this thread's row tile, into rows
+        ``name`` in the dtype: one 16-byte ``tile.copy``. A kernel that loads with
+        ``col_vector`` in the same loop stores this way, each result as it is made: the
+        loads of the next slot then stay after this store (the arguments may alias), so
+        the compiler cannot hoist them all above the loop and hold them beside the row."""
+        one = self.k.registers([self.V], self.T)
+        self.put(one, 0, value)
+        ops.copy(self.args[name], one, [self.row, self._vector_col(i)], exec_scope="cta", layout=self._single["ROWS"])
+
+    def _vector_col(self, i):
+        """The first column of the vector at slot ``i`` of the row tile (as the layouts
+        place it: ``col + i · 32 · W``, for the thread of lane and warp 0)."""
+        return arith.addi(self.col, arith.muli(i, self.k.index(WARP_SIZE * self.p.W)))
 
     def store(self, name: str, tile, col=None) -> None:
         """``tile`` into this CTA's part of rows ``name`` (from column ``col``, default
