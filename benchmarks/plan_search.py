@@ -115,7 +115,7 @@ def run(out: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32))
             try:
                 c = K.compiled(k, M, N, d, backend="cuda", **ov)
                 entry["label"] = c.plan.label()
-                bound = [c.kernel.bind(c.grid, c.block, xs[i], *params, ys[i], *stats[i], *scalars) for i in range(2)]
+                bound = [c.kernel.bind(c.grid, c.block, xs[i], *params, ys[i], *stats[i], *scalars, M) for i in range(2)]
                 ys[0].fill_(float("nan"))
                 bound[0]()
                 torch.cuda.synchronize()

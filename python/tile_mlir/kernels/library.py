@@ -132,8 +132,15 @@ def _compiled_for(name: str, M: int, N: int, dtype: str, backend: str, chip: str
 def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
     """The row plan of kernel ``name``: the forward kernels' names select their tables
     and measured plans; cross-entropy's kernels, softmax's one pass over the row with a
-    little more, take softmax's."""
-    return plan(M, N, dtype, name if name in KERNELS else "softmax", **overrides)
+    little more, take softmax's, without its demand of several CTAs an SM (``per_sm``),
+    which caps a thread's registers to what softmax needs: the fused kernel keeps more
+    (the exponentials in f32 and dlogits' terms) and would spill."""
+    if name in KERNELS:
+        return plan(M, N, dtype, name, **overrides)
+    p = plan(M, N, dtype, "softmax", **overrides)
+    if p.O > 1 and "per_sm" not in overrides:
+        p = dataclasses.replace(p, ctas_per_sm=1, why=f"{p.why}; one CTA an SM asked (softmax's plan asks {p.O})")
+    return p
 
 
 @functools.lru_cache(maxsize=256)
