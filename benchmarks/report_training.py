@@ -22,10 +22,12 @@ CE_VS_LIGER, CE_PCT_COPY = 1.8, 85.0
 NOTES: dict[str, str] = {
     "train-cross_entropy": (
         "Ours is K.cross_entropy_with_grad: the loss and dlogits from one read of the logits (2 x M x V x b bytes, "
-        "as Liger), on softmax's measured plans, a cluster of 4-8 CTAs a row at these vocabularies; the kernel is "
-        "the fused forward's long-row form, which the plan search measured at 40-60% of copy (bf16) and 60-80% "
-        "(f32) for the same reasons as the long fused rows: per-CTA fixed costs in a cluster. 'ours_two' (the "
-        "forward kernel, then the backward's) is in the run for comparison."),
+        "as Liger), on softmax's measured plans (without their CTAs-per-SM demand), a cluster of 4-16 CTAs a row "
+        "at these vocabularies, the exchange pushed through mbarriers, one exp a logit; the kernel is the fused "
+        "forward's long-row form, which the plan search measured at 60-80% of copy for the same reasons as the long "
+        "fused rows (the CTAs of a wave load, reduce and store in lockstep; benchmarks/long_rows.cu bounds the "
+        "structure at 72-87.5% of cudaMemcpy). 'ours_two' (the forward kernel, then the backward's) is in the run "
+        "for comparison."),
     "train-rmsnorm_backward-1024x65536": (
         "Clusters of 8 CTAs a row; the persistent grid is capped by cuOccupancyMaxActiveClusters (15 clusters of 8 "
         "on the H200): 2039 GB/s f32 is 0.39 ms, what benchmarks.backward_grid measured at its best grid (14 "
