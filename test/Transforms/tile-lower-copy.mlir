@@ -87,7 +87,9 @@ func.func @row_bf16(%r: !r8, %x: memref<64x1000xbf16>, %row: index) {
 // -----
 
 // 1002 is not a multiple of 4: the last vector of the row may cross its end. The
-// whole vector inside: a plain vector load; else a mask per element.
+// whole vector inside: a plain vector load; else element by element, each under its
+// own bound (not a masked load: LLVM's NVPTX backend asserts on a masked load whose
+// pass-through is not poison, and splits one into scalar loads anyway).
 // CHECK-LABEL: func.func @straddle
 // CHECK:       %[[N:.*]] = arith.constant 1002 : index
 // CHECK:       scf.for
@@ -99,8 +101,9 @@ func.func @row_bf16(%r: !r8, %x: memref<64x1000xbf16>, %row: index) {
 // CHECK:           vector.load %{{.*}}[%[[C]]] {alignment = 16 : i64}
 // CHECK:         } else {
 // CHECK-COUNT-4:   arith.cmpi ult
-// CHECK:           %[[MASK:.*]] = vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xi1>
-// CHECK:           vector.maskedload %{{.*}}[%[[C]]], %[[MASK]]
+// CHECK-COUNT-4:   memref.load %{{.*}} : memref<1002xf32>
+// CHECK:           vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-NOT:       vector.maskedload
 // CHECK:         }
 // CHECK:         vector.store %[[V]]
 // CHECK-NOT:   tile.

@@ -25,8 +25,10 @@ The emitted IR, in order, under the op's location:
      (LLVM makes it one predicated ``ld.global.v4``/``st.global.v4``);
    * a vector that may run past the end (a dynamic row length, or one that is not a
      multiple of the width): ``scf.if`` the whole vector is inside, a plain
-     ``vector.load``/``store``, else a ``maskedload``/``maskedstore`` with a mask per
-     element (LLVM splits that one into predicated scalar accesses);
+     ``vector.load``/``store``, else, element by element, a ``memref.load`` under its
+     own bound (padding otherwise) or a ``maskedstore`` with a mask per element (LLVM
+     splits both into predicated scalar accesses; its NVPTX backend asserts on a
+     masked load whose pass-through is the padding);
    * a scalar: ``scf.if`` inside, ``memref.load``/``store`` (a load yields ``padding``
      otherwise).
 
@@ -297,12 +299,30 @@ class _Emitter:
                         _all([*others, self._inside(emit.add_slots(index[last], j), extents[last])])
                         for j in range(self.width)
                     ]
-                    mask = vector.from_elements(_mask_type(self.width), bits)
-                    masked = self._masked(vtype, index, mask, pad, value, align)
-                    scf.yield_([masked] if self.load else [])
+                    if self.load:  # element by element (LLVM's NVPTX asserts on a masked load's padding)
+                        scf.yield_([self._elementwise_load(vtype, index, bits, pad)])
+                    else:
+                        mask = vector.from_elements(_mask_type(self.width), bits)
+                        self._masked(vtype, index, mask, pad, value, align)
+                        scf.yield_([])
                 value = branch.results[0] if self.load else None
         if self.load:
             self._write_registers(slot, value)
+
+    def _elementwise_load(self, vtype, index, bits, pad) -> ir.Value:
+        """The vector at ``index``, each element loaded where its bit holds, else the
+        padding's: scalar loads under ``scf.if``, what LLVM would split a masked load into."""
+        last = self.plan.rank - 1
+        elements = []
+        for j, inside in enumerate(bits):
+            at = [*index[:last], _index(emit.add_slots(index[last], j))]
+            branch = scf.IfOp(inside, [self.elem], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.yield_([memref.load(self.mem, at)])
+            with ir.InsertionPoint(branch.else_block):
+                scf.yield_([vector.extract(pad, [], [j])])
+            elements.append(branch.results[0])
+        return vector.from_elements(vtype, elements)
 
     def _masked(self, vtype, index, mask, pad, value, align):
         if self.load:
@@ -354,3 +374,7 @@ def _all(conditions) -> ir.Value | None:
     for c in conditions:
         out = c if out is None else arith.andi(out, c)
     return out
+
+
+def _index(v) -> ir.Value:
+    return emit.index(v) if isinstance(v, int) else v
