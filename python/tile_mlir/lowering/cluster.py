@@ -86,13 +86,27 @@ def cluster_applies(op, ctx):
 
 def _emit(plan: Plan, dsts, srcs, site: Site, block) -> None:
     info = plan.info
-    threads = WARP_SIZE * (info.src_layout.reach("warpid") + 1)  # the block's (tile-verify checks it)
-    replica = tuple(b for b in info.src_replica_bits if b < CTA_BITS_BASE)  # the in-CTA ones
+
+    def ctas(partials, threads: int, replica) -> list[list[ir.Value]]:
+        if not info.reduced_cta_bits:
+            return partials
+        with name("tile.reduce.cluster"):
+            return _exchange_ctas(plan, partials, site, block, threads, replica)
 
     # The CTA exchange's second cluster barrier keeps a rerun off the warp scratch until
     # every read of it is done; without CTA bits there is no such barrier, so an op that
     # may run again alternates two phases of warp scratch, as cross_warp does.
-    phases = 2 if site.repeats and not info.reduced_cta_bits else 1
+    emit_in_ctas(plan, dsts, srcs, site, block, 2 if site.repeats and not info.reduced_cta_bits else 1, ctas)
+
+
+def emit_in_ctas(plan: Plan, dsts, srcs, site: Site, block, phases: int, ctas) -> None:
+    """What both cluster variants do in each CTA (steps 1 and 2 of the module docstring:
+    the fold, the lane butterfly, the warps' exchange with ``phases`` of warp scratch),
+    then ``ctas(partials, threads, replica)``, the exchange between CTAs (``threads``: the
+    block's; ``replica``: the src replica bits inside a CTA); accum and the store."""
+    info = plan.info
+    threads = WARP_SIZE * (info.src_layout.reach("warpid") + 1)  # the block's (tile-verify checks it)
+    replica = tuple(b for b in info.src_replica_bits if b < CTA_BITS_BASE)  # the in-CTA ones
 
     def across(partials: list[list[ir.Value]]) -> list[list[ir.Value]]:
         partials = lane_butterfly(plan.combiner, partials, info.reduced_lane_bits)
@@ -100,10 +114,7 @@ def _emit(plan: Plan, dsts, srcs, site: Site, block) -> None:
             with name("tile.reduce.exchange"):
                 partials = exchange_warps(plan, partials, site, lambda: (linear_thread_id(block), 0), 1, threads,
                                           replica, phases, "cluster reduce, the warps of each CTA")
-        if info.reduced_cta_bits:
-            with name("tile.reduce.cluster"):
-                partials = _exchange_ctas(plan, partials, site, block, threads, replica)
-        return partials
+        return ctas(partials, threads, replica)
 
     emit_across_lanes(plan, dsts, srcs, across)
 

@@ -49,13 +49,13 @@ from __future__ import annotations
 from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf
 
 from ..ir import ir
-from ..vocab import CTA_BITS_BASE, WARP_SIZE
+from ..vocab import CTA_BITS_BASE
 from . import emit
-from .cluster import SHARED_CLUSTER, _pointer, _ranks, _shared_pointer, cluster_applies
+from .cluster import SHARED_CLUSTER, _pointer, _ranks, _shared_pointer, cluster_applies, emit_in_ctas
 from .combiner import Words
-from .cross_warp import _times, at_slot, exchange_warps, register_exchange, writer_of
+from .cross_warp import _times, at_slot, register_exchange, writer_of
 from .local import reduce_info
-from .registers import Plan, emit_across_lanes, fold_values, lane_butterfly, name
+from .registers import Plan, fold_values, name
 from .threads import Site, compress, linear_thread_id
 
 PRIORITY = 20  # before cluster's 10
@@ -77,23 +77,15 @@ def push_applies(op, ctx):
 
 
 def _emit(plan: Plan, dsts, srcs, site: Site, block) -> None:
-    info = plan.info
-    threads = WARP_SIZE * (info.src_layout.reach("warpid") + 1)  # the block's (tile-verify checks it)
-    replica = tuple(b for b in info.src_replica_bits if b < CTA_BITS_BASE)
     phases = 2 if site.repeats else 1
 
-    def across(partials: list[list[ir.Value]]) -> list[list[ir.Value]]:
-        partials = lane_butterfly(plan.combiner, partials, info.reduced_lane_bits)
-        if info.reduced_warp_bits:
-            with name("tile.reduce.exchange"):
-                partials = exchange_warps(plan, partials, site, lambda: (linear_thread_id(block), 0), 1, threads,
-                                          replica, phases, "cluster reduce, the warps of each CTA")
-        elif site.repeats:
+    def ctas(partials, threads: int, replica) -> list[list[ir.Value]]:
+        if site.repeats and not plan.info.reduced_warp_bits:
             gpu.barrier()  # the CTA's reads of the previous run are done before it pushes again
         with name("tile.reduce.cluster"):
             return _push_and_fold(plan, partials, site, block, threads, replica, phases)
 
-    emit_across_lanes(plan, dsts, srcs, across)
+    emit_in_ctas(plan, dsts, srcs, site, block, phases, ctas)
 
 
 def _push_and_fold(plan: Plan, partials, site: Site, block, threads: int, replica, phases: int):
