@@ -46,10 +46,10 @@ __device__ __forceinline__ void cluster_sync_relaxed() {
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
 }
 
-// The exchange through mbarriers: CTA r sends its partial to slot r of every CTA (st.async), each waits on its own mbarrier.
-template <int THREADS, int CL, bool MAX>
-__device__ __forceinline__ float cluster_reduce_mbar(float v, float* warp_part, float* recv, uint64_t* bar, int e, int rank) {
-  int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+// The CTA's partial: the lane butterfly, then the warps' partials through shared memory.
+template <int THREADS, bool MAX>
+__device__ __forceinline__ float cta_reduce(float v, float* warp_part) {
+  int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   #pragma unroll
   for (int o = 16; o; o >>= 1) { float u = __shfl_xor_sync(0xffffffff, v, o); v = MAX ? fmaxf(v, u) : v + u; }
   if (lane == 0) warp_part[warp] = v;
@@ -57,6 +57,14 @@ __device__ __forceinline__ float cluster_reduce_mbar(float v, float* warp_part, 
   float t = MAX ? -INFINITY : 0.f;
   #pragma unroll
   for (int w = 0; w < THREADS / 32; ++w) t = MAX ? fmaxf(t, warp_part[w]) : t + warp_part[w];
+  return t;
+}
+
+// The exchange through mbarriers: CTA r sends its partial to slot r of every CTA (st.async), each waits on its own mbarrier.
+template <int THREADS, int CL, bool MAX>
+__device__ __forceinline__ float cluster_reduce_mbar(float v, float* warp_part, float* recv, uint64_t* bar, int e, int rank) {
+  int tid = threadIdx.x;
+  float t = cta_reduce<THREADS, MAX>(v, warp_part);
   int p = e & 1, phase = (e >> 1) & 1;
   if (tid == 0) mbar_expect_tx(&bar[p], CL * 4);
   if (tid < CL) st_async(&recv[p * CL + rank], &bar[p], tid, t);
@@ -70,14 +78,8 @@ __device__ __forceinline__ float cluster_reduce_mbar(float v, float* warp_part, 
 template <int THREADS, int CL, bool MAX, bool RELAXED>
 __device__ __forceinline__ float cluster_reduce(float v, float* warp_part, float* cta_part, int parity) {
   cg::cluster_group cluster = cg::this_cluster();
-  int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  #pragma unroll
-  for (int o = 16; o; o >>= 1) { float u = __shfl_xor_sync(0xffffffff, v, o); v = MAX ? fmaxf(v, u) : v + u; }
-  if (lane == 0) warp_part[warp] = v;
-  __syncthreads();
-  float t = MAX ? -INFINITY : 0.f;
-  #pragma unroll
-  for (int w = 0; w < THREADS / 32; ++w) t = MAX ? fmaxf(t, warp_part[w]) : t + warp_part[w];
+  int tid = threadIdx.x;
+  float t = cta_reduce<THREADS, MAX>(v, warp_part);
   if (CL == 1) { __syncthreads(); return t; }
   if (tid == 0) cta_part[parity] = t;
   if (RELAXED) cluster_sync_relaxed(); else cluster.sync();
