@@ -2,7 +2,9 @@
 
 * Argmax over rows (issue 17), ``SHAPES`` x ``DTYPES`` (16384x4096, 4096x16384 and
   1024x65536, f32 and bf16): ours is the fastest of ``candidates`` (``argmax_kernels.
-  argmax_rows``: ``tile.copy`` + warp-scope ``kind = "argmax"`` per chunk + one cta-scope
+  argmax_rows``: ``tile.copy`` + warp-scope ``kind = "argmax"`` per chunk, or, ``F``, a
+  thread-scope one per chunk, each lane keeping its running best, and one warp-scope
+  combiner reduction of the lanes' (value, column) a row; then one cta-scope
   ``kind = "argmax"`` over the warps), against ``torch.argmax(x, dim=1)``, the fastest of
   Triton's ``TRITON`` configurations (one program per row: ``tl.argmax`` over a row that
   fits the block, else the elementwise running maximum over chunks and one reduction of
@@ -61,7 +63,7 @@ def candidates(M: int, N: int, dtype: str) -> list[ArgmaxConfig]:
             c.check()
         except ValueError:
             continue
-        out.append(c)
+        out += [c, dataclasses.replace(c, F=True)]  # a warp reduction a chunk, or one a row
     return out
 
 

@@ -47,6 +47,7 @@ class ArgmaxConfig:
     RB: int = 1
     C: int = 4
     P: bool = True
+    F: bool = False  # each lane folds its chunks first; one warp reduction a row, not one a chunk
 
     @property
     def V(self) -> int:
@@ -78,10 +79,10 @@ class ArgmaxConfig:
 
     @property
     def name(self) -> str:
-        return f"argmax_rows_{self.dtype}_{self.M}x{self.N}"
+        return f"argmax_rows_{self.dtype}_{self.M}x{self.N}" + ("_f" if self.F else "")
 
     def label(self) -> str:
-        return f"W{self.W} RB{self.RB} C{self.C}" + (" P" if self.P else "")
+        return f"W{self.W} RB{self.RB} C{self.C}" + (" P" if self.P else "") + (" F" if self.F else "")
 
     def check(self) -> None:
         if self.W not in (1, 2, 4, 8, 16, 32) or self.block > 1024:
@@ -121,13 +122,22 @@ def _step(c: ArgmaxConfig, ind: str, k: str, best: str, bcol: str, out: str) -> 
     lay, T, one = _layouts(c), c.dtype, _priv((1,), c.dtype)
     s = out[1:]  # a suffix that keeps the SSA names of each copy of the step apart
     ext = f"arith.extf %v_{s} : bf16 to f32" if T == "bf16" else f"arith.addf %v_{s}, %fzero : f32"
-    return (f'{ind}"tile.reduce"(%dv, %di, %x) {{kind = "argmax", exec_scope = "warp", axes = array<i64: 1>,\n'
-            f'{ind}    src_layout = #tile.layout<"{lay["chunk"]}">, dst_layout = #tile.layout<"{lay["warp"]}">}}\n'
-            f"{ind}  : ({one}, {_priv((1,), 'i32')}, {_priv((c.E,), T)}) -> ()\n"
-            f"{ind}%v_{s} = memref.load %dv[%c0] : {one}\n{ind}%vf_{s} = {ext}\n"
-            f"{ind}%i_{s} = memref.load %di[%c0] : {_priv((1,), 'i32')}\n"
-            f"{ind}%kcw_{s} = arith.muli {k}, %cCW : index\n{ind}%cc_{s} = arith.addi %seg0, %kcw_{s} : index\n"
-            f"{ind}%cci_{s} = arith.index_cast %cc_{s} : index to i32\n{ind}%c_{s} = arith.addi %cci_{s}, %i_{s} : i32\n"
+    if c.F:  # the lane's own E elements: slot i is column (i div V)·32V + lane·V + i mod V of the chunk
+        reduce = (f'{ind}"tile.reduce"(%dv, %di, %x) {{kind = "argmax", exec_scope = "thread", axes = array<i64: 0>}}\n'
+                  f"{ind}  : ({one}, {_priv((1,), 'i32')}, {_priv((c.E,), T)}) -> ()\n")
+        place = (f"{ind}%iq_{s} = arith.divui %i_{s}, %iV : i32\n{ind}%ir_{s} = arith.remui %i_{s}, %iV : i32\n"
+                 f"{ind}%iqs_{s} = arith.muli %iq_{s}, %i32V : i32\n{ind}%ia_{s} = arith.addi %iqs_{s}, %lanecol : i32\n"
+                 f"{ind}%il_{s} = arith.addi %ia_{s}, %ir_{s} : i32\n")
+    else:  # the warp's chunk: the position in the chunk is its column
+        reduce = (f'{ind}"tile.reduce"(%dv, %di, %x) {{kind = "argmax", exec_scope = "warp", axes = array<i64: 1>,\n'
+                  f'{ind}    src_layout = #tile.layout<"{lay["chunk"]}">, dst_layout = #tile.layout<"{lay["warp"]}">}}\n'
+                  f"{ind}  : ({one}, {_priv((1,), 'i32')}, {_priv((c.E,), T)}) -> ()\n")
+        place = f"{ind}%il_{s} = arith.addi %i_{s}, %izero : i32\n"
+    return (reduce
+            + f"{ind}%v_{s} = memref.load %dv[%c0] : {one}\n{ind}%vf_{s} = {ext}\n"
+            f"{ind}%i_{s} = memref.load %di[%c0] : {_priv((1,), 'i32')}\n" + place
+            + f"{ind}%kcw_{s} = arith.muli {k}, %cCW : index\n{ind}%cc_{s} = arith.addi %seg0, %kcw_{s} : index\n"
+            f"{ind}%cci_{s} = arith.index_cast %cc_{s} : index to i32\n{ind}%c_{s} = arith.addi %cci_{s}, %il_{s} : i32\n"
             # a NaN wins over a number; equal maxima keep the earlier (lower) column
             f"{ind}%gt_{s} = arith.cmpf ogt, %vf_{s}, {best} : f32\n{ind}%vnan_{s} = arith.cmpf uno, %vf_{s}, %vf_{s} : f32\n"
             f"{ind}%bnum_{s} = arith.cmpf ord, {best}, {best} : f32\n{ind}%nan_{s} = arith.andi %vnan_{s}, %bnum_{s} : i1\n"
@@ -157,6 +167,33 @@ def _chunks(c: ArgmaxConfig) -> str:
             + _step(c, ind, "%clast", "%lbest", "%lbestcol", "%fbest"))
 
 
+# The combine of two lanes' (value, column) bests, for ``F``: the greater value, a NaN over
+# a number, and between equal values (or two NaNs) the smaller column.
+PICK_BODY = ("%agt = arith.cmpf ogt, %r0, %l0 : f32", "%arn = arith.cmpf uno, %r0, %r0 : f32",
+             "%aln = arith.cmpf uno, %l0, %l0 : f32", "%alo = arith.cmpf ord, %l0, %l0 : f32",
+             "%anan = arith.andi %arn, %alo : i1", "%aeq = arith.cmpf oeq, %r0, %l0 : f32",
+             "%abn = arith.andi %arn, %aln : i1", "%asame = arith.ori %aeq, %abn : i1",
+             "%alt = arith.cmpi slt, %r1, %l1 : i32", "%atie = arith.andi %asame, %alt : i1",
+             "%a1 = arith.ori %agt, %anan : i1", "%atake = arith.ori %a1, %atie : i1",
+             "%av = arith.select %atake, %r0, %l0 : f32", "%ac = arith.select %atake, %r1, %l1 : i32")
+
+
+def _lanes(c: ArgmaxConfig) -> tuple[str, list[str]]:
+    """For ``F``: the warp's one reduction of its lanes' (%fbest, %fbestcol) into
+    (%wbest, %wbestcol), every lane holding them; and the combiner's function."""
+    ind, f1, i1 = " " * 6, _priv((1,), "f32"), _priv((1,), "i32")
+    attrs = ['exec_scope = "warp"', "axes = array<i64: 1>", 'src_layout = #tile.layout<"S[(1, 32) : (1, 1@laneid)]">',
+             f'dst_layout = #tile.layout<"{_layouts(c)["warp"]}">']
+    op, func = combiner_reduce(f"{c.name}_pick", ["%gv", "%gc", "%hv", "%hc"], attrs, [f1, i1, f1, i1],
+                               ("f32", "i32"), PICK_BODY, ("%av", "%ac"))
+    text = (f"{ind}%hv = memref.alloca() : {f1}\n{ind}%hc = memref.alloca() : {i1}\n"
+            f"{ind}%gv = memref.alloca() : {f1}\n{ind}%gc = memref.alloca() : {i1}\n"
+            f"{ind}memref.store %fbest, %hv[%c0] : {f1}\n{ind}memref.store %fbestcol, %hc[%c0] : {i1}\n"
+            + "".join(f"{ind}{line}\n" for line in op)
+            + f"{ind}%wbest = memref.load %gv[%c0] : {f1}\n{ind}%wbestcol = memref.load %gc[%c0] : {i1}\n")
+    return text, func
+
+
 def argmax_rows(c: ArgmaxConfig) -> str:
     """``c.name``(X: memref<MxNxT>, Y: memref<Mxi32>) on c.grid x c.block."""
     c.check()
@@ -165,8 +202,10 @@ def argmax_rows(c: ArgmaxConfig) -> str:
     consts = "".join(f"      %c{n} = arith.constant {v} : index\n" for n, v in (
         ("0", 0), ("1", 1), ("32", 32), ("V", c.V), ("E", c.E), ("W", c.W), ("RB", c.RB), ("CW", c.CW), ("SEG", c.SEG),
         ("K", c.K), ("last", c.K - 1)))
-    tail = _tail(c, lay)
-    body = f"""    gpu.func @{c.name}({args}) kernel
+    lanes, func = _lanes(c) if c.F else ("", [])
+    tail = _tail(c, lay, *(("%wbest", "%wbestcol") if c.F else ("%fbest", "%fbestcol")))
+    funcs = "".join(f"    {line}\n" for line in func)
+    body = f"""{funcs}    gpu.func @{c.name}({args}) kernel
         attributes {{known_block_size = array<i32: {c.block}, 1, 1>}} {{
 {consts}      %ninf = arith.constant 0xFF800000 : f32
       %fzero = arith.constant 0.0 : f32
@@ -181,34 +220,38 @@ def argmax_rows(c: ArgmaxConfig) -> str:
       %row = arith.addi %rows0, %r : index
       %seg0 = arith.muli %w, %cSEG : index
       %seg0i = arith.index_cast %seg0 : index to i32
+      %iV = arith.constant {c.V} : i32
+      %i32V = arith.constant {32 * c.V} : i32
+      %lanei = arith.index_cast %lane : index to i32
+      %lanecol = arith.muli %lanei, %iV : i32
       %x = memref.alloca() : {_priv((c.E,), T)}
       %nx = memref.alloca() : {_priv((c.E,), T)}
       %dv = memref.alloca() : {_priv((1,), T)}
       %di = memref.alloca() : {_priv((1,), 'i32')}
-{_chunks(c)}{tail}      gpu.return
+{_chunks(c)}{lanes}{tail}      gpu.return
     }}
 """
     return _module(body).replace("module attributes", f"!X = memref<{c.M}x{c.N}x{T}>\nmodule attributes", 1)
 
 
-def _tail(c: ArgmaxConfig, lay: dict) -> str:
-    """After the chunks: the cross-warp step, and lane 0 of the winning warp storing the
-    column."""
+def _tail(c: ArgmaxConfig, lay: dict, best: str, bestcol: str) -> str:
+    """After the chunks: the cross-warp step over the warps' (``best``, ``bestcol``), and
+    lane 0 of the winning warp storing the column."""
     ind = " " * 6
     lane0 = f"{ind}%first = arith.cmpi eq, %lane, %c0 : index\n"
     if c.W == 1:
-        return lane0 + (f"{ind}scf.if %first {{\n{ind}  memref.store %fbestcol, %Y[%row] : memref<{c.M}xi32>\n{ind}}}\n")
+        return lane0 + (f"{ind}scf.if %first {{\n{ind}  memref.store {bestcol}, %Y[%row] : memref<{c.M}xi32>\n{ind}}}\n")
     one = _priv((1,), "f32")
     return (f"{ind}%p = memref.alloca() : {one}\n{ind}%qv = memref.alloca() : {one}\n"
             f"{ind}%qi = memref.alloca() : {_priv((1,), 'i32')}\n"
-            f"{ind}memref.store %fbest, %p[%c0] : {one}\n"
+            f"{ind}memref.store {best}, %p[%c0] : {one}\n"
             f'{ind}"tile.reduce"(%qv, %qi, %p) {{kind = "argmax", exec_scope = "cta", axes = array<i64: 1>,\n'
             f'{ind}    src_layout = #tile.layout<"{lay["warps"]}">, dst_layout = #tile.layout<"{lay["row"]}">}}\n'
             f"{ind}  : ({one}, {_priv((1,), 'i32')}, {one}) -> ()\n"
             f"{ind}%pw = memref.load %qi[%c0] : {_priv((1,), 'i32')}\n"
             f"{ind}%wi = arith.index_cast %w : index to i32\n{ind}%mine = arith.cmpi eq, %pw, %wi : i32\n"
             + lane0 + f"{ind}%store = arith.andi %mine, %first : i1\n"
-            f"{ind}scf.if %store {{\n{ind}  memref.store %fbestcol, %Y[%row] : memref<{c.M}xi32>\n{ind}}}\n")
+            f"{ind}scf.if %store {{\n{ind}  memref.store {bestcol}, %Y[%row] : memref<{c.M}xi32>\n{ind}}}\n")
 
 
 # --- softmax: the (max, sum of exp) pair in two exchanges or one ------------------------------

@@ -4,6 +4,7 @@ interpreter against numpy (ties, NaN and -inf rows; a broken generator fails the
 the sweeps fit the shapes and the hardware, every kernel is in ``benchmarks.prepare``'s
 list, and the report's targets and section from saved results."""
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -38,10 +39,15 @@ def test_a_wrong_softmax_fails_the_check(monkeypatch):
 
 
 def test_the_kernels_say_what_the_section_measures():
-    c = A.candidates(4096, 16384, "f32")[-1]
-    text = AK.argmax_rows(c)
+    c, f = A.candidates(4096, 16384, "f32")[-2:]
+    assert not c.F and f == dataclasses.replace(c, F=True)
+    text, lanes = AK.argmax_rows(c), AK.argmax_rows(f)
     assert text.count('kind = "argmax", exec_scope = "warp"') == 2 - (not c.P) and 'kind = "argmax", exec_scope = "cta"' in text
     assert '"tile.copy"' in text and "alignment = 16" in text
+    # F: a thread-scope argmax a chunk, one warp-scope combiner reduction a row, then the cta's
+    assert lanes.count('kind = "argmax", exec_scope = "thread"') == 2 - (not f.P)
+    assert 'kind = "argmax", exec_scope = "warp"' not in lanes and 'kind = "argmax", exec_scope = "cta"' in lanes
+    assert lanes.count(f'combiner = @{f.name}_pick, exec_scope = "warp"') == 1
     two, packed = (AK.softmax_rows(c) for c in A.softmax_configs("f32"))
     assert two.count('"tile.reduce') == 2 and packed.count('"tile.reduce') == 1  # tile.reduce2 in the func form
     assert "known_block_size = array<i32: 1024, 1, 1>" in packed
