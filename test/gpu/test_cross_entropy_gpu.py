@@ -98,3 +98,41 @@ def test_one_kernel_serves_every_row_count(dtype):
         assert rel_l2(dx, x64.grad) < TOLERANCE[dtype]
         misses = library._compiled.cache_info().misses if misses is None else misses
         assert library._compiled.cache_info().misses == misses  # nothing compiled after the first M
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("M, V", CE_GPU_SHAPES, ids=lambda v: str(v))
+def test_scale_unless_one_on_the_device(M, V, dtype):
+    """K.scale_unless_one on CUDA tensors: a scale of 1 leaves every bit (a signaling
+    NaN's payload included: nothing was written); another scale gives torch's float64
+    product rounded to f32, then to bf16 for bf16 (torch's own rounding), bit for bit.
+    Captured once in a CUDA graph, it decides on the device at each replay: scale 1
+    leaves the bits, 2 doubles them (no host sync: the capture would fail on one)."""
+    torch_dtype = torch.float32 if dtype == "f32" else torch.bfloat16
+    bits = torch.int32 if dtype == "f32" else torch.int16
+    g = torch.Generator(device="cuda").manual_seed(M * V)
+    x = (3 * torch.randn(M, V, device="cuda", generator=g)).to(torch_dtype)
+    x.view(bits)[0, 5] = 0x7F800001 if dtype == "f32" else 0x7F81  # signaling NaN
+    before = x.clone()
+    one = torch.ones((), device="cuda")
+    assert K.scale_unless_one(x, one) is x
+    torch.cuda.synchronize()
+    assert torch.equal(x.view(bits), before.view(bits))
+    s = torch.full((1,), 0.7310585, device="cuda")
+    K.scale_unless_one(x, s)
+    want = (before.double() * s.double()).float().to(torch_dtype)
+    finite = torch.isfinite(before.float())
+    assert torch.equal(x[finite].view(bits), want[finite].view(bits))
+    assert torch.isnan(x[0, 5].float())
+    y, scale = before.clone(), torch.ones(1, device="cuda")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        K.scale_unless_one(y, scale)
+    y.copy_(before)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(y.view(bits), before.view(bits))
+    scale.fill_(2.0)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(y[finite].view(bits), (before.double() * 2).float().to(torch_dtype)[finite].view(bits))

@@ -75,6 +75,27 @@ def test_cross_entropy_loss_module(dtype):
     assert rel(xl.grad, x64.grad) < TOLERANCE[dtype]
 
 
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_inplace_backward_by_any_dloss(dtype, reduction):
+    """inplace=True at the training step's shape: dloss 1 (loss.backward(), the device
+    skips the pass) and dloss 0.37 (K.scale_unless_one scales; per row for "none"), each
+    against torch's gradient in float64; a second backward raises."""
+    x = rand(4096, 32000, dtype=DTYPES[dtype], seed=5, scale=2.0)
+    t = torch.randint(0, 32000, (4096,), device="cuda", generator=torch.Generator(device="cuda").manual_seed(6))
+    t[::13] = -100
+    for w in (1.0, 0.37):
+        held = x.detach().requires_grad_()
+        logits = held * 1  # a non-leaf, as an LM head's output: its buffer becomes dlogits
+        loss = tt.cross_entropy(logits, t, label_smoothing=0.1, reduction=reduction, inplace=True)
+        (loss.sum() * w).backward(retain_graph=True)
+        x64 = x.double().requires_grad_()
+        (F.cross_entropy(x64, t, label_smoothing=0.1, reduction=reduction).sum() * w).backward()
+        assert rel(held.grad, x64.grad) < TOLERANCE[dtype], (w, reduction)
+        with pytest.raises(RuntimeError, match="its backward runs once|modified by an inplace operation"):
+            loss.sum().backward()  # ours; for "none", torch's check of mul_'s version first
+
+
 def test_torch_compile_fullgraph_matches_eager():
     class Head(torch.nn.Module):
         def __init__(self):

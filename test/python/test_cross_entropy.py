@@ -312,3 +312,53 @@ def test_in_place_on_one_warp_a_row_needs_its_ordering(mutation, monkeypatch):
         assert reader // 32 == writer // 32  # another lane of the same warp read it
     else:
         assert row == M - 1 and 4 * block + reader // 32 >= M  # a warp of a row past M read it
+
+
+def _bf16_round(f32: np.ndarray) -> np.ndarray:
+    """float32 values to bf16 bits, rounded to nearest even (written here, not the
+    package's: the reference of the kernel's rounding); NaN stays NaN."""
+    bits = f32.astype(np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(f32), np.uint16(0x7FC0), rounded)
+
+
+@pytest.mark.parametrize("M, V, overrides", [(7, 1000, {}), (3, 3001, {}), (9, 37, {}), (4, 4093, "small")])
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_scale_unless_one_scales_in_place_or_leaves_the_bits(M, V, overrides, dtype):
+    """x *= s in place: each product in f32 (exact in float64, then rounded to f32, then
+    to bf16 for bf16), every plan kind, rows the plan's CTAs do not divide; with s == 1,
+    the bits untouched, a signaling NaN's payload included (a product by 1 would quiet
+    it): the kernel did not write. A NaN scale scales (every element NaN)."""
+    if overrides == "small":
+        from tile_mlir.kernels.plan import registers_table
+
+        overrides = {"table": registers_table(dtype, data_bytes=16, max_warps=2)}
+        assert K.plan(M, V, dtype, table=overrides["table"]).CL > 1
+    rng = np.random.default_rng([M, V, len(dtype), 5])
+    x = to_dtype(3 * rng.standard_normal((M, V)), dtype)
+    if dtype == "f32":
+        x.view(np.uint32)[0, 3] = 0x7F800001  # signaling NaN
+    else:
+        x[0, 3] = 0x7F81
+    before = x.copy()
+    assert K.scale_unless_one(x, np.float32(1.0), **overrides) is x
+    assert x.tobytes() == before.tobytes()
+    s = np.float32(rng.uniform(0.1, 3.0))
+    K.scale_unless_one(x, np.array([s]), **overrides)
+    product = (as_f64(before) * np.float64(s)).astype(np.float32)
+    want = _bf16_round(product) if dtype == "bf16" else product
+    finite = np.isfinite(as_f64(before))
+    assert np.array_equal(x[finite], want[finite])
+    assert np.isnan(as_f64(x)[0, 3])
+    K.scale_unless_one(x, np.float32("nan"), **overrides)
+    assert np.isnan(as_f64(x)).all()
+
+
+def test_scale_unless_one_reports_bad_arguments():
+    x = np.ones((4, 8), np.float32)
+    with pytest.raises(LaunchError, match="in place, so it must be contiguous"):
+        K.scale_unless_one(x[:, ::2], np.float32(2.0))
+    with pytest.raises(LaunchError, match=r"one value \(shape \(\) or \(1,\)\)"):
+        K.scale_unless_one(x, np.ones(2, np.float32))
+    with pytest.raises(LaunchError, match=r"an \(M, N\) array"):
+        K.scale_unless_one(np.ones(8, np.float32), np.float32(2.0))

@@ -287,3 +287,26 @@ def test_cross_entropy_inplace_writes_dlogits_over_the_logits(compiled):
     if not compiled:  # a graph's logits are its own intermediate
         dl = kept["logits"].detach().double()
         assert torch.linalg.norm(dl - logits64.grad) <= 1e-5 * torch.linalg.norm(logits64.grad)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_inplace_backward_scales_by_any_dloss_once(reduction):
+    """inplace=True, eagerly: the backward scales the dlogits it left over the logits by a
+    dloss other than 1 (K.scale_unless_one, or torch's product per row for "none"), as
+    torch's gradient in float64; a second backward raises rather than scale them twice
+    (our message on CUDA; on CPU tensors the numpy path's copy back bumps the saved
+    tensor's version first, and torch's own check raises)."""
+    x = rand(M, N, seed=31, scale=3.0)
+    t = torch.randint(0, N, (M,), generator=torch.Generator().manual_seed(32))
+    t[1] = -100
+    w = rand(*((M,) if reduction == "none" else ()), seed=33) + 2.0  # dloss, away from 1
+    logits = x.clone().requires_grad_()
+    held = logits * 1.0  # a non-leaf, as an LM head's output
+    loss = tt.cross_entropy(held, t, label_smoothing=0.1, reduction=reduction, inplace=True)
+    (loss * w).sum().backward(retain_graph=True)
+    x64 = x.double().requires_grad_()
+    ref = F.cross_entropy(x64, t, label_smoothing=0.1, reduction=reduction)
+    (ref * w.double()).sum().backward()
+    assert rel(logits.grad, x64.grad) <= 1e-5
+    with pytest.raises(RuntimeError, match="its backward runs once|modified by an inplace operation"):
+        (loss * w).sum().backward()

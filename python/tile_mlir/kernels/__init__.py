@@ -12,6 +12,7 @@ with the leading dims as rows::
     dlogits = K.cross_entropy_backward(logits, target, lse, dloss, ignore_index=-100, label_smoothing=0.0,
                                        reduction="mean", inplace=False)
     loss, lse, dlogits = K.cross_entropy_with_grad(logits, target, ...)   # one read of the logits
+    K.scale_unless_one(dlogits, dloss)    # in place; where dloss is 1, decided on the device: no pass
 
 and their backward passes (``tile_mlir.kernels.backward``, ``tile_mlir.kernels.training``)::
 
@@ -38,7 +39,7 @@ softmax`` runs one on a random matrix and checks it against numpy.
 
 from __future__ import annotations
 
-from .loss import cross_entropy, cross_entropy_backward, cross_entropy_with_grad
+from .loss import cross_entropy, cross_entropy_backward, cross_entropy_with_grad, scale_unless_one
 from .library import SPECS, Compiled, compiled, kernel_text, run
 from .plan import KERNELS, TABLES, RowPlan, Table, Tier, candidates, plan, registers_table
 from .training import BACKWARD, compiled_backward, run_backward, text_backward
@@ -47,7 +48,7 @@ __all__ = ["BACKWARD", "KERNELS", "SPECS", "TABLES", "Compiled", "RowPlan", "Tab
            "compiled_backward", "cross_entropy", "cross_entropy_backward", "cross_entropy_with_grad", "kernel_text",
            "layer_norm",
            "layer_norm_backward", "logsumexp", "logsumexp_backward", "plan", "registers_table", "rms_norm",
-           "rms_norm_backward", "run", "run_backward", "softmax", "softmax_backward", "text_backward"]
+           "rms_norm_backward", "run", "run_backward", "scale_unless_one", "softmax", "softmax_backward", "text_backward"]
 
 
 def softmax(x, *, backend: str = "auto"):

@@ -16,6 +16,10 @@ functional API is ``tile_mlir.kernels.loss``, and docs/fused-kernels.md
   with g the row's scale (dloss, over the count of rows for a mean; 0 for an ignored row:
   ``tile_mlir.kernels.loss`` computes it), chunk by chunk: each chunk is read
   and written once, so dX may be X itself (in place).
+* ``scale_unless_one``: X *= SCALE[0], in place, where SCALE[0] is not 1; where it is,
+  each CTA reads that one value and stops. The backward of ``cross_entropy_fused`` in a
+  graph (``tile_mlir.torch``): dlogits were written for dloss = 1, and dloss is known on
+  the device only, so the pass over them is skipped there, without a host sync.
 """
 
 from __future__ import annotations
@@ -190,5 +194,22 @@ def cross_entropy_fused(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     return cross_entropy(p, M, chip, grad=True)
 
 
+def scale_unless_one(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
+    """X = X · SCALE[0] (f32 product, rounded once to the dtype) where SCALE[0] != 1 (a NaN
+    scale included); X untouched, and not read, where it is 1 (module docstring). The
+    condition is one value for the whole grid, so each CTA takes one branch."""
+    args = [("X", "rows"), ("SCALE", "memref<1xf32>")]
+    with _frame("scale_unless_one", p, M, args, chip) as r:
+        k, x = r.k, r.tile()
+        g = k.load(k.args["SCALE"], [k.index(0)])
+        with k.if_(arith.cmpf(arith.CmpFPredicate.UNE, g, r.f32(1.0))):
+            gv = r.splat(g)
+            for col in r.chunks(x):
+                for i, v in r.vectors(x):
+                    r.put(x, i, arith.mulf(v, gv))
+                r.store("X", x, col)
+    return k
+
+
 BUILDERS = {"cross_entropy": cross_entropy, "cross_entropy_backward": cross_entropy_backward,
-            "cross_entropy_fused": cross_entropy_fused}
+            "cross_entropy_fused": cross_entropy_fused, "scale_unless_one": scale_unless_one}

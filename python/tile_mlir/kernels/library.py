@@ -76,6 +76,7 @@ SPECS = {
                                         "label_smoothing", "rows")),
     "cross_entropy_backward": Kernel("cross_entropy_backward", module="cross_entropy_kernels",
                                      args=("logits", "target", "lse", "scale", "dlogits", "label_smoothing", "rows")),
+    "scale_unless_one": Kernel("scale_unless_one", module="cross_entropy_kernels", args=("x", "scale", "rows")),
 }
 
 

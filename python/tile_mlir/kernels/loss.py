@@ -37,7 +37,8 @@ from . import library as L
 
 REDUCTIONS = ("mean", "sum", "none")
 
-__all__ = ["REDUCTIONS", "bytes_moved", "cross_entropy", "cross_entropy_backward", "cross_entropy_with_grad"]
+__all__ = ["REDUCTIONS", "bytes_moved", "cross_entropy", "cross_entropy_backward", "cross_entropy_with_grad",
+           "scale_unless_one"]
 
 
 def cross_entropy(logits, target, ignore_index: int = -100, label_smoothing: float = 0.0, reduction: str = "mean",
@@ -145,6 +146,45 @@ def cross_entropy_backward(logits, target, lse, dloss, ignore_index: int = -100,
         result = L._to_torch(out, x)
         return x.copy_(result) if inplace else result
     return out
+
+
+def scale_unless_one(x, scale, *, backend: str = "auto", **overrides):
+    """x *= scale, in place, unless scale is exactly 1, and x itself returned: x an (M, N)
+    C-contiguous array (f32 or bf16, numpy or torch), ``scale`` one f32 value (shape ()
+    or (1,), an array or tensor: on a CUDA x, a CUDA tensor). Each product is taken in f32
+    and rounded once to x's dtype. Where scale is 1, x is not read nor written (a NaN in
+    it keeps its bits); a NaN scale scales. The test is made on the device, so a CUDA call
+    neither waits for the GPU nor breaks a CUDA graph: ``cross_entropy_with_grad``'s
+    dlogits (for dloss = 1) times the dloss a graph learns only on the device."""
+    name = "scale_unless_one"
+    torch_in = L._is_torch(x)
+    if getattr(x, "ndim", 0) != 2:
+        raise LaunchError(f"{name}: x must be an (M, N) array, got {L._summary(x)}")
+    dtype = L._torch_dtype(x) if torch_in else L._numpy_dtype(x)
+    if not (x.is_contiguous() if torch_in else isinstance(x, np.ndarray) and x.flags.c_contiguous):
+        raise LaunchError(f"{name}: x is scaled in place, so it must be contiguous, got {L._summary(x)}")
+    if tuple(getattr(scale, "shape", np.shape(scale))) not in ((), (1,)):
+        raise LaunchError(f"{name}: scale must be one value (shape () or (1,)), got {L._summary(scale)}")
+    M, N = (int(d) for d in x.shape)
+    if N < 1:
+        raise LaunchError(f"{name}: x needs at least one column, got {L._summary(x)}")
+    backend = api.choose_backend(backend)
+    if torch_in and x.is_cuda and backend == "cuda":
+        import torch
+
+        if not (L._is_torch(scale) and scale.device == x.device):
+            raise LaunchError(f"{name}: with a CUDA x, scale must be a tensor on {x.device}, got {L._summary(scale)}")
+        g = scale.to(torch.float32).reshape(1).contiguous()
+        if M:
+            c = L.compiled(name, M, N, dtype, backend="cuda", **overrides)
+            L.launch_tensors(c.kernel, c.grid, c.block, torch_stream(x.get_device()), (x, g, M))
+        return x
+    g = np.asarray(_numpy(scale), np.float32).reshape(1)
+    hx = L._host(L.SPECS[name], x, dtype) if torch_in else x
+    if M:
+        c = L.compiled(name, M, N, dtype, backend=backend, **overrides)
+        c.kernel.launch(c.grid, c.block, hx, g, M)
+    return x.copy_(L._to_torch(hx, x)) if torch_in else x
 
 
 def _arguments(name, logits, target, ignore_index, label_smoothing, reduction):

@@ -113,10 +113,12 @@ def check_expected(name: str, labels, got: np.ndarray) -> None:
             assert ok, f"{name}, row {label!r}: expected {want} everywhere, got {np.ravel(row)[:8]}"
 
 
-# Cross-entropy's shapes on the GPU (test/gpu/test_cross_entropy_gpu.py): (M, V); both
-# kernels (forward, backward) and both dtypes of each are compiled ahead by prepare.
+# Cross-entropy's shapes on the GPU (test/gpu/test_cross_entropy_gpu.py): (M, V); its
+# kernels (forward, backward, fused, and the fused one's scale by dloss) and both dtypes of
+# each are compiled ahead by prepare.
 CE_GPU_SHAPES = ((4096, 32000), (64, 131072), (16, 256000), (37, 1000))
-CE_GPU_CASES = [(name, M, V, dtype) for name in ("cross_entropy", "cross_entropy_backward", "cross_entropy_fused")
+CE_GPU_CASES = [(name, M, V, dtype) for name in ("cross_entropy", "cross_entropy_backward", "cross_entropy_fused",
+                                                 "scale_unless_one")
                 for (M, V) in CE_GPU_SHAPES for dtype in DTYPES]
 
 # tile_mlir.torch's shapes on the GPU (test/gpu/test_torch_gpu.py; the second is the

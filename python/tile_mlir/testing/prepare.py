@@ -52,7 +52,7 @@ CASES = (*REDUCE_CASES, *COMBINER_CASES, *copies.CASES, *loops.CASES, *dynamic_s
 # the fused kernels (``tile_mlir.kernels``), built for each case of FUSED. Building one
 # remembers its text in the cache by name (``kernels.kernel_text``), for the GPU machine.
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.mlir"))
-FUSED = GPU_CASES + CE_GPU_CASES + [(name, M, N, dtype) for name in SPECS if not name.startswith("cross_entropy")
+FUSED = GPU_CASES + CE_GPU_CASES + [(name, M, N, dtype) for name in SPECS if SPECS[name].module == "forward"
                                     for M, N, dtype in TORCH_GPU_SHAPES]
 # the backward kernels (a row kernel each, and the norms' column sums), also at the
 # shapes of test/gpu/test_torch_gpu.py (its autograd calls them)

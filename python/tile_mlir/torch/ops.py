@@ -439,9 +439,18 @@ class CrossEntropyInplace(torch.autograd.Function):
     keeps for the backward; the logits are not marked dirty (Dynamo of torch 2.11 breaks
     its graph at a Function that marks one), which autograd allows because nothing saved
     them before (an LM head's matmul saves its inputs, not its output). The backward
-    scales them by dloss in place (eagerly; in a graph, Inductor does it in the donated
-    buffer), and skips that where dloss is 1 as ``cross_entropy_with_grad`` does. Traced
-    (Dynamo traces a Function), it calls the op; eagerly, its implementation."""
+    scales them by dloss:
+
+    * eagerly, in place, with ``K.scale_unless_one`` (a kernel that reads dloss on the
+      device and, where it is 1, stops: no pass over dlogits and no host sync, so it is
+      captured in a CUDA graph too), or torch's in-place product for ``reduction="none"``
+      (a dloss a row). So it runs once: a second backward raises;
+    * traced, as the product ``dx * dloss``, which Inductor writes into the donated
+      buffer: one pass over dlogits. An op that scaled them in place would cost as much
+      there: Inductor does not re-inplace a mutation of a backward graph's input, and
+      copies the buffer onto itself before it (torch 2.13's ``reinplace`` pass).
+
+    Traced (Dynamo traces a Function), it calls the op; eagerly, its implementation."""
 
     @staticmethod
     def forward(ctx, logits, target, ignore_index, label_smoothing, reduction):
@@ -459,7 +468,12 @@ class CrossEntropyInplace(torch.autograd.Function):
         scale = dloss[:, None] if ctx.reduction == "none" else dloss
         if _traced():
             return (dx * scale).to(dx.dtype), None, None, None, None
-        capturing = dx.is_cuda and torch.cuda.is_current_stream_capturing()
-        if capturing or not bool((dloss == 1).all()):
+        if getattr(ctx, "scaled", False):
+            raise RuntimeError("tile_mlir.torch.cross_entropy(inplace=True): its backward runs once (it scales"
+                               " dlogits where they lie, over the logits); call backward once, or use inplace=False")
+        ctx.scaled = True
+        if ctx.reduction == "none":
             dx.mul_(scale.to(dx.dtype))
+        else:
+            K.scale_unless_one(dx, dloss)
         return dx, None, None, None, None
