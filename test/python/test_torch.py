@@ -183,7 +183,10 @@ def test_torch_compile_fullgraph_keeps_the_custom_ops():
     eager = model(x, t)
     eager.backward()
     assert torch.equal(loss, eager)
-    assert all(torch.equal(a, p.grad) for a, p in zip(got, model.parameters()))
+    # the gradients agree to rounding, not bit for bit: eagerly, cross-entropy's dlogits come
+    # from the fused kernel (exp(x - lse) as the forward's kept exponential times the row's
+    # factor), in the graph from the backward kernel (exp(x - lse) itself)
+    assert all(rel(a, p.grad.double()) <= 1e-6 for a, p in zip(got, model.parameters()))
     # one node each, not traced through; in a graph, cross-entropy is the forward kernel (and
     # the backward's), not the loss and dlogits of one kernel, whose dloss pass a graph cannot skip
     assert {"tile_mlir.rms_norm", "tile_mlir.cross_entropy"} <= set(seen), seen
