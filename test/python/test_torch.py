@@ -313,3 +313,25 @@ def test_cross_entropy_inplace_backward_scales_by_any_dloss_once(reduction):
     assert rel(logits.grad, x64.grad) <= 1e-5
     with pytest.raises(RuntimeError, match="its backward runs once|modified by an inplace operation"):
         (loss * w).sum().backward()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_argmax_and_argmin_as_torch(dtype):
+    """tt.argmax / tt.argmin on CPU tensors equal torch.argmax / torch.argmin over the last
+    dim (ties, a NaN row, leading dims), and torch.compile(fullgraph=True) keeps the ops."""
+    g = torch.Generator().manual_seed(41)
+    x = torch.randint(-3, 4, (2, M, N), generator=g).to(dtype)
+    x[0, 1, 5] = float("nan")
+    x[1, 2, :] = float("-inf")
+    for ours, theirs in ((tt.argmax, torch.argmax), (tt.argmin, torch.argmin)):
+        got = ours(x)
+        assert got.dtype == torch.int64 and torch.equal(got, theirs(x, dim=-1))
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.extend(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
+        return gm.forward
+
+    torch._dynamo.reset()
+    fn = torch.compile(lambda t: tt.argmax(t * 2), backend=backend, fullgraph=True)
+    assert torch.equal(fn(x), torch.argmax(x * 2, dim=-1)) and "tile_mlir.argmax" in seen, seen

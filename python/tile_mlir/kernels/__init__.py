@@ -13,6 +13,7 @@ with the leading dims as rows::
                                        reduction="mean", inplace=False)
     loss, lse, dlogits = K.cross_entropy_with_grad(logits, target, ...)   # one read of the logits
     K.scale_unless_one(dlogits, dloss)    # in place; where dloss is 1, decided on the device: no pass
+    i = K.argmax(x);  i = K.argmin(x)      # int64 columns, torch.argmax's rule (first of equals, NaN first)
 
 and their backward passes (``tile_mlir.kernels.backward``, ``tile_mlir.kernels.training``)::
 
@@ -40,11 +41,13 @@ softmax`` runs one on a random matrix and checks it against numpy.
 from __future__ import annotations
 
 from .loss import cross_entropy, cross_entropy_backward, cross_entropy_with_grad, scale_unless_one
+from .selection import argmax, argmin
 from .library import SPECS, Compiled, compiled, kernel_text, run
 from .plan import KERNELS, TABLES, RowPlan, Table, Tier, candidates, plan, registers_table
 from .training import BACKWARD, compiled_backward, run_backward, text_backward
 
-__all__ = ["BACKWARD", "KERNELS", "SPECS", "TABLES", "Compiled", "RowPlan", "Table", "Tier", "candidates", "compiled",
+__all__ = ["BACKWARD", "KERNELS", "SPECS", "TABLES", "Compiled", "RowPlan", "Table", "Tier", "argmax", "argmin",
+           "candidates", "compiled",
            "compiled_backward", "cross_entropy", "cross_entropy_backward", "cross_entropy_with_grad", "kernel_text",
            "layer_norm",
            "layer_norm_backward", "logsumexp", "logsumexp_backward", "plan", "registers_table", "rms_norm",

@@ -77,6 +77,8 @@ SPECS = {
     "cross_entropy_backward": Kernel("cross_entropy_backward", module="cross_entropy_kernels",
                                      args=("logits", "target", "lse", "scale", "dlogits", "label_smoothing", "rows")),
     "scale_unless_one": Kernel("scale_unless_one", module="cross_entropy_kernels", args=("x", "scale", "rows")),
+    "argmax": Kernel("argmax", module="selection_kernels", args=("x", "indices", "rows")),
+    "argmin": Kernel("argmin", module="selection_kernels", args=("x", "indices", "rows")),
 }
 
 

@@ -121,6 +121,12 @@ CE_GPU_CASES = [(name, M, V, dtype) for name in ("cross_entropy", "cross_entropy
                                                  "scale_unless_one")
                 for (M, V) in CE_GPU_SHAPES for dtype in DTYPES]
 
+# argmax and argmin on the GPU (test/gpu/test_selection_gpu.py): the vocabularies of
+# cross-entropy and the argmax benchmark's rows, both dtypes, compiled ahead by prepare.
+SELECTION_GPU_SHAPES = CE_GPU_SHAPES + ((16384, 4096), (1024, 65536))
+SELECTION_GPU_CASES = [(name, M, N, dtype) for name in ("argmax", "argmin")
+                       for (M, N) in SELECTION_GPU_SHAPES for dtype in DTYPES]
+
 # tile_mlir.torch's shapes on the GPU (test/gpu/test_torch_gpu.py; the second is the
 # RMSNorm of benchmarks/train_step.py, whose cross-entropy is CE_GPU_SHAPES' first): every
 # kernel of tile_mlir.kernels.SPECS but cross-entropy's, compiled ahead by prepare.

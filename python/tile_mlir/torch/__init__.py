@@ -8,6 +8,7 @@ ops that ``torch.compile(fullgraph=True)`` keeps in its graph, and ``nn.Module``
     y = tt.softmax(x);  l = tt.logsumexp(x)
     y = tt.rms_norm(x, weight, eps=1e-6);  y = tt.layer_norm(x, weight, bias, eps=1e-5)
     loss = tt.cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean")
+    i = tt.argmax(x);  i = tt.argmin(x)      # int64, torch.argmax(x, dim=-1)'s rule
     norm, ln, loss_fn = tt.RMSNorm(d), tt.LayerNorm(d), tt.CrossEntropyLoss()
 
 Over the last dim, the leading dims as rows; float32 and bfloat16 (every reduction and
@@ -29,8 +30,8 @@ from tile_mlir.errors import OptionError
 from tile_mlir.torch import ops
 from tile_mlir.torch.ops import formula_backwards
 
-__all__ = ["CrossEntropyLoss", "LayerNorm", "RMSNorm", "cross_entropy", "formula_backwards", "layer_norm",
-           "logsumexp", "ops", "rms_norm", "softmax"]
+__all__ = ["CrossEntropyLoss", "LayerNorm", "RMSNorm", "argmax", "argmin", "cross_entropy", "formula_backwards",
+           "layer_norm", "logsumexp", "ops", "rms_norm", "softmax"]
 
 
 def softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
@@ -43,6 +44,19 @@ def logsumexp(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """torch.logsumexp(x, dim=-1) (only the last dim), in x's dtype."""
     _last(dim, x)
     return ops.call("logsumexp", x)
+
+
+def argmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """torch.argmax(x, dim=-1) (only the last dim): int64, the first of equal maxima, the
+    first NaN where a row holds one."""
+    _last(dim, x)
+    return ops.call("argmax", x)
+
+
+def argmin(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    """torch.argmin(x, dim=-1) (only the last dim), by the same rule."""
+    _last(dim, x)
+    return ops.call("argmin", x)
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:

@@ -477,3 +477,33 @@ class CrossEntropyInplace(torch.autograd.Function):
         else:
             K.scale_unless_one(dx, dloss)
         return dx, None, None, None, None
+
+
+# --- argmax, argmin ---------------------------------------------------------------------
+# Integer outputs: no gradient, so no autograd (``call`` runs the implementation).
+
+
+def _argmax(x: torch.Tensor) -> torch.Tensor:
+    return K.argmax(_c(x))
+
+
+def _argmin(x: torch.Tensor) -> torch.Tensor:
+    return K.argmin(_c(x))
+
+
+argmax = torch.library.custom_op(f"{LIB}::argmax", _argmax, mutates_args=())
+argmin = torch.library.custom_op(f"{LIB}::argmin", _argmin, mutates_args=())
+
+
+@argmax.register_fake
+def _(x):
+    return x.new_empty(x.shape[:-1], dtype=torch.int64)
+
+
+@argmin.register_fake
+def _(x):
+    return x.new_empty(x.shape[:-1], dtype=torch.int64)
+
+
+_register(argmax, _argmax)
+_register(argmin, _argmin)
