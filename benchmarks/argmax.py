@@ -5,7 +5,8 @@
   argmax_rows``: ``tile.copy`` + warp-scope ``kind = "argmax"`` per chunk, or, ``F``, a
   thread-scope one per chunk, each lane keeping its running best, and one warp-scope
   combiner reduction of the lanes' (value, column) a row; then one cta-scope
-  ``kind = "argmax"`` over the warps), against ``torch.argmax(x, dim=1)``, the fastest of
+  ``kind = "argmax"`` over the warps), and the library's ``K.argmax`` (the row on chip,
+  ``tile_mlir.kernels.selection_kernels``), against ``torch.argmax(x, dim=1)``, the fastest of
   Triton's ``TRITON`` configurations (one program per row: ``tl.argmax`` over a row that
   fits the block, else the elementwise running maximum over chunks and one reduction of
   the (value, index) pairs, ties to the lower index) and the pure-read kernel
@@ -83,6 +84,10 @@ def all_kernels() -> dict[str, tuple[str, str]]:
     for dtype in DTYPES:
         for c in softmax_configs(dtype):
             texts[c.name] = (softmax_rows(c), c.fold)
+    from tile_mlir import kernels as library
+
+    for (M, N), dtype in ((s, d) for s in SHAPES for d in DTYPES):  # K.argmax, the library's (remembered by name)
+        texts[f"K.argmax {M}x{N} {dtype}"] = (library.kernel_text("argmax", M, N, dtype, remember=True), "linear")
     return texts
 
 
@@ -223,6 +228,19 @@ def _case(M: int, N: int, dtype: str, log) -> dict:
     row |= {"ours_ms": t, "ours_flushed_ms": tf, "ours_cfg": cfg.label(), "ours_kernel": cfg.name, "ours_candidates": cands}
     row["read_ms"], row["read_flushed_ms"], row["read_cfg"] = ceiling.read_times(xs)
 
+    from tile_mlir import kernels as library  # K.argmax: the row on chip, one reduction a row
+
+    c = library.compiled("argmax", M, N, dtype, backend="cuda")
+    y64 = [torch.empty(M, device="cuda", dtype=torch.int64) for _ in range(nbuf)]
+    bound = [c.kernel.bind(c.grid, c.block, x, y, M) for x, y in zip(xs, y64)]
+    y64[0].fill_(-7)
+    bound[0]()
+    torch.cuda.synchronize()
+    if not torch.equal(y64[0], ref):
+        raise AssertionError(f"K.argmax {M}x{N} {dtype}: wrong result")
+    row |= {"library_ms": steady(bound), "library_flushed_ms": flushed(bound[0]), "library_cfg": c.plan.label()}
+    log(f"  {M}x{N} {dtype}: K.argmax [{row['library_cfg']}] {row['library_ms'] * 1e3:8.1f} us")
+
     assert torch.equal(torch.argmax(xs[0], dim=1), ref)
     torch_fns = [lambda x=x: torch.argmax(x, dim=1) for x in xs]
     row["torch_ms"], row["torch_flushed_ms"] = steady(torch_fns), flushed(torch_fns[0])
@@ -248,7 +266,7 @@ def _case(M: int, N: int, dtype: str, log) -> dict:
             "triton_candidates": {lb: t for t, lb, _ in tri}}
 
     for mode in ("", "flushed_"):
-        for who in ("ours", "read", "torch", "triton"):
+        for who in ("ours", "read", "torch", "triton", "library"):
             row[f"{who}_{mode}GBs"] = nbytes / row[f"{who}_{mode}ms"] / 1e6
         row[f"pct_read_{mode}".rstrip("_")] = 100 * row[f"read_{mode}ms"] / row[f"ours_{mode}ms"]
         for who in ("torch", "triton"):
@@ -256,7 +274,7 @@ def _case(M: int, N: int, dtype: str, log) -> dict:
     log(f"  {M}x{N} {dtype} argmax: ours {row['ours_GBs']:6.0f} GB/s [{row['ours_cfg']}]  pure read {row['read_GBs']:6.0f} "
         f"[{row['read_cfg']}]  torch {row['torch_GBs']:6.0f}  triton {row['triton_GBs']:6.0f} [{row['triton_cfg']}] -> "
         f"{row['pct_read']:.1f}% of pure read, {row['vs_torch']:.3f}x torch, {row['vs_triton']:.3f}x triton "
-        f"({ties} tied maxima in the first input) | flushed: ours {row['ours_flushed_GBs']:.0f} read "
+        f"({ties} tied maxima in the first input); K.argmax {row['library_GBs']:.0f} [{row['library_cfg']}] | flushed: ours {row['ours_flushed_GBs']:.0f} read "
         f"{row['read_flushed_GBs']:.0f} torch {row['torch_flushed_GBs']:.0f} triton {row['triton_flushed_GBs']:.0f}")
     return row
 

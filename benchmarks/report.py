@@ -104,14 +104,15 @@ for _key in ("rows-16384x4096", "rows-65536x1024", "multiwarp"):
     NOTES[_key] = ("(Written for the former target, a ratio to Triton; to be re-read against the pure-read kernel "
                    "of this run.) " + NOTES[_key])
 NOTES["argmax"] = (
-    "bf16 (and f16, integers) now fold a thread's own elements in two phases (docs/lowering-local.md): the best "
-    "value, two bf16 at a time (max.NaN.bf16x2), then the first element that holds it, scanned last to first: "
-    "about 2 SASS instructions an element on the fast path, from about 4 (the chunk loop of W1 RB8 C4: 172 SASS "
-    "against 217). In the 2026-12-01-c run bf16 read at 96.8-97.4% of the pure read at 16384x4096 and 4096x16384 "
-    "(90.4-91.5% before) and 1.04-1.10x Triton; at 1024x65536 the best bf16 kernel (W4 RB1 C4 P, 3882 GB/s) is "
-    "at 93.7%, not analysed further. f32 keeps the in-order fold (the two-phase one measured more SASS there): "
-    "95.2-99.2% of the pure read, 0.97-1.00x Triton's f32 kernels, which read at 98-99% of it; 1024x65536 f32 "
-    "(0.968x) is the one that misses by more than run-to-run noise.")
+    "Every shape and dtype reads at 96.6-99.7% of the pure-read kernel (2026-12-01-e): bf16 folds a thread's "
+    "elements in two phases (docs/lowering-local.md), and the F kernels fold each lane's chunks in its registers "
+    "(a thread-scope argmax a chunk) with one warp-scope combiner reduction a row, where the other kernels make "
+    "one warp reduction (5 shuffle steps) a chunk: bf16 1024x65536 went from 93.7% to 98.0% of the pure read "
+    "(4008 GB/s). What misses is >= 1.0x Triton for f32 alone, at 0.983-0.993x: Triton's f32 kernels read at "
+    "98.2-100.4% of the pure read in the same run, ours at 96.6-99.7%, within 1-2 us of 63 us; between two runs "
+    "the same kernels moved by 0.5% (0.998x then 0.993x at 16384x4096). K.argmax, the library's kernel (the row "
+    "in registers on the softmax plan), reads at 99.4-99.7% at 16384x4096 and 4096x16384 f32 and 94.4% at "
+    "1024x65536 (a cluster of 8 CTAs a row). Not analysed with ncu.")
 NOTES["softmax-packed"] = (
     "With fold=tree the lanes fold the 32 warps' (max, sum) partials together (5 combines a thread, not 31) and "
     "the pair combines with one exponential, so one exchange costs 42 ex2 a thread against the two exchanges' "

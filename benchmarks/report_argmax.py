@@ -45,8 +45,11 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
           "(`benchmarks/argmax_kernels.py`): W warps per row, warp w reading the w-th W-th of the row in chunks of "
           "32 lanes x C 16-byte vectors (`tile.copy`, P: chunk k+1 loaded before chunk k is reduced), one warp-scope "
           '`tile.reduce` with `kind = "argmax"` per chunk (the chunk\'s maximum and its position, the first of equals), '
-          "the warp's running best over its chunks (the first maximum, the first NaN), then one cta-scope "
-          '`kind = "argmax"` over the W warps\' bests; the fastest of a sweep over (W, RB rows per block, C). '
+          "the warp's running best over its chunks (the first maximum, the first NaN), or (F) a thread-scope one per "
+          "chunk, each lane keeping its running best, and one warp-scope combiner reduction of the lanes' (value, "
+          'column) a row; then one cta-scope `kind = "argmax"` over the W warps\' bests; the fastest of a sweep over '
+          "(W, RB rows per block, C, F). *K.argmax*: the library's kernel (`tile_mlir.kernels.selection_kernels`: the "
+          "row in registers on the softmax plan, one reduction of the threads' (value, column) a row). "
           "*Pure read*: `benchmarks/ceiling.py`'s kernel (16-byte loads, nothing written) on the same inputs, the "
           "fastest of its configurations; *% read* = its time over ours. torch: `torch.argmax(x, dim=1)`. "
           "Triton: one program per row, `tl.argmax` over the row where one block holds it, else a running "
@@ -57,12 +60,13 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
           "fresh `torch.randn` inputs before it is timed."), ""]
     if rows:
         L += ["| shape | dtype | tile-mlir GB/s | config | pure read GB/s | config | % read | torch GB/s | vs torch | "
-              "Triton GB/s | Triton config | vs Triton | tied maxima |",
-              "|---|---|---:|---|---:|---|---:|---:|---:|---:|---|---:|---:|"]
+              "Triton GB/s | Triton config | vs Triton | K.argmax GB/s | plan | tied maxima |",
+              "|---|---|---:|---|---:|---|---:|---:|---:|---:|---|---:|---:|---|---:|"]
         for r in rows:
+            lib = f"{r['library_GBs']:.0f} | {r['library_cfg']}" if "library_GBs" in r else " | "
             L.append(f"| {r['M']}x{r['N']} | {r['dtype']} | {r['ours_GBs']:.0f} | {r['ours_cfg']} | {r['read_GBs']:.0f} | "
                      f"{r['read_cfg']} | {r['pct_read']:.1f} | {r['torch_GBs']:.0f} | {r['vs_torch']:.2f}x | "
-                     f"{r['triton_GBs']:.0f} | {r['triton_cfg']} | {r['vs_triton']:.2f}x | {r['ties']} |")
+                     f"{r['triton_GBs']:.0f} | {r['triton_cfg']} | {r['vs_triton']:.2f}x | {lib} | {r['ties']} |")
         L += ["", "L2 flushed (`do_bench`), the same kernels:", "",
               "| shape | dtype | tile-mlir GB/s | pure read GB/s | % read | torch GB/s | Triton GB/s | vs torch | vs Triton |",
               "|---|---|---:|---:|---:|---:|---:|---:|---:|"]

@@ -7,6 +7,7 @@ every timing is a constant. What this checks is the plumbing: the sweeps, the ch
 against torch, the rates, the results' keys and the report, not any figure.
 """
 
+import functools
 import sys
 import types
 
@@ -143,3 +144,10 @@ def install(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "benchmarks.triton_argmax", None)
     del sys.modules["benchmarks.triton_argmax"]
     monkeypatch.setattr(tile_mlir, "compile", lambda text, options=None, backend=None: Kernels())
+    # the library's kernels (K.argmax) too, through caches of this test's own
+    from tile_mlir import api
+    from tile_mlir.kernels import library
+
+    monkeypatch.setattr(api, "compile", lambda text, options=None, backend=None: Kernels())
+    for name in ("_compiled_for", "_compiled", "_kernel"):
+        monkeypatch.setattr(library, name, functools.lru_cache(maxsize=None)(getattr(library, name).__wrapped__))
