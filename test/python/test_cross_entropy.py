@@ -13,7 +13,7 @@ from tile_mlir import kernels as K
 from tile_mlir.errors import InterpreterError, LaunchError, OptionError
 from tile_mlir.interpreter import global_races
 from tile_mlir.kernels import reference as ref
-from tile_mlir.testing.fused import RTOL, as_f64, check, to_dtype
+from tile_mlir.testing.fused import RTOL, as_f64, check, plan_overrides, to_dtype
 
 # (M, V, plan overrides): one warp per row; several warps; a row over a cluster of 4 CTAs
 # and, f32, of 16 (through a small plan table: "small"). A cluster of 16 is not fixed in
@@ -37,11 +37,7 @@ def assert_close(got, want, dtype="f32"):
 @pytest.mark.parametrize("M, V, overrides", SHAPES)
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
 def test_forward_and_backward_against_float64(M, V, overrides, dtype):
-    if overrides == "small":
-        from tile_mlir.kernels.plan import registers_table
-
-        overrides = {"table": registers_table(dtype, data_bytes=16, max_warps=2)}
-        assert K.plan(M, V, dtype, table=overrides["table"]).CL > 1
+    overrides = plan_overrides(overrides, M, V, dtype)
     rng = np.random.default_rng([M, V, len(dtype)])
     x, t = inputs(rng, M, V, dtype)
     x64 = as_f64(x)
@@ -197,10 +193,7 @@ def test_loss_and_gradient_from_one_read_against_float64(M, V, overrides, dtype)
     """cross_entropy_with_grad: the loss, lse and dlogits of one kernel (for dloss = 1; for
     ``none`` each row's own gradient) against the float64 formulas, with ignored rows and
     label smoothing, in every kind of plan; in place too."""
-    if overrides == "small":
-        from tile_mlir.kernels.plan import registers_table
-
-        overrides = {"table": registers_table(dtype, data_bytes=16, max_warps=2)}
+    overrides = plan_overrides(overrides, M, V, dtype)
     rng = np.random.default_rng([M, V, len(dtype), 7])
     x, t = inputs(rng, M, V, dtype, ignored=(0, M - 1))
     x64 = as_f64(x)
@@ -329,11 +322,7 @@ def test_scale_unless_one_scales_in_place_or_leaves_the_bits(M, V, overrides, dt
     to bf16 for bf16), every plan kind, rows the plan's CTAs do not divide; with s == 1,
     the bits untouched, a signaling NaN's payload included (a product by 1 would quiet
     it): the kernel did not write. A NaN scale scales (every element NaN)."""
-    if overrides == "small":
-        from tile_mlir.kernels.plan import registers_table
-
-        overrides = {"table": registers_table(dtype, data_bytes=16, max_warps=2)}
-        assert K.plan(M, V, dtype, table=overrides["table"]).CL > 1
+    overrides = plan_overrides(overrides, M, V, dtype)
     rng = np.random.default_rng([M, V, len(dtype), 5])
     x = to_dtype(3 * rng.standard_normal((M, V)), dtype)
     if dtype == "f32":

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from tile_mlir import kernels as K
 from tile_mlir.errors import LaunchError
-from tile_mlir.kernels.plan import registers_table
-from tile_mlir.testing.fused import as_f64, to_dtype
+from tile_mlir.testing.fused import as_f64, plan_overrides, to_dtype
 
 # (M, N, plan overrides): "small" scales the plan table down so that a row spreads over a
 # cluster of CTAs at a few thousand columns
@@ -41,9 +40,7 @@ def special_rows(rng, M, N, dtype):
 @pytest.mark.parametrize("M, N, overrides", SHAPES)
 @pytest.mark.parametrize("dtype", ["f32", "bf16"])
 def test_argmax_and_argmin_against_numpy(M, N, overrides, dtype):
-    if overrides == "small":
-        overrides = {"table": registers_table(dtype, data_bytes=16, max_warps=2)}
-        assert K.plan(M, N, dtype, table=overrides["table"]).CL > 1
+    overrides = plan_overrides(overrides, M, N, dtype)
     rng = np.random.default_rng([M, N, len(dtype)])
     x = special_rows(rng, M, N, dtype)
     a = as_f64(x)

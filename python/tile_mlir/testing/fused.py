@@ -39,6 +39,19 @@ RTOL = {"f32": 2e-5, "bf16": 2.0**-8}
 ATOL = {"f32": 1e-6, "bf16": 1e-5}
 
 
+def plan_overrides(overrides, M: int, N: int, dtype: str) -> dict:
+    """A test case's plan overrides: a dict as given, or ``"small"``: a plan table scaled
+    down (16 bytes of row a thread, 2 warps a CTA) so that a row of a few thousand columns
+    spreads over a cluster of CTAs, which it checks."""
+    if overrides != "small":
+        return overrides
+    from ..kernels.plan import plan, registers_table
+
+    table = registers_table(dtype, data_bytes=16, max_warps=2)
+    assert plan(M, N, dtype, table=table).CL > 1, (M, N, dtype)
+    return {"table": table}
+
+
 def to_dtype(a, dtype: str) -> np.ndarray:
     """``a`` as an array of ``dtype``: float32, or bf16 as uint16 bits."""
     return bf16.to_bits(np.asarray(a, np.float32)) if dtype == "bf16" else np.asarray(a, np.float32)
