@@ -30,11 +30,13 @@ module attributes {gpu.container_module} {
       %c32 = arith.constant 32 : index
       %c4_6 = arith.constant 4 : index
       %7 = scf.for %arg2 = %c0_5 to %c32 step %c4_6 iter_args(%arg3 = %cst_4) -> (f32) {
-        %18 = vector.load %alloca_1[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
-        %19 = arith.subf %18, %6 : vector<4xf32>
-        %20 = math.exp %19 : vector<4xf32>
-        %21 = vector.reduction <add>, %20, %arg3 : vector<4xf32> into f32
-        scf.yield %21 : f32
+        %19 = vector.load %alloca_1[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+        %20 = arith.subf %19, %6 : vector<4xf32>
+        %cst_16 = arith.constant dense<1.44269502> : vector<4xf32>
+        %21 = arith.mulf %20, %cst_16 : vector<4xf32>
+        %22 = math.exp2 %21 : vector<4xf32>
+        %23 = vector.reduction <add>, %22, %arg3 : vector<4xf32> into f32
+        scf.yield %23 : f32
       } {llvm.loop_annotation = #loop_annotation}
       %c0_7 = arith.constant 0 : index
       memref.store %2, %alloca[%c0_7] : memref<1xf32, #gpu.address_space<private>>
@@ -47,19 +49,21 @@ module attributes {gpu.container_module} {
       %cst_10 = arith.constant 0.000000e+00 : f32
       %11 = arith.select %10, %cst_10, %8 : f32
       %12 = arith.subf %2, %11 : f32
-      %13 = math.exp %12 : f32
-      %14 = arith.mulf %7, %13 : f32
-      %c0_11 = arith.constant 0 : index
-      memref.store %14, %alloca[%c0_11] : memref<1xf32, #gpu.address_space<private>>
-      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+      %cst_11 = arith.constant 1.44269502 : f32
+      %13 = arith.mulf %12, %cst_11 : f32
+      %14 = math.exp2 %13 : f32
+      %15 = arith.mulf %7, %14 : f32
       %c0_12 = arith.constant 0 : index
-      %15 = memref.load %alloca_0[%c0_12] : memref<1xf32, #gpu.address_space<private>>
-      %16 = math.log %15 : f32
-      %17 = arith.addf %11, %16 : f32
-      %alloca_13 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
-      %c0_14 = arith.constant 0 : index
-      memref.store %17, %alloca_13[%c0_14] : memref<1xf32, #gpu.address_space<private>>
-      "tile.copy"(%arg1, %alloca_13, %0) {exec_scope = "cta", layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">} : (memref<37xf32>, memref<1xf32, #gpu.address_space<private>>, index) -> ()
+      memref.store %15, %alloca[%c0_12] : memref<1xf32, #gpu.address_space<private>>
+      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+      %c0_13 = arith.constant 0 : index
+      %16 = memref.load %alloca_0[%c0_13] : memref<1xf32, #gpu.address_space<private>>
+      %17 = math.log %16 : f32
+      %18 = arith.addf %11, %17 : f32
+      %alloca_14 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+      %c0_15 = arith.constant 0 : index
+      memref.store %18, %alloca_14[%c0_15] : memref<1xf32, #gpu.address_space<private>>
+      "tile.copy"(%arg1, %alloca_14, %0) {exec_scope = "cta", layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">} : (memref<37xf32>, memref<1xf32, #gpu.address_space<private>>, index) -> ()
       gpu.return
     }
   }

@@ -30,12 +30,14 @@ module attributes {gpu.container_module} {
       %c32 = arith.constant 32 : index
       %c4_7 = arith.constant 4 : index
       %6 = scf.for %arg2 = %c0_6 to %c32 step %c4_7 iter_args(%arg3 = %cst_5) -> (f32) {
-        %16 = vector.load %alloca_1[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
-        %17 = arith.subf %16, %5 : vector<4xf32>
-        %18 = math.exp %17 : vector<4xf32>
-        vector.store %18, %alloca_2[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
-        %19 = vector.reduction <add>, %18, %arg3 : vector<4xf32> into f32
-        scf.yield %19 : f32
+        %17 = vector.load %alloca_1[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+        %18 = arith.subf %17, %5 : vector<4xf32>
+        %cst_18 = arith.constant dense<1.44269502> : vector<4xf32>
+        %19 = arith.mulf %18, %cst_18 : vector<4xf32>
+        %20 = math.exp2 %19 : vector<4xf32>
+        vector.store %20, %alloca_2[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+        %21 = vector.reduction <add>, %20, %arg3 : vector<4xf32> into f32
+        scf.yield %21 : f32
       } {llvm.loop_annotation = #loop_annotation}
       %c0_8 = arith.constant 0 : index
       memref.store %2, %alloca[%c0_8] : memref<1xf32, #gpu.address_space<private>>
@@ -47,22 +49,24 @@ module attributes {gpu.container_module} {
       %cst_11 = arith.constant 0.000000e+00 : f32
       %9 = arith.select %8, %cst_11, %7 : f32
       %10 = arith.subf %2, %9 : f32
-      %11 = math.exp %10 : f32
-      %12 = arith.mulf %6, %11 : f32
-      %c0_12 = arith.constant 0 : index
-      memref.store %12, %alloca[%c0_12] : memref<1xf32, #gpu.address_space<private>>
-      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+      %cst_12 = arith.constant 1.44269502 : f32
+      %11 = arith.mulf %10, %cst_12 : f32
+      %12 = math.exp2 %11 : f32
+      %13 = arith.mulf %6, %12 : f32
       %c0_13 = arith.constant 0 : index
-      %13 = memref.load %alloca_0[%c0_13] : memref<1xf32, #gpu.address_space<private>>
-      %14 = arith.divf %11, %13 : f32
-      %15 = vector.broadcast %14 : f32 to vector<4xf32>
+      memref.store %13, %alloca[%c0_13] : memref<1xf32, #gpu.address_space<private>>
+      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
       %c0_14 = arith.constant 0 : index
-      %c32_15 = arith.constant 32 : index
-      %c4_16 = arith.constant 4 : index
-      scf.for %arg2 = %c0_14 to %c32_15 step %c4_16 {
-        %16 = vector.load %alloca_2[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
-        %17 = arith.mulf %16, %15 : vector<4xf32>
-        vector.store %17, %alloca_1[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+      %14 = memref.load %alloca_0[%c0_14] : memref<1xf32, #gpu.address_space<private>>
+      %15 = arith.divf %12, %14 : f32
+      %16 = vector.broadcast %15 : f32 to vector<4xf32>
+      %c0_15 = arith.constant 0 : index
+      %c32_16 = arith.constant 32 : index
+      %c4_17 = arith.constant 4 : index
+      scf.for %arg2 = %c0_15 to %c32_16 step %c4_17 {
+        %17 = vector.load %alloca_2[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+        %18 = arith.mulf %17, %16 : vector<4xf32>
+        vector.store %18, %alloca_1[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
       } {llvm.loop_annotation = #loop_annotation}
       "tile.copy"(%arg1, %alloca_1, %0, %c0) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">} : (memref<37x1000xf32>, memref<32xf32, #gpu.address_space<private>>, index, index) -> ()
       gpu.return

@@ -67,6 +67,8 @@ COPY_ATTRIBUTES = ("exec_scope", "layout", "padding", "alignment", "dispatch")
 # The widest vector access a thread makes: 16 bytes (ld.global.v4.f32, LDG.E.128).
 MAX_VECTOR_BYTES = 16
 
+LOG2E = 1.4426950408889634  # log2(e): the kernels' exp(x) is exp2(x · LOG2E) (kernels.rows.Rows.exp)
+
 # --- threads -------------------------------------------------------------------------
 
 WARP_SIZE = 32

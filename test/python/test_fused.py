@@ -381,17 +381,25 @@ def test_ptx_has_vector_accesses_and_no_local_memory(name, M, N, dtype, tmp_path
         assert stores == ["b16" if dtype == "bf16" else "b32"]
     else:  # the row in 16-byte vectors, then one f32 per statistic
         assert sorted(stores) == sorted(["v4.b32"] * p.C + ["b32"] * stats)
-    reductions = 1 if name == "rmsnorm" else 2
+    # softmax's and logsumexp's (max, sum) pair: one combiner reduction over a cluster
+    packed = name in ("softmax", "logsumexp") and p.packs_pair(writes_row=name == "softmax")
+    reductions = 1 if name == "rmsnorm" or packed else 2
     assert len(re.findall(r"bar\.sync", ptx)) == (0 if p.W == 1 else reductions)
     # a cluster: one cluster barrier, at the entry (the mbarriers' init), and per reduction a
     # push into the CTAs' shared memory and one wait on the CTA's own mbarrier
     assert len(re.findall(r"barrier\.cluster\.arrive", ptx)) == (1 if p.CL > 1 else 0)
     assert len(re.findall(r"mbarrier\.try_wait", ptx)) == (reductions if p.CL > 1 else 0)
-    assert len(re.findall(r"mapa\.shared::cluster", ptx)) == (2 * reductions if p.CL > 1 else 0)  # a slot, an mbarrier
+    # a slot and an mbarrier a reduction; the pair's: its two words' slots and one mbarrier
+    assert len(re.findall(r"mapa\.shared::cluster", ptx)) == ((3 if packed else 2 * reductions) if p.CL > 1 else 0)
     assert (f".reqnctapercluster {p.CL}, 1, 1" in ptx) == (1 < p.CL <= 8)  # 16: given at the launch
     assert ".local" not in ptx
-    # one exponential per element and one per thread (its rescale exp(m - A)), in softmax too
-    assert ptx.count("ex2.approx") == (p.E + 1 if name in ("softmax", "logsumexp") else 0)
+    # one exponential per element and one per thread (its rescale exp(m - A)), in softmax too;
+    # the pair's combine adds one a butterfly step and one a warp and CTA partial after the
+    # first (logsumexp then has no use for the rescale)
+    if packed:
+        assert ptx.count("ex2.approx") == p.E + (name == "softmax") + 5 + (p.W - 1) + (p.CL - 1)
+    else:
+        assert ptx.count("ex2.approx") == (p.E + 1 if name in ("softmax", "logsumexp") else 0)
     if spec.params:  # the norms load each vector of W (and B) just before the row's store that needs it
         accesses = re.findall(r"(ld|st)\.global\.v4", ptx)[p.C:]
         assert accesses == (["ld"] * len(spec.params) + ["st"]) * p.C

@@ -73,7 +73,7 @@ def logsumexp_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
         lse, dl = r.splat(load_row(r, "L")), r.splat(load_row(r, "DL"))
         for col in r.chunks(x, "X"):
             for i, v in r.vectors(x):
-                r.put(x, i, arith.mulf(dl, math.exp(arith.subf(v, lse))))
+                r.put(x, i, arith.mulf(dl, r.exp(v, lse)))
             r.store("DX", x, col)
     return r.k
 

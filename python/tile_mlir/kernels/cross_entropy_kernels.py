@@ -122,18 +122,18 @@ def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, grad: boo
             shift = r.splat(a)
             lanes, first = _columns(r, col)
             step = k.index(32 * p.W * V)
-            inner = [arith.mulf(s0, math.exp(arith.subf(m0, a))), sx0]
+            inner = [arith.mulf(s0, r.exp(m0, a)), sx0]
             for c, (s_, sx_), (s1, sx1) in k.range(p.C, carry=inner, unroll=True):
                 v = k.cast(k.vload(x, arith.muli(c, k.index(V)), V), "f32")
                 cols = arith.addi(lanes, k.splat(arith.addi(first, arith.muli(c, step)), V))
                 inside = arith.cmpi(arith.CmpIPredicate.slt, cols, edge)
-                ev = math.exp(arith.subf(v, shift))
+                ev = r.exp(v, shift)
                 if grad:
                     r.put(e, arith.muli(c, k.index(V)), ev)
                 k.yield_(k.reduction("add", ev, s_),
                          k.reduction("add", arith.select(inside, v, none), sx_))
             k.yield_(m1, s1, sx1)
-        A, S, rescale = row_max_sum(r, m, s, shift_zero=lambda top: r.eq(top, r.f32(NEG_INF)))
+        A, S, rescale = row_max_sum(r, m, s, shift_zero=lambda top: r.eq(top, r.f32(NEG_INF)), writes_row=grad)
         lse = arith.addf(A, math.log(S))
         sum_x = r.reduce(sx, "sum")
         eps = k.args["smoothing"]
@@ -170,7 +170,7 @@ def _write_grad(r: Rows, x, target, lse, g, eps, col, kept=None) -> None:
         cols = arith.addi(lanes, k.splat(arith.addi(first, arith.muli(c, step)), V))
         hit = arith.cmpi(arith.CmpIPredicate.eq, cols, t)
         if kept is None:  # g · exp(x - lse)
-            d = arith.subf(arith.mulf(gv, math.exp(arith.subf(k.cast(k.vload(x, i, V), "f32"), lsev))), floor)
+            d = arith.subf(arith.mulf(gv, r.exp(k.cast(k.vload(x, i, V), "f32"), lsev)), floor)
         else:  # e · (g · exp(m - lse))
             d = arith.subf(arith.mulf(k.vload(kept[0], i, V), gv), floor)
         r.put(x, i, arith.subf(d, arith.select(hit, peak, none)))

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from mlir.dialects import arith, math
 
-from ..vocab import DEFAULT_CHIP
+from ..ir import ir
+from ..vocab import DEFAULT_CHIP, LOG2E
 from .plan import RowPlan
 from .rows import Rows, row_kernel
 
@@ -34,7 +35,7 @@ def softmax(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
         x = r.tile()
         r.load(x, "X", padding=NEG_INF)
         e = r.tile("f32") if r.T == "f32" or p.E <= p.max_registers // 2 else None
-        A, S, rescale = max_sum(r, x, shift_zero=lambda m: r.eq(m, r.f32(NEG_INF)), keep=e)
+        A, S, rescale = max_sum(r, x, shift_zero=lambda m: r.eq(m, r.f32(NEG_INF)), keep=e, writes_row=True)
         if e is not None:
             scale = r.splat(arith.divf(rescale, S))
             for i, v in r.vectors(e):
@@ -42,7 +43,7 @@ def softmax(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
         else:
             shift, scale = r.splat(A), r.splat(arith.divf(r.f32(1.0), S))
             for i, v in r.vectors(x, nth=1):
-                r.put(x, i, arith.mulf(math.exp(arith.subf(v, shift)), scale))
+                r.put(x, i, arith.mulf(r.exp(v, shift), scale))
         r.store("Y", x)
     return r.k
 
@@ -58,35 +59,60 @@ def logsumexp(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     return r.k
 
 
-def max_sum(r: Rows, x, shift_zero, keep=None):
+def max_sum(r: Rows, x, shift_zero, keep=None, writes_row: bool = False):
     """softmax's and logsumexp's statistics of the row in ``x``: its max A, the sum S of
     exp(x - A), and this thread's exp(m - A), where the shift is 0 instead where
     ``shift_zero`` (a row of -inf; for logsumexp an infinite max). Each thread takes the
     max m of its elements and the sum s of e = exp(x - a) (a: m, or 0 where
     ``shift_zero(m)``), keeping each e in the f32 tile ``keep`` if given (so that
     exp(x - A) is e · exp(m - A): one exponential per element); the row's threads then
-    combine their (m, s) pairs: A = max m, S = sum s · exp(m - A) (``row_max_sum``)."""
+    combine their (m, s) pairs: A = max m, S = sum s · exp(m - A) (``row_max_sum``, which
+    takes ``writes_row``: the kernel writes the row after)."""
     k = r.k
     m = r.max(x)
     a = arith.select(shift_zero(m), r.f32(0.0), m)
     shift = r.splat(a)
     for i, v, acc, s in r.vectors(x, carry=r.f32(0.0)):
-        e = math.exp(arith.subf(v, shift))
+        e = r.exp(v, shift)
         if keep is not None:
             r.put(keep, i, e)
         k.yield_(k.reduction("add", e, acc))
-    return row_max_sum(r, m, s, shift_zero)
+    return row_max_sum(r, m, s, shift_zero, writes_row)
 
 
-def row_max_sum(r: Rows, m, s, shift_zero):
-    """The row's (A, S), and exp(m - A), from each thread's max m and sum s: two
-    reductions over the row's threads, the max, then the sum of s · exp(m - A) (m, not
-    the shift a: a thread of only -inf, padding included, has a = 0, s = 0 and
-    exp(m - A) = 0, where exp(a - A) would overflow for a row far below 0)."""
-    top = r.reduce(m, "maximum")
+def row_max_sum(r: Rows, m, s, shift_zero, writes_row: bool = False):
+    """The row's (A, S), and exp(m - A), from each thread's max m and sum s.
+
+    Where the plan packs the pair (``RowPlan.packs_pair``: over a cluster, but for a bf16
+    kernel that ``writes_row`` after): one combiner reduction of the (m, s) pairs
+    (``online_softmax``), so the pair crosses the CTAs in one exchange; S is then the sum
+    of exp(x - max), which is the sum of exp(x - A) wherever it matters (A is the max,
+    or 0 where ``shift_zero``: a row of -inf, where S is 0 either way; logsumexp's
+    infinite max, where S is infinite either way). Otherwise two reductions over the
+    row's threads, the max, then the sum of s · exp(m - A) (m, not the shift a: a thread
+    of only -inf, padding included, has a = 0, s = 0 and exp(m - A) = 0, where
+    exp(a - A) would overflow for a row far below 0)."""
+    pair = r.p.packs_pair(writes_row)
+    top, S = r.reduce_pair(m, s, online_softmax) if pair else (r.reduce(m, "maximum"), None)
     A = arith.select(shift_zero(top), r.f32(0.0), top)
-    rescale = math.exp(arith.subf(m, A))
-    return A, r.reduce(arith.mulf(s, rescale), "sum"), rescale
+    rescale = r.exp(m, A)
+    return A, S if pair else r.reduce(arith.mulf(s, rescale), "sum"), rescale
+
+
+def online_softmax(left, right):
+    """The combine of two (max m, sum s of exp(x - m)) pairs: (max(m1, m2), s_big +
+    s_small · exp(-|m1 - m2|)), the pair of the smaller max rescaled (one exponential,
+    ``Rows.exp``'s form); equal maxima (two -inf or two +inf included, where m1 - m2 is
+    NaN) add, s1 + s2; a NaN max gives NaN. The same bits whichever side is left, so
+    the lowering's left/right order does not change them."""
+    (lm, ls), (rm, rs) = left, right
+    f32 = ir.F32Type.get()
+    same = arith.cmpf(arith.CmpFPredicate.OEQ, lm, rm)
+    gap = arith.select(same, arith.constant(f32, 0.0), math.absf(arith.subf(lm, rm)))
+    e = math.exp2(arith.mulf(gap, arith.constant(f32, -LOG2E)))
+    left_big = arith.cmpf(arith.CmpFPredicate.OGT, lm, rm)
+    big, small = arith.select(left_big, ls, rs), arith.select(left_big, rs, ls)
+    return [arith.maximumf(lm, rm), math.fma(small, e, big)]
 
 
 def rmsnorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):

@@ -155,6 +155,7 @@ class RowPlan:
     ctas_per_sm: int = 1  # O: the CTAs an SM must hold at once (ptxas caps the registers)
     vector_bytes: int = MAX_VECTOR_BYTES
     row_in: str = "registers"
+    pair: bool | None = None  # softmax's (max, sum) in one exchange; None: packs_pair's rule
     why: str = field(default="", compare=False)
 
     @property
@@ -188,13 +189,25 @@ class RowPlan:
         """Threads per CTA."""
         return WARP_SIZE * self.R * self.W
 
+    def packs_pair(self, writes_row: bool) -> bool:
+        """Whether softmax's, logsumexp's and cross-entropy's (max, sum of exp) pair
+        crosses the row's threads in one combiner reduction (one exchange) rather than
+        two named ones: ``pair`` where given, else over a cluster, but for a bf16 kernel
+        that writes the row after (``writes_row``: softmax, the fused cross-entropy),
+        where the H200 measured one exchange 10% slower than two (docs/fused-kernels.md,
+        "One exchange for the pair")."""
+        if self.pair is not None:
+            return self.pair
+        return self.CL > 1 and not (writes_row and self.dtype == "bf16")
+
     def grid(self, M: int) -> int:
         """CTAs for M rows."""
         return -(-M // self.R) * self.CL
 
     def label(self) -> str:
         """The plan in a few characters: ``cluster R1 W32 E16 CL4`` (`` O2``: 2 CTAs per SM)."""
-        return f"{self.kind} R{self.R} W{self.W} E{self.E} CL{self.CL}" + (f" O{self.O}" if self.O > 1 else "")
+        return (f"{self.kind} R{self.R} W{self.W} E{self.E} CL{self.CL}" + (f" O{self.O}" if self.O > 1 else "")
+                + ("" if self.pair is None else (" pair" if self.pair else " two")))
 
     @property
     def max_registers(self) -> int:
@@ -238,13 +251,20 @@ class RowPlan:
 
 def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, ctas: int | None = None,
          warps: int | None = None, rows: int | None = None, vectors: int | None = None,
-         per_sm: int | None = None, table: Table | None = None) -> RowPlan:
+         per_sm: int | None = None, pair: bool | None = None, table: Table | None = None) -> RowPlan:
     """The plan for an M x N matrix of ``dtype`` run by ``kernel`` (module docstring),
     with why it was chosen: the first tier of ``table`` (default ``TABLES[kernel, dtype]``,
     else ``TABLES[dtype]``) that holds N. ``ctas``, ``warps`` (per row), ``rows`` (per CTA) and ``vectors`` (16-byte
     vectors per thread) and ``per_sm`` (CTAs an SM must hold at once) override the tier's,
     for tests and tuning; the plan must still hold the row within the table's register
-    budget."""
+    budget. ``pair`` forces the (max, sum) pair's exchanges (``RowPlan.packs_pair``)."""
+    p = _plan(M, N, dtype, kernel, ctas=ctas, warps=warps, rows=rows, vectors=vectors, per_sm=per_sm, table=table)
+    return p if pair is None else replace(p, pair=pair, why=f"{p.why}; forced: pair = {pair}")
+
+
+def _plan(M: int, N: int, dtype: str, kernel: str | None, *, ctas, warps, rows, vectors, per_sm,
+          table: Table | None) -> RowPlan:
+    """``plan`` but for ``pair``."""
     if dtype not in DTYPES:
         raise OptionError(f"dtype must be f32 or bf16, got {dtype!r}")
     if kernel is not None and kernel not in KERNELS:

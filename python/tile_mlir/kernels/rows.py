@@ -33,11 +33,11 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import replace
 
-from mlir.dialects import arith, vector
+from mlir.dialects import arith, math, vector
 
 from .. import build, dynamic_dims, ops
 from ..ir import ir
-from ..vocab import DEFAULT_CHIP, MAX_PORTABLE_CLUSTER_CTAS, WARP_SIZE
+from ..vocab import DEFAULT_CHIP, LOG2E, MAX_PORTABLE_CLUSTER_CTAS, WARP_SIZE
 from .plan import RowPlan
 
 MAX_VECTOR_ALIGN = 16
@@ -104,6 +104,8 @@ class Rows:
         self.rank = arith.remui(k.block_id(), k.index(p.CL)) if p.CL > 1 else None
         self.col = arith.muli(self.rank, k.index(p.CH)) if p.CL > 1 else k.index(0)
         self._one, self._all = k.registers([1], "f32"), k.registers([1], "f32")
+        if p.CL > 1 or p.pair:  # reduce_pair's second operand (allocas belong at the entry)
+            self._one2, self._all2 = k.registers([1], "f32"), k.registers([1], "f32")
 
     # --- values ---------------------------------------------------------------------
 
@@ -120,6 +122,16 @@ class Rows:
 
     def eq(self, a, b):
         return arith.cmpf(arith.CmpFPredicate.OEQ, a, b)
+
+    def exp(self, x, shift):
+        """exp(x - shift), f32 scalars or vectors, as exp2((x - shift) · log2 e): one
+        ``ex2.approx.f32`` after the subtraction and the product, as Triton's ``tl.exp``,
+        where ``math.exp`` (libdevice's ``__nv_expf``) spends about ten instructions on a
+        range reduction. The product's rounding adds at most about 3e-6 relative error
+        where the result is tiny (|x - shift| near 87), far less near 1 (docs/fused-kernels.md,
+        "Exponentials"); NaN and ±inf pass as they do through exp."""
+        d = arith.subf(x, shift)
+        return math.exp2(arith.mulf(d, self.k.constant(LOG2E, d.type)))
 
     def tile(self, dtype: str | None = None):
         """A register tile of a chunk: E elements of the dtype (or of ``dtype``)."""
@@ -205,6 +217,19 @@ class Rows:
         ops.reduce(self._all, self._one, kind=kind, exec_scope="cluster" if self.p.CL > 1 else "cta", axes=[1],
                    src_layout=self.layout["PARTIALS"], dst_layout=self.layout["RESULT"])
         return k.load(self._all, [0])
+
+    def reduce_pair(self, a, b, combine):
+        """The pairs (``a``, ``b``) (two f32 per thread) folded over the row's threads by
+        ``combine`` (``ops.reduce``'s callable): one combiner reduction, so one exchange
+        through scratch and, in a cluster, one through distributed shared memory, where two
+        ``reduce`` calls take two. Every thread of the row gets the pair."""
+        k = self.k
+        k.store(a, self._one, [0])
+        k.store(b, self._one2, [0])
+        ops.reduce([self._all, self._all2], [self._one, self._one2], combine=combine,
+                   exec_scope="cluster" if self.p.CL > 1 else "cta", axes=[1],
+                   src_layout=self.layout["PARTIALS"], dst_layout=self.layout["RESULT"])
+        return k.load(self._all, [0]), k.load(self._all2, [0])
 
     # --- memory -----------------------------------------------------------------------
 
