@@ -19,6 +19,9 @@
   softmax_rows`` with the row's (max, sum of exp) combined by two cta-scope reductions
   (two exchanges, two barriers) or by one combiner reduction of the pair; each checked
   against float64 and timed steady; the time the packed exchange saves.
+* The library's ``K.softmax`` and ``K.logsumexp`` where their plan is a cluster
+  (``LIBRARY_PAIR``), built with the pair in two exchanges and in one (``pair``): the
+  same check and timing.
 
 ``all_kernels()`` is what ``benchmarks.prepare`` compiles (run.py's preflight checks the
 cache holds it), ``check_generators(rng)`` runs small versions of every configuration in
@@ -50,6 +53,10 @@ TRITON = {4096: ((4096, 4), (4096, 8), (4096, 16), (1024, 4), (2048, 8)),
           16384: ((16384, 16), (16384, 32), (2048, 8), (4096, 8), (4096, 16)),
           65536: ((2048, 8), (4096, 8), (4096, 16), (8192, 16), (8192, 32))}
 SOFTMAX_SHAPE = (4096, 16384)
+# The library's kernels whose plan is a cluster at these shapes (kernel, M, N): the pair in
+# one exchange or two (``pair``; the default, ``RowPlan.packs_pair``: one, but for bf16 softmax).
+LIBRARY_PAIR = (("softmax", 1024, 65536), ("softmax", 64, 262144), ("logsumexp", 1024, 65536),
+                ("logsumexp", 64, 262144))
 
 
 def candidates(M: int, N: int, dtype: str) -> list[ArgmaxConfig]:
@@ -88,6 +95,9 @@ def all_kernels() -> dict[str, tuple[str, str]]:
 
     for (M, N), dtype in ((s, d) for s in SHAPES for d in DTYPES):  # K.argmax, the library's (remembered by name)
         texts[f"K.argmax {M}x{N} {dtype}"] = (library.kernel_text("argmax", M, N, dtype, remember=True), "linear")
+    for (name, M, N), dtype, pair in ((c, d, b) for c in LIBRARY_PAIR for d in DTYPES for b in (False, True)):
+        texts[f"K.{name} {M}x{N} {dtype} pair={pair}"] = (
+            library.kernel_text(name, M, N, dtype, remember=True, pair=pair), "linear")
     return texts
 
 
@@ -315,6 +325,43 @@ def _softmax(dtype: str, log) -> dict:
     return out
 
 
+def _library_pair(name: str, M: int, N: int, dtype: str, log) -> dict:
+    """The library's ``name`` at M x N with the (max, sum) pair in two exchanges and in
+    one (``pair``): each checked against float64, timed steady."""
+    import torch
+
+    from tile_mlir import kernels as K
+
+    from .measure import ROTATE_BYTES, steady
+
+    tdt = torch.float32 if dtype == "f32" else torch.bfloat16
+    nbytes = M * N * (4 if dtype == "f32" else 2)
+    nbuf = max(2, -(-ROTATE_BYTES // nbytes))
+    xs = [torch.randn(M, N, device="cuda", dtype=tdt) for _ in range(nbuf)]
+    ys = [torch.empty_like(x) if name == "softmax" else torch.empty(M, device="cuda", dtype=tdt) for x in xs]
+    ref = (torch.softmax if name == "softmax" else torch.logsumexp)(xs[0].double(), dim=1)
+    written = nbytes if name == "softmax" else M * (4 if dtype == "f32" else 2)
+    out = {"kernel": name, "M": M, "N": N, "dtype": dtype}
+    for pair in (False, True):
+        c = K.compiled(name, M, N, dtype, pair=pair)
+        bound = [c.kernel.bind(c.grid, c.block, x, y, M) for x, y in zip(xs, ys)]
+        ys[0].fill_(float("nan"))
+        bound[0]()
+        torch.cuda.synchronize()
+        err = ((ys[0].double() - ref).norm() / ref.norm()).item()
+        who = "packed" if pair else "two"
+        if not err < (1e-5 if dtype == "f32" else 4e-3):
+            raise AssertionError(f"K.{name} {M}x{N} {dtype} pair={pair}: wrong result (relative error {err:.2e})")
+        out[f"{who}_ms"], out[f"{who}_error"], out["plan"] = steady(bound), err, c.plan.label().rsplit(" ", 1)[0]
+        out[f"{who}_GBs"] = (nbytes + written) / out[f"{who}_ms"] / 1e6
+    out["saved_us"] = 1e3 * (out["two_ms"] - out["packed_ms"])
+    out["saved_pct"] = 100 * (out["two_ms"] - out["packed_ms"]) / out["two_ms"]
+    log(f"  K.{name} {M}x{N} {dtype} [{out['plan']}]: two exchanges {1e3 * out['two_ms']:.1f} us "
+        f"({out['two_GBs']:.0f} GB/s), one packed exchange {1e3 * out['packed_ms']:.1f} us "
+        f"({out['packed_GBs']:.0f} GB/s): saves {out['saved_us']:.1f} us ({out['saved_pct']:.1f}%)")
+    return out
+
+
 def bench_argmax(deadline: float | None = None) -> dict:
     """Section 7 (module docstring). A case is skipped, and the log says so, when the
     previous one's time says it would end after ``deadline`` seconds of the run."""
@@ -346,6 +393,14 @@ def bench_argmax(deadline: float | None = None) -> dict:
             out["softmax"].append(_softmax(dtype, log))
         except Exception:  # noqa: BLE001
             log(f"  softmax {dtype}: failed\n{traceback.format_exc()}")
+        torch.cuda.empty_cache()
+    log.section("7. the library's softmax and logsumexp over a cluster: (max, sum) in two exchanges or one")
+    out["library_pair"] = []
+    for (name, M, N), dtype in ((c, d) for d in DTYPES for c in LIBRARY_PAIR):
+        try:
+            out["library_pair"].append(_library_pair(name, M, N, dtype, log))
+        except Exception:  # noqa: BLE001
+            log(f"  K.{name} {M}x{N} {dtype}: failed\n{traceback.format_exc()}")
         torch.cuda.empty_cache()
     return out
 

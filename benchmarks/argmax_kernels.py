@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tile_mlir.kernels.plan import plan as row_plan
+from tile_mlir.vocab import LOG2E
 from tile_mlir.testing.triton_port import combiner_reduce
 
 from .kernels import ITEMSIZE, UNROLL, _module, _priv
@@ -294,16 +295,18 @@ class SoftmaxConfig:
 
 
 # The pair's combine, with one exponential: M = max(m1, m2) (NaN propagates); the pair of
-# the smaller max is rescaled by e = exp(-|m1 - m2|), S = s1 + s2 e (m1 > m2) or s1 e + s2;
-# equal maxima (-inf, +inf included, where m1 - m2 is NaN) add, S = s1 + s2. Each s is a
-# sum of exp(x - a(m)), a(m) = m, or 0 where m is -inf (s = 0 there).
+# the smaller max is rescaled by e = exp(-|m1 - m2|), S = fma(s_small, e, s_big); equal
+# maxima (-inf, +inf included, where m1 - m2 is NaN) give e = exp2(0) = 1, S = s1 + s2.
+# Each s is a sum of exp(x - a(m)), a(m) = m, or 0 where m is -inf (s = 0 there). The
+# exponential is exp2 of the argument times log2 e, as the library's (Rows.exp). Swapping
+# the two sides gives the same bits.
 PAIR_BODY = ("%pM = arith.maximumf %l0, %r0 : f32", "%pd = arith.subf %l0, %r0 : f32",
-             "%pad = math.absf %pd : f32", "%pnd = arith.negf %pad : f32", "%pe = math.exp %pnd : f32",
-             "%pgt = arith.cmpf ogt, %l0, %r0 : f32", "%peq = arith.cmpf oeq, %l0, %r0 : f32",
-             "%pa = arith.mulf %r1, %pe : f32", "%pb = arith.mulf %l1, %pe : f32",
-             "%phi = arith.addf %l1, %pa : f32", "%plo = arith.addf %pb, %r1 : f32",
-             "%padd = arith.addf %l1, %r1 : f32", "%pne = arith.select %pgt, %phi, %plo : f32",
-             "%pS = arith.select %peq, %padd, %pne : f32")
+             "%pad = math.absf %pd : f32", "%peq = arith.cmpf oeq, %l0, %r0 : f32",
+             "%pzero = arith.constant 0.0 : f32", "%pz = arith.select %peq, %pzero, %pad : f32",
+             f"%pk = arith.constant {-LOG2E!r} : f32", "%pl = arith.mulf %pz, %pk : f32",
+             "%pe = math.exp2 %pl : f32", "%pgt = arith.cmpf ogt, %l0, %r0 : f32",
+             "%pbig = arith.select %pgt, %l1, %r1 : f32", "%psmall = arith.select %pgt, %r1, %l1 : f32",
+             "%pS = math.fma %psmall, %pe, %pbig : f32")
 
 
 def softmax_rows(c: SoftmaxConfig) -> str:
@@ -329,7 +332,8 @@ def softmax_rows(c: SoftmaxConfig) -> str:
                     f'{ind}"tile.reduce"(%qm, %pm) {{kind = "maximum", {", ".join(attrs)}}} : ({one}, {one}) -> ()\n'
                     f"{ind}%M = memref.load %qm[%c0] : {one}\n{ind}%none = arith.cmpf oeq, %M, %ninf : f32\n"
                     f"{ind}%A = arith.select %none, %zero, %M : f32\n{ind}%dm = arith.subf %m, %A : f32\n"
-                    f"{ind}%em = math.exp %dm : f32\n{ind}%t = arith.mulf %s, %em : f32\n"
+                    f"{ind}%dm2 = arith.mulf %dm, %log2e : f32\n{ind}%em = math.exp2 %dm2 : f32\n"
+                    f"{ind}%t = arith.mulf %s, %em : f32\n"
                     f"{ind}memref.store %t, %ps[%c0] : {one}\n"
                     f'{ind}"tile.reduce"(%qs, %ps) {{kind = "sum", {", ".join(attrs)}}} : ({one}, {one}) -> ()\n'
                     f"{ind}%S = memref.load %qs[%c0] : {one}\n")
@@ -341,6 +345,8 @@ def softmax_rows(c: SoftmaxConfig) -> str:
       %ninf = arith.constant 0xFF800000 : f32
       %zero = arith.constant 0.0 : f32
       %one = arith.constant 1.0 : f32
+      %log2e = arith.constant {LOG2E!r} : f32
+      %log2ev = vector.broadcast %log2e : f32 to vector<{V}xf32>
       %row = gpu.block_id x
       %x = memref.alloca() : {tile}
       %pm = memref.alloca() : {one}
@@ -360,7 +366,8 @@ def softmax_rows(c: SoftmaxConfig) -> str:
         %xT = vector.load %x[%i] : {tile}, vector<{V}x{T}>
         %xv = {ext} %xT : vector<{V}x{T}> to vector<{V}xf32>
         %d = arith.subf %xv, %av : vector<{V}xf32>
-        %e = math.exp %d : vector<{V}xf32>
+        %d2 = arith.mulf %d, %log2ev : vector<{V}xf32>
+        %e = math.exp2 %d2 : vector<{V}xf32>
         %r = vector.reduction <add>, %e, %acc : vector<{V}xf32> into f32
         scf.yield %r : f32
       }} {UNROLL}
@@ -371,7 +378,8 @@ def softmax_rows(c: SoftmaxConfig) -> str:
         %xT = vector.load %x[%i] : {tile}, vector<{V}x{T}>
         %xv = {ext} %xT : vector<{V}x{T}> to vector<{V}xf32>
         %d = arith.subf %xv, %Av : vector<{V}xf32>
-        %e = math.exp %d : vector<{V}xf32>
+        %d2 = arith.mulf %d, %log2ev : vector<{V}xf32>
+        %e = math.exp2 %d2 : vector<{V}xf32>
         %y = arith.mulf %e, %invv : vector<{V}xf32>
         %yT = {trunc} %y : vector<{V}xf32> to vector<{V}x{T}>
         vector.store %yT, %x[%i] : {tile}, vector<{V}x{T}>

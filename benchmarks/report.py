@@ -114,10 +114,18 @@ NOTES["argmax"] = (
     "in registers on the softmax plan), reads at 99.4-99.7% at 16384x4096 and 4096x16384 f32 and 94.4% at "
     "1024x65536 (a cluster of 8 CTAs a row). Not analysed with ncu.")
 NOTES["softmax-packed"] = (
-    "With fold=tree the lanes fold the 32 warps' (max, sum) partials together (5 combines a thread, not 31) and "
-    "the pair combines with one exponential, so one exchange costs 42 ex2 a thread against the two exchanges' "
-    "33 (PTX): f32 ties (-1.3%, 134.4 against 132.8 us); bf16, twice the rows per byte, is bound by MUFU there "
-    "(99.1 against 79.4 us). The fused kernels keep two exchanges.")
+    "Inside one CTA the pair's combine is a dozen instructions with an exponential in every butterfly step of every "
+    "thread (PTX: 42 ex2 a thread against 33, and 413 lines against 286 in bf16), where a named reduction's is "
+    "one: at one 1024-thread CTA a row the kernel is bound by instruction issue more than by the second barrier. "
+    "2026-12-02 (every exp now one ex2.approx, docs/fused-kernels.md): f32 ties (133.6 against 132.2 us), bf16 "
+    "loses (84.3 against 72.3 us). So inside a CTA the library keeps two exchanges; over a cluster, where each "
+    "exchange waits on the other CTAs, it packs the pair (the K.softmax and K.logsumexp rows of this section).")
+NOTES["pair-softmax"] = (
+    "The pair's fold costs registers: bf16 softmax at 1024x65536 keeps its 64 exponentials in f32 beside the row, "
+    "and the pair took it from 80 to 104 registers a thread (ptxas -v), two CTAs of 256 threads an SM instead of "
+    "three; at 64x262144 (32 registers a thread, O4) the pair's code is 951 lines of PTX against 638. So bf16 "
+    "softmax (and the fused cross-entropy, which also writes the row) keeps two exchanges by default "
+    "(RowPlan.packs_pair); f32 softmax and logsumexp pack the pair.")
 NOTES.update(report_fused.NOTES)  # the fused kernels' (section 5)
 NOTES.update(report_training.NOTES)  # the training kernels' (section 6)
 

@@ -32,6 +32,12 @@ def targets(results: dict, add) -> None:
             "the (max, sum) pair in one exchange is faster than two",
             f"two exchanges {1e3 * s['two_ms']:.1f} us, one {1e3 * s['packed_ms']:.1f} us: saves {s['saved_us']:.1f} us "
             f"({s['saved_pct']:.1f}%)", s["saved_us"] > 0)
+    for s in section.get("library_pair", []):
+        add(f"pair-{s['kernel']}-{s['M']}x{s['N']}-{s['dtype']}",
+            f"K.{s['kernel']} {s['M']}x{s['N']} {s['dtype']} over a cluster ({s['plan']}): the (max, sum) pair in one "
+            "exchange is faster than two",
+            f"two exchanges {1e3 * s['two_ms']:.1f} us, one {1e3 * s['packed_ms']:.1f} us: saves {s['saved_us']:.1f} us "
+            f"({s['saved_pct']:.1f}%)", s["saved_us"] > 0)
 
 
 def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
@@ -100,4 +106,19 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
             b2, b1 = (sass.get(s[f"{who}_kernel"], {}).get("BAR", "") for who in ("two", "packed"))
             L.append(f"| {s['M']}x{s['N']} | {s['dtype']} | {1e3 * s['two_ms']:.1f} | {s['two_GBs']:.0f} | {b2} | "
                      f"{1e3 * s['packed_ms']:.1f} | {s['packed_GBs']:.0f} | {b1} | {s['saved_us']:.1f} | {s['saved_pct']:.1f} |")
+    lib = section.get("library_pair", [])
+    if lib:
+        L += ["", "### The library's kernels over a cluster: the pair in one exchange or two", "",
+              ("`K.softmax` and `K.logsumexp` (`tile_mlir.kernels.forward`) on their measured plans, a cluster of CTAs "
+               "a row, built with `pair=False` (a cluster-scope `maximum`, then a `sum` of the rescaled sums: two "
+               "exchanges through scratch and distributed shared memory) and `pair=True` (one combiner reduction of "
+               "the (max, sum) pairs, `forward.online_softmax`: one exchange; the default over a cluster, but for bf16 "
+               "softmax, `RowPlan.packs_pair`). "
+               "Steady µs per call; GB/s = bytes read + written / time."), "",
+              "| kernel | shape | dtype | plan | two exchanges µs | GB/s | one exchange µs | GB/s | saved µs | saved % |",
+              "|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
+        for s in lib:
+            L.append(f"| {s['kernel']} | {s['M']}x{s['N']} | {s['dtype']} | {s['plan']} | {1e3 * s['two_ms']:.1f} | "
+                     f"{s['two_GBs']:.0f} | {1e3 * s['packed_ms']:.1f} | {s['packed_GBs']:.0f} | {s['saved_us']:.1f} | "
+                     f"{s['saved_pct']:.1f} |")
     return L
