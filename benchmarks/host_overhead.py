@@ -14,7 +14,8 @@ eager's own call of the same op, the reference point. Three ways per function:
 * ``fwd+bwd``: ``torch.autograd.grad`` of the forward, the whole step of a layer.
 
 and, for softmax, a breakdown of the layers one call goes through: the custom op
-through torch's dispatcher (``torch.ops.tile_mlir.softmax``), the functional API
+through torch's dispatcher (``torch.ops.tile_mlir.softmax``, and its twin without autograd,
+``torch.ops.tile_mlir_raw.softmax``, which a compiled graph calls), the functional API
 (``K.softmax``), ``kernel.launch`` with the arguments made, and the bound launch
 (``bind(...)()``). The target is at most 10 µs per ``call``. A loop whose final
 synchronize took over a fifth of its time was waiting for the GPU: it is marked
@@ -165,6 +166,7 @@ def breakdown(torch, x) -> dict:
     bound = c.kernel.bind(c.grid, c.block, x, y, M, stream=stream)
     return {
         "torch.ops.tile_mlir.softmax (dispatcher)": lambda: torch.ops.tile_mlir.softmax(x),
+        "torch.ops.tile_mlir_raw.softmax (the twin a graph calls)": lambda: torch.ops.tile_mlir_raw.softmax(x),
         "K.softmax (functional API)": lambda: K.softmax(x),
         "kernel.launch (made arguments)": lambda: c.kernel.launch(c.grid, c.block, x, y, M, stream=stream),
         "bind(...)() (packed once)": bound,

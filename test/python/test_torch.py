@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 tt = pytest.importorskip("tile_mlir.torch")
 from tile_mlir import kernels as K  # noqa: E402
+from tile_mlir.torch import ops  # noqa: E402
 
 M, N = 6, 40  # rows, columns: tiny, the interpreter is slow
 
@@ -83,19 +84,27 @@ def test_cross_entropy_against_torch_in_float64(reduction, smoothing, dtype):
     assert not dx[2].any()
 
 
-class Watch(torch.overrides.TorchFunctionMode):
-    """A torch function mode that lets everything through: with one active, the
-    functions must call the custom ops (torch's dispatcher), not their eager path."""
+class Watch(torch.utils._python_dispatch.TorchDispatchMode):
+    """A dispatch mode that records the ops it sees and lets them through: with one
+    active, the functions must call the ops' twins (torch's dispatcher), not their
+    implementations."""
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.seen.append(str(func.overloadpacket))
         return func(*args, **(kwargs or {}))
 
 
 @pytest.mark.parametrize("name", [*CASES, "cross_entropy"])
 def test_eager_path_gives_the_custom_ops_bits_and_skips_the_dispatcher(name):
-    """Called eagerly, a function runs the op's implementation itself (its backward an
-    autograd.Function named ``<op>_eager``: ops.call); under a mode it runs the op. Both
-    give the same bits, forward and backward, and no grad records nothing."""
+    """Called eagerly, a function runs the op's implementation itself (its autograd an
+    autograd.Function named ``<op>_autograd``: ops.call); under a mode, the same Function
+    around the op's twin (``tile_mlir_raw.<op>``) and its backward's, through the
+    dispatcher. Both give the same bits, forward and backward, and no grad records
+    nothing."""
     if name == "cross_entropy":
         t = torch.randint(0, N, (M,), generator=torch.Generator().manual_seed(21))
         t[1] = -100
@@ -105,13 +114,24 @@ def test_eager_path_gives_the_custom_ops_bits_and_skips_the_dispatcher(name):
         inputs = [rand(M, N, seed=20)] + [1 + rand(N, seed=22 + i, scale=0.3) for i in range(arity - 1)]
     op = "cross_entropy_with_grad" if name == "cross_entropy" else name  # the logits require grad
     y, g = grads(fn, *inputs)
-    assert y.grad_fn.name().startswith(f"{op}_eager")  # the eager path
-    with Watch():
+    assert y.grad_fn.name().startswith(f"{op}_autograd")
+    with Watch() as watch:
         y_op, g_op = grads(fn, *inputs)
-    assert not y_op.grad_fn.name().startswith(f"{op}_eager")  # the op, through the dispatcher
+    assert f"tile_mlir_raw.{op}" in watch.seen  # the twin, through the dispatcher
+    if op in ops.BACKWARD and op not in ops.formula_backwards():
+        assert f"tile_mlir_raw.{ops.BACKWARD[op]}" in watch.seen
+    assert not any(s.startswith("tile_mlir.") for s in watch.seen)  # never the ops with autograd
     assert torch.equal(y, y_op) and all(torch.equal(a, b) for a, b in zip(g, g_op))
     with torch.no_grad():
         assert fn(*(a.requires_grad_() for a in inputs)).grad_fn is None
+
+
+def test_the_ops_with_autograd_give_the_functions_bits():
+    """``torch.ops.tile_mlir.<op>`` (register_autograd) differentiates as the functions do."""
+    x, w = rand(M, N, seed=30).requires_grad_(), (1 + rand(N, seed=31, scale=0.3)).requires_grad_()
+    y, (gx, gw) = grads(lambda x, w: tt.rms_norm(x, w), x, w)
+    y_op, (gx_op, gw_op) = grads(lambda x, w: torch.ops.tile_mlir.rms_norm(x, w, 1e-6)[0], x, w)
+    assert torch.equal(y, y_op) and torch.equal(gx, gx_op) and torch.equal(gw, gw_op)
 
 
 def test_eager_path_is_differentiable_once():
@@ -170,9 +190,14 @@ def test_torch_compile_fullgraph_keeps_the_custom_ops():
     t = torch.randint(0, 24, (M,), generator=torch.Generator().manual_seed(14))
     seen = []
 
-    def backend(gm, example_inputs):
-        seen.extend(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
-        return torch._dynamo.backends.debugging.aot_eager(gm, example_inputs)
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+
+    def record(gm, example_inputs):  # AOTAutograd's forward and backward graphs
+        seen.extend(str(n.target).removesuffix(".default") for n in gm.graph.nodes if n.op == "call_function")
+        return make_boxed_func(gm)
+
+    backend = aot_autograd(fw_compiler=record, bw_compiler=record)
 
     torch._dynamo.reset()
     compiled = torch.compile(model, backend=backend, fullgraph=True)
@@ -187,10 +212,14 @@ def test_torch_compile_fullgraph_keeps_the_custom_ops():
     # from the fused kernel (exp(x - lse) as the forward's kept exponential times the row's
     # factor), in the graph from the backward kernel (exp(x - lse) itself)
     assert all(rel(a, p.grad.double()) <= 1e-6 for a, p in zip(got, model.parameters()))
-    # one node each, not traced through; in a graph, cross-entropy is the forward kernel (and
-    # the backward's), not the loss and dlogits of one kernel, whose dloss pass a graph cannot skip
-    assert {"tile_mlir.rms_norm", "tile_mlir.cross_entropy"} <= set(seen), seen
-    assert "tile_mlir.cross_entropy_with_grad" not in seen
+    # one node each, not traced through: the ops' twins without autograd (their dispatch is
+    # C++ alone), the backward's in the backward graph; in a graph, cross-entropy is the
+    # forward kernel (and the backward's), not the loss and dlogits of one kernel, whose
+    # dloss pass a graph cannot skip
+    assert {"tile_mlir_raw.rms_norm", "tile_mlir_raw.cross_entropy", "tile_mlir_raw.rms_norm_backward",
+            "tile_mlir_raw.cross_entropy_backward"} <= set(seen), seen
+    assert not any(s.startswith("tile_mlir.") for s in seen), seen  # no op's Python autograd layer
+    assert "tile_mlir_raw.cross_entropy_with_grad" not in seen
 
 
 def test_import_tile_mlir_does_not_import_torch():
@@ -334,4 +363,4 @@ def test_argmax_and_argmin_as_torch(dtype):
 
     torch._dynamo.reset()
     fn = torch.compile(lambda t: tt.argmax(t * 2), backend=backend, fullgraph=True)
-    assert torch.equal(fn(x), torch.argmax(x * 2, dim=-1)) and "tile_mlir.argmax" in seen, seen
+    assert torch.equal(fn(x), torch.argmax(x * 2, dim=-1)) and "tile_mlir_raw.argmax" in seen, seen

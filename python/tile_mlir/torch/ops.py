@@ -22,6 +22,15 @@ reduction) -> (loss, lse)``            -> dlogits``
 (loss, lse, dlogits)``
 =====================================  =================================================
 
+**The graph path.** Each op has a twin without autograd of its own,
+``torch.ops.tile_mlir_raw.<name>`` (the same implementation and fake kernel): traced,
+``call`` runs an op that has a backward through its ``autograd.Function``, whose forward
+and backward call the twins, and the others' twins directly. So a ``torch.compile`` graph
+holds the twins, and each of its calls costs the dispatcher's C++ alone: a custom op's
+Python layers (its autograd kernel, its checks) cost about 9 µs more a call (CPU torch
+2.13), paid by every step of a compiled training loop. The twins take no gradient
+themselves (autograd would warn and drop it): call them inside a graph, or call the ops.
+
 **The eager path** (``call``, what ``tile_mlir.torch``'s functions use): torch's
 dispatcher costs about 9 µs a call of a Python custom op (15 µs with autograd, CPU torch
 2.13), more than the kernel's own launch. So where nothing needs the dispatcher
@@ -29,8 +38,8 @@ dispatcher costs about 9 µs a call of a Python custom op (15 µs with autograd,
 jit trace, no torch function or dispatch mode, no functorch transform), ``call`` runs the
 op's implementation itself, and, where an input requires grad, through a
 ``torch.autograd.Function`` with the same setup and backward as ``register_autograd`` (the
-backward's ops taking the same path). Anywhere else it calls the op: the same results, the
-op kept whole in a traced graph.
+backward's ops taking the same path). Anywhere else it calls the twins, as above: the same
+results, the op kept whole in a traced graph.
 
 Every tensor is made contiguous first. ``mean``, ``rstd``, ``lse`` and the loss are f32.
 A backward whose kernel ``tile_mlir.kernels`` does not have yet (``BACKWARD``) is torch's
@@ -47,6 +56,9 @@ from tile_mlir.errors import OptionError
 __all__ = ["BACKWARD", "call", "formula_backwards"]
 
 LIB = "tile_mlir"
+RAW = "tile_mlir_raw"  # the ops' twins without autograd (module docstring)
+_RAW_LIB = torch.library.Library(RAW, "DEF")
+_FAKES: dict = {}  # op name -> its fake kernel, for its twin
 
 # The backward kernels of the functional API the ops call, by op name.
 BACKWARD = {"softmax": "softmax_backward", "logsumexp": "logsumexp_backward", "rms_norm": "rms_norm_backward",
@@ -76,7 +88,7 @@ def _stat_like(x):
 
 _C = torch._C
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
-_OPS: dict = {}  # op name -> (torch.ops.tile_mlir.<name>, its implementation, its autograd.Function or None)
+_OPS: dict = {}  # op name -> (its twin tile_mlir_raw.<name>, its implementation, its autograd.Function or None)
 
 
 def _traced() -> bool:
@@ -90,26 +102,43 @@ def _traced() -> bool:
 def call(name: str, *args):
     """Op ``name`` on ``args``, as ``torch.ops.tile_mlir.<name>(*args)`` gives it: eagerly,
     the implementation itself (through the op's ``autograd.Function`` where an input
-    requires grad and grad mode is on); traced, or on a tensor subclass, the op."""
-    op, impl, function = _OPS[name]
-    if _traced():
-        return op(*args)
-    grad = False
+    requires grad and grad mode is on); traced, or on a tensor subclass, the twin, through
+    that Function where an input requires grad."""
+    raw, impl, function = _OPS[name]
+    if function is not None and torch.is_grad_enabled() and any(
+            isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+        return function.apply(*args)
+    return impl(*args) if _eager(args) else raw(*args)
+
+
+def _eager(args) -> bool:
+    """Whether ``args`` may go to the implementation itself: plain tensors (or
+    Parameters), nothing traced (``_traced``); else the twin, through the dispatcher."""
     for a in args:
-        kind = type(a)
-        if kind in _PLAIN:
-            grad = grad or a.requires_grad
-        elif isinstance(a, torch.Tensor):  # a subclass: its own dispatch
-            return op(*args)
-    if grad and torch.is_grad_enabled():
-        return function.apply(*args) if function is not None else op(*args)
-    return impl(*args)
+        if isinstance(a, torch.Tensor) and type(a) not in _PLAIN:
+            return False  # a subclass: its own dispatch
+    return not _traced()
 
 
-def _register(op, impl, setup=None, grad=None) -> None:
-    """Give op ``op`` (its implementation ``impl``) its autograd (``register_autograd``)
-    and its eager path (``call``): an autograd.Function with the same ``setup`` and
-    ``grad``, the outputs after the first non-differentiable (statistics)."""
+def _fake(op):
+    """``op.register_fake``, remembering the fake kernel for the op's twin."""
+    def register(fn):
+        _FAKES[op._name] = fn
+        return op.register_fake(fn)
+    return register
+
+
+def _register(op, impl, setup=None, grad=None, mutates=()) -> None:
+    """Give op ``op`` (its implementation ``impl``) its autograd (``register_autograd``),
+    its twin without autograd (``tile_mlir_raw.<name>``: the same schema, implementation
+    and fake kernel) and the ``call`` paths: an autograd.Function with the same ``setup``
+    and ``grad``, the outputs after the first non-differentiable (statistics), which runs
+    the implementation eagerly and the twin traced."""
+    name = op._name
+    _RAW_LIB.define(name + str(torch.library.infer_schema(impl, mutates_args=mutates)))
+    _RAW_LIB.impl(name, impl, "CompositeExplicitAutograd")
+    torch.library.register_fake(f"{RAW}::{name}", _FAKES[name], lib=_RAW_LIB)
+    raw = getattr(torch.ops.tile_mlir_raw, name)
     function = None
     if grad is not None:
         op.register_autograd(grad, setup_context=setup)
@@ -117,7 +146,7 @@ def _register(op, impl, setup=None, grad=None) -> None:
         def forward(ctx, *inputs):
             ctx.set_materialize_grads(False)
             ctx.arity = len(inputs)
-            output = impl(*inputs)
+            output = impl(*inputs) if _eager(inputs) else raw(*inputs)
             setup(ctx, inputs, output)
             if isinstance(output, tuple):
                 ctx.mark_non_differentiable(*output[1:])
@@ -129,9 +158,9 @@ def _register(op, impl, setup=None, grad=None) -> None:
                 return (None,) * ctx.arity
             return grad(ctx, *grads)
 
-        function = type(f"{op._name}_eager", (torch.autograd.Function,),
+        function = type(f"{name}_autograd", (torch.autograd.Function,),
                         {"forward": staticmethod(forward), "backward": staticmethod(backward)})
-    _OPS[op._name] = (getattr(torch.ops.tile_mlir, op._name), impl, function)
+    _OPS[name] = (raw, impl, function)
 
 
 # --- softmax --------------------------------------------------------------------------
@@ -144,7 +173,7 @@ def _softmax(x: torch.Tensor) -> torch.Tensor:
 softmax = torch.library.custom_op(f"{LIB}::softmax", _softmax, mutates_args=())
 
 
-@softmax.register_fake
+@_fake(softmax)
 def _(x):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
@@ -159,7 +188,7 @@ def _softmax_backward(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
 softmax_backward = torch.library.custom_op(f"{LIB}::softmax_backward", _softmax_backward, mutates_args=())
 
 
-@softmax_backward.register_fake
+@_fake(softmax_backward)
 def _(y, dy):
     return torch.empty_like(y, memory_format=torch.contiguous_format)
 
@@ -187,7 +216,7 @@ def _logsumexp(x: torch.Tensor) -> torch.Tensor:
 logsumexp = torch.library.custom_op(f"{LIB}::logsumexp", _logsumexp, mutates_args=())
 
 
-@logsumexp.register_fake
+@_fake(logsumexp)
 def _(x):
     return x.new_empty(x.shape[:-1])
 
@@ -201,7 +230,7 @@ def _logsumexp_backward(x: torch.Tensor, l: torch.Tensor, dl: torch.Tensor) -> t
 logsumexp_backward = torch.library.custom_op(f"{LIB}::logsumexp_backward", _logsumexp_backward, mutates_args=())
 
 
-@logsumexp_backward.register_fake
+@_fake(logsumexp_backward)
 def _(x, l, dl):  # noqa: E741
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
@@ -229,7 +258,7 @@ def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> tuple[torch.
 rms_norm = torch.library.custom_op(f"{LIB}::rms_norm", _rms_norm, mutates_args=())
 
 
-@rms_norm.register_fake
+@_fake(rms_norm)
 def _(x, weight, eps):
     return torch.empty_like(x, memory_format=torch.contiguous_format), _stat_like(x)
 
@@ -249,7 +278,7 @@ def _rms_norm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
 rms_norm_backward = torch.library.custom_op(f"{LIB}::rms_norm_backward", _rms_norm_backward, mutates_args=())
 
 
-@rms_norm_backward.register_fake
+@_fake(rms_norm_backward)
 def _(dy, x, weight, rstd):
     return torch.empty_like(x, memory_format=torch.contiguous_format), torch.empty_like(weight)
 
@@ -279,7 +308,7 @@ def _layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
 layer_norm = torch.library.custom_op(f"{LIB}::layer_norm", _layer_norm, mutates_args=())
 
 
-@layer_norm.register_fake
+@_fake(layer_norm)
 def _(x, weight, bias, eps):
     return torch.empty_like(x, memory_format=torch.contiguous_format), _stat_like(x), _stat_like(x)
 
@@ -301,7 +330,7 @@ def _layer_norm_backward(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor
 layer_norm_backward = torch.library.custom_op(f"{LIB}::layer_norm_backward", _layer_norm_backward, mutates_args=())
 
 
-@layer_norm_backward.register_fake
+@_fake(layer_norm_backward)
 def _(dy, x, weight, mean, rstd):
     return (torch.empty_like(x, memory_format=torch.contiguous_format), torch.empty_like(weight),
             torch.empty_like(weight))
@@ -332,7 +361,7 @@ def _cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int
 cross_entropy = torch.library.custom_op(f"{LIB}::cross_entropy", _cross_entropy, mutates_args=())
 
 
-@cross_entropy.register_fake
+@_fake(cross_entropy)
 def _(logits, target, ignore_index, label_smoothing, reduction):
     shape = logits.shape[:1] if reduction == "none" else ()
     return logits.new_empty(shape, dtype=torch.float32), _stat_like(logits)
@@ -348,7 +377,7 @@ cross_entropy_backward = torch.library.custom_op(f"{LIB}::cross_entropy_backward
                                                  mutates_args=())
 
 
-@cross_entropy_backward.register_fake
+@_fake(cross_entropy_backward)
 def _(logits, target, lse, dloss, ignore_index, label_smoothing, reduction):
     return torch.empty_like(logits, memory_format=torch.contiguous_format)
 
@@ -384,7 +413,7 @@ cross_entropy_with_grad = torch.library.custom_op(f"{LIB}::cross_entropy_with_gr
                                                   mutates_args=())
 
 
-@cross_entropy_with_grad.register_fake
+@_fake(cross_entropy_with_grad)
 def _(logits, target, ignore_index, label_smoothing, reduction):
     shape = logits.shape[:1] if reduction == "none" else ()
     return (logits.new_empty(shape, dtype=torch.float32), _stat_like(logits),
@@ -427,10 +456,13 @@ cross_entropy_with_grad_ = torch.library.custom_op(f"{LIB}::cross_entropy_with_g
                                                    mutates_args=("logits",))
 
 
-@cross_entropy_with_grad_.register_fake
+@_fake(cross_entropy_with_grad_)
 def _(logits, target, ignore_index, label_smoothing, reduction):
     shape = logits.shape[:1] if reduction == "none" else ()
     return logits.new_empty(shape, dtype=torch.float32), _stat_like(logits)
+
+
+_register(cross_entropy_with_grad_, _cross_entropy_with_grad_, mutates=("logits",))  # its autograd: below
 
 
 class CrossEntropyInplace(torch.autograd.Function):
@@ -450,11 +482,11 @@ class CrossEntropyInplace(torch.autograd.Function):
       there: Inductor does not re-inplace a mutation of a backward graph's input, and
       copies the buffer onto itself before it (torch 2.13's ``reinplace`` pass).
 
-    Traced (Dynamo traces a Function), it calls the op; eagerly, its implementation."""
+    Traced (Dynamo traces a Function), it calls the op's twin; eagerly, its implementation."""
 
     @staticmethod
     def forward(ctx, logits, target, ignore_index, label_smoothing, reduction):
-        fn = cross_entropy_with_grad_ if _traced() else _cross_entropy_with_grad_
+        fn = _cross_entropy_with_grad_ if _eager((logits, target)) else _OPS["cross_entropy_with_grad_"][0]
         loss, lse = fn(logits, target, ignore_index, label_smoothing, reduction)
         ctx.mark_non_differentiable(lse)
         ctx.save_for_backward(logits)
@@ -495,12 +527,12 @@ argmax = torch.library.custom_op(f"{LIB}::argmax", _argmax, mutates_args=())
 argmin = torch.library.custom_op(f"{LIB}::argmin", _argmin, mutates_args=())
 
 
-@argmax.register_fake
+@_fake(argmax)
 def _(x):
     return x.new_empty(x.shape[:-1], dtype=torch.int64)
 
 
-@argmin.register_fake
+@_fake(argmin)
 def _(x):
     return x.new_empty(x.shape[:-1], dtype=torch.int64)
 
