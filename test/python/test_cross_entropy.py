@@ -181,7 +181,7 @@ def test_ptx_reads_the_logits_once_in_vectors_and_does_not_spill(name, M, V, dty
     # over a cluster the forward's (max, sum) pair is one combiner reduction, whose combine
     # adds one a butterfly step and one a warp and CTA partial after the first; the loss
     # alone then has no use for exp(m - A)
-    packed = name != "cross_entropy_backward" and p.packs_pair(writes_row=name == "cross_entropy_fused")
+    packed = name != "cross_entropy_backward" and p.packs_pair(writes_row=True)
     combines = 5 + (p.W - 1) + (p.CL - 1) - (name == "cross_entropy") if packed else 0
     assert ptx.count("ex2.approx") == p.E + (2 if name != "cross_entropy_backward" else 0) + combines
     assert ".local" not in ptx

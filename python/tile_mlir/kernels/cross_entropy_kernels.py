@@ -133,7 +133,9 @@ def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, grad: boo
                 k.yield_(k.reduction("add", ev, s_),
                          k.reduction("add", arith.select(inside, v, none), sx_))
             k.yield_(m1, s1, sx1)
-        A, S, rescale = row_max_sum(r, m, s, shift_zero=lambda top: r.eq(top, r.f32(NEG_INF)), writes_row=grad)
+        # writes_row for both kernels: the loss alone combines as the fused kernel does, so the
+        # two give the same lse bits
+        A, S, rescale = row_max_sum(r, m, s, shift_zero=lambda top: r.eq(top, r.f32(NEG_INF)), writes_row=True)
         lse = arith.addf(A, math.log(S))
         sum_x = r.reduce(sx, "sum")
         eps = k.args["smoothing"]
