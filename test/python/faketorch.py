@@ -2,7 +2,8 @@
 section's control flow here (benchmarks/argmax.py), for ``test_benchmarks_argmax.py``.
 
 Tensors are numpy arrays on the host; a "kernel" computes its documented result with
-numpy (argmax: the row's argmax; softmax: the rows' softmax; anything else: nothing);
+numpy (argmax: the row's argmax; softmax: the rows' softmax; logsumexp: the rows'
+logsumexp; anything else: nothing);
 every timing is a constant. What this checks is the plumbing: the sweeps, the checks
 against torch, the rates, the results' keys and the report, not any figure.
 """
@@ -71,6 +72,10 @@ def _torch() -> types.ModuleType:
         e = np.exp(x.a - x.a.max(axis=dim, keepdims=True))
         return Tensor(e / e.sum(axis=dim, keepdims=True), x.dtype)
 
+    def logsumexp(x, dim):
+        m = x.a.max(axis=dim, keepdims=True)
+        return Tensor((m + np.log(np.exp(x.a - m).sum(axis=dim, keepdims=True))).squeeze(dim), x.dtype)
+
     class Event:
         def __init__(self, enable_timing=False):
             pass
@@ -90,6 +95,7 @@ def _torch() -> types.ModuleType:
     t.argmax = lambda x, dim: Tensor(np.argmax(x.a, axis=dim).astype(np.int64), "int64")
     t.equal = lambda a, b: a.a.shape == b.a.shape and bool((a.a == b.a).all())
     t.softmax = softmax
+    t.logsumexp = logsumexp
     t.cuda = types.SimpleNamespace(Event=Event, synchronize=lambda: None, empty_cache=lambda: None)
     return t
 
@@ -125,6 +131,9 @@ class Kernel:
             elif self.name.startswith("softmax"):
                 e = np.exp(x.a - x.a.max(axis=1, keepdims=True))
                 y.a[:] = e / e.sum(axis=1, keepdims=True)
+            elif self.name.startswith("logsumexp"):
+                m = x.a.max(axis=1)
+                y.a[:] = m + np.log(np.exp(x.a - m[:, None]).sum(axis=1))
         return launch
 
 

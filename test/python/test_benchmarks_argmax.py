@@ -106,6 +106,7 @@ def test_the_gpu_section_runs_on_stand_ins(monkeypatch):
     monkeypatch.setattr(A, "unsupported", lambda: None)
     monkeypatch.setattr(A, "SHAPES", ((64, 4096), (16, 16384), (4, 65536)))
     monkeypatch.setattr(A, "SOFTMAX_SHAPE", (4, 16384))
+    monkeypatch.setattr(A, "LIBRARY_PAIR", (("softmax", 2, 20000), ("logsumexp", 2, 20000)))  # clusters
     monkeypatch.setattr(A, "MIN_WARPS", 1)
     monkeypatch.setattr(measure, "ROTATE_BYTES", 1)
     times = iter(np.linspace(1.0, 2.0, 1000))  # a different time for every timing
@@ -114,11 +115,16 @@ def test_the_gpu_section_runs_on_stand_ins(monkeypatch):
     monkeypatch.setattr(A.ceiling, "read_times", lambda xs: (0.5, 0.6, "the read kernel"))
     out = A.bench_argmax(deadline=None)
     assert len(out["rows"]) == 6 and len(out["softmax"]) == 2
+    # the library's kernels, each with the pair in two exchanges and in one, checked and timed
+    assert [(p["kernel"], p["dtype"]) for p in out["library_pair"]] == [
+        ("softmax", "f32"), ("logsumexp", "f32"), ("softmax", "bf16"), ("logsumexp", "bf16")]
+    assert all(p["two_ms"] > 0 and p["packed_ms"] > 0 and p["plan"].startswith("cluster") for p in out["library_pair"])
     for r in out["rows"]:
         assert r["ours_cfg"] in r["ours_candidates"] and r["read_cfg"] == "the read kernel"
         assert r["pct_read"] > 0 and r["vs_torch"] > 0 and r["vs_triton"] > 0 and len(r["triton_candidates"]) == 5
     results = {"argmax": out}
     keys = {t["key"] for t in report.targets(results)}
-    assert {"argmax-64x4096", "argmax-16x16384", "argmax-4x65536", "softmax-packed-f32", "softmax-packed-bf16"} <= keys
+    assert {"argmax-64x4096", "argmax-16x16384", "argmax-4x65536", "softmax-packed-f32", "softmax-packed-bf16",
+            "pair-softmax-2x20000-f32", "pair-logsumexp-2x20000-bf16"} <= keys
     assert len(A.reported_kernels(results)) == 6 + 4
     assert "## 7. Argmax over rows" in "\n".join(report_argmax.markdown(results, {}, {}))
