@@ -105,19 +105,27 @@ def call(name: str, *args):
     requires grad and grad mode is on); traced, or on a tensor subclass, the twin, through
     that Function where an input requires grad."""
     raw, impl, function = _OPS[name]
-    if function is not None and torch.is_grad_enabled() and any(
-            isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+    grad, plain = _kinds(args)
+    if grad and function is not None and torch.is_grad_enabled():
         return function.apply(*args)
-    return impl(*args) if _eager(args) else raw(*args)
+    return impl(*args) if plain and not _traced() else raw(*args)
+
+
+def _kinds(args) -> tuple[bool, bool]:
+    """One pass over ``args``: whether a tensor requires grad, and whether every tensor
+    is plain (a tensor or Parameter; a subclass has its own dispatch)."""
+    grad, plain = False, True
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            grad = grad or a.requires_grad
+            plain = plain and type(a) in _PLAIN
+    return grad, plain
 
 
 def _eager(args) -> bool:
-    """Whether ``args`` may go to the implementation itself: plain tensors (or
-    Parameters), nothing traced (``_traced``); else the twin, through the dispatcher."""
-    for a in args:
-        if isinstance(a, torch.Tensor) and type(a) not in _PLAIN:
-            return False  # a subclass: its own dispatch
-    return not _traced()
+    """Whether ``args`` may go to the implementation itself: plain tensors, nothing traced
+    (``_traced``); else the twin, through the dispatcher."""
+    return _kinds(args)[1] and not _traced()
 
 
 def _fake(op):
