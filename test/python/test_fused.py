@@ -264,6 +264,7 @@ def test_plan_says_why_and_rejects_what_it_cannot_do(capsys):
     for call, message in [(lambda: K.plan(4, 100, "f16"), "f32 or bf16"), (lambda: K.plan(4, 100, "f32", warps=3), "power of two"),
                           (lambda: K.plan(4, 100, "f32", vectors=0), "at least 1"), (lambda: K.plan(0, 100, "f32"), "at least one row"),
                           (lambda: K.plan(4, 100, "f32", "gelu"), "kernel must be one of"),
+                          (lambda: K.plan(4, 100, "f32", pair="yes"), "pair must be True, False or None"),
                           (lambda: K.plan(4, 262145, "f32"), r"longer than the longest row the plan table holds on chip \(262144"),
                           (lambda: K.plan(4, 5000, "f32", warps=2), "a thread of a CTA of 64 keeps at most 32"),
                           (lambda: K.plan(4, 5000, "f32", ctas=32), "at most 16 CTAs per row"),

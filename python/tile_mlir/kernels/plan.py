@@ -258,6 +258,8 @@ def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, ctas:
     vectors per thread) and ``per_sm`` (CTAs an SM must hold at once) override the tier's,
     for tests and tuning; the plan must still hold the row within the table's register
     budget. ``pair`` forces the (max, sum) pair's exchanges (``RowPlan.packs_pair``)."""
+    if pair is not None and not isinstance(pair, bool):
+        raise OptionError(f"pair must be True, False or None, got {pair!r}")
     p = _plan(M, N, dtype, kernel, ctas=ctas, warps=warps, rows=rows, vectors=vectors, per_sm=per_sm, table=table)
     return p if pair is None else replace(p, pair=pair, why=f"{p.why}; forced: pair = {pair}")
 
