@@ -63,8 +63,19 @@ def to_bytes(value: str, unit: str) -> float:
     return v * _PREFIX[u]
 
 
-def parse_csv(text: str) -> list[dict]:
-    """The kernels ncu profiled, in launch order: {"id", "name", metric: bytes, ...}."""
+def to_value(value: str, unit: str) -> float:
+    """A metric's value: in bytes where ``unit`` is a byte unit, in nanoseconds where it is
+    a time, else the number as printed ('%', 'register/thread', 'warp', ...)."""
+    u = unit.strip().lower()
+    if "byte" in u or u in ("b", "kb", "mb", "gb"):
+        return to_bytes(value, unit)
+    v = float(value.replace(",", "").strip())
+    return v * {"usecond": 1e3, "msecond": 1e6, "second": 1e9}.get(u, 1.0)
+
+
+def parse_csv(text: str, metrics=METRICS) -> list[dict]:
+    """The kernels ncu profiled, in launch order: {"id", "name", metric: value, ...}, a
+    metric in bytes where its unit is one, else the number (``to_value``)."""
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("==")]
     start = next((i for i, ln in enumerate(lines) if ln.startswith('"ID"')), None)
     if start is None:
@@ -78,8 +89,8 @@ def parse_csv(text: str) -> list[dict]:
             if len(r) < len(head):
                 continue
             k = kernels.setdefault(r[col["ID"]], {"id": int(r[col["ID"]]), "name": r[col["Kernel Name"]]})
-            if r[col["Metric Name"]] in METRICS:
-                k[r[col["Metric Name"]]] = to_bytes(r[col["Metric Value"]], r[col["Metric Unit"]])
+            if r[col["Metric Name"]] in metrics:
+                k[r[col["Metric Name"]]] = to_value(r[col["Metric Value"]], r[col["Metric Unit"]])
     else:  # --page raw: one row per kernel, a metric per column, the units in the second row
         units = rows[1] if len(rows) > 1 and not rows[1][0].strip().isdigit() else [""] * len(head)
         body = rows[2:] if units is rows[1] else rows[1:]
@@ -88,9 +99,9 @@ def parse_csv(text: str) -> list[dict]:
             if len(r) < len(head) or not r[0].strip().isdigit():
                 continue
             k = {"id": int(r[0]), "name": r[name_col] if name_col is not None else "?"}
-            for m in METRICS:
+            for m in metrics:
                 if m in head:
-                    k[m] = to_bytes(r[head.index(m)], units[head.index(m)] or "byte")
+                    k[m] = to_value(r[head.index(m)], units[head.index(m)] or ("byte" if m in METRICS else ""))
             kernels[r[0]] = k
     return sorted(kernels.values(), key=lambda k: k["id"])
 
@@ -102,29 +113,8 @@ def child(manifest: str) -> int:
     todo = json.loads(Path(manifest).read_text())
     done = []
     for c in todo:
-        tdt = torch.float32 if c["dtype"] == "f32" else torch.bfloat16
-        x = torch.randn(c["M"], c["N"], device="cuda", dtype=tdt)
         try:
-            if c["what"] == "copy":
-                y = torch.empty_like(x)
-                # x + 0 into y: a kernel (y.copy_(x) is a cudaMemcpy, which ncu does not
-                # profile, so the launches and the profiled kernels fell out of step)
-                launch = lambda: torch.add(x, 0.0, out=y)  # noqa: E731
-            elif c["what"] == "read":
-                from .ceiling import CONFIGS, launcher
-
-                launch = launcher(x, CONFIGS[0])
-            else:
-                name = c["what"]
-                kern, grid, block = fused.ours(name, c["M"], c["N"], c["dtype"])
-                params = [torch.randn(c["N"], device="cuda", dtype=tdt) for _ in fused.PARAMS[name]]
-                y = torch.empty((c["M"],) if name in fused.PER_ROW else (c["M"], c["N"]), device="cuda", dtype=tdt)
-                stats = [torch.empty(c["M"], device="cuda", dtype=torch.float32) for _ in fused.STATS.get(name, ())]
-                scalars = (fused.eps_of(name, c["dtype"]),) if fused.PARAMS[name] else ()
-                launch = kern.bind(grid, block, x, *params, y, *stats, *scalars, c["M"])
-                from tile_mlir import kernels as K
-
-                c["plan"] = K.plan(c["M"], c["N"], c["dtype"], name).label()
+            launch = _launcher(c, torch)
             launch()  # once outside the profiled range: lazy loads, first-call work
             torch.cuda.synchronize()
         except Exception as e:  # noqa: BLE001 - the case is left out, and said so
@@ -139,6 +129,57 @@ def child(manifest: str) -> int:
         done.append(c)
     Path(manifest).write_text(json.dumps(todo))
     return 0
+
+
+def _launcher(c: dict, torch):
+    """The call that launches case ``c``'s one kernel (``c["what"]``: copy, read, a kernel
+    of ``fused.KERNELS``; for ``benchmarks.ncu_limits`` also ``triton:<kernel>``, the
+    Triton peer of benchmark 5, and ``argmax:<label>`` / ``argmax-triton:<label>``, a
+    configuration of benchmark 7's kernels or of its Triton peer)."""
+    tdt = torch.float32 if c["dtype"] == "f32" else torch.bfloat16
+    M, N, what = c["M"], c["N"], c["what"]
+    x = torch.randn(M, N, device="cuda", dtype=tdt)
+    if what == "copy":
+        y = torch.empty_like(x)
+        # x + 0 into y: a kernel (y.copy_(x) is a cudaMemcpy, which ncu does not
+        # profile, so the launches and the profiled kernels fell out of step)
+        return lambda: torch.add(x, 0.0, out=y)
+    if what == "read":
+        from .ceiling import CONFIGS, launcher
+
+        return launcher(x, CONFIGS[0])
+    if what.startswith("argmax"):
+        from . import argmax as A
+
+        kind, label = what.split(":", 1)
+        y = torch.empty(M, device="cuda", dtype=torch.int32)
+        if kind == "argmax-triton":
+            block_n, warps = (int(v.lstrip("BNw")) for v in label.split()[:2])
+            kernel = A._triton_argmax()
+            return lambda: kernel[(M,)](x, y, N, BLOCK_N=block_n, ONE_PASS=block_n == N, num_warps=warps)
+        import tile_mlir
+
+        from .measure import OPTIONS
+
+        cfg = next(k for k in A.candidates(M, N, c["dtype"]) if k.label() == label)
+        kern = tile_mlir.compile(A.argmax_rows(cfg), OPTIONS, backend="cuda")[cfg.name]
+        return kern.bind(cfg.grid, cfg.block, x, y)
+    name = what.removeprefix("triton:")
+    params = [torch.randn(N, device="cuda", dtype=tdt) for _ in fused.PARAMS[name]]
+    y = torch.empty((M,) if name in fused.PER_ROW else (M, N), device="cuda", dtype=tdt)
+    if what.startswith("triton:"):
+        from . import triton_fused as T
+
+        kernel = T.autotuned(name)
+        eps = fused.eps_of(name, c["dtype"])
+        return lambda: T.launch(name, kernel, x, params, y, eps)
+    kern, grid, block = fused.ours(name, M, N, c["dtype"])
+    stats = [torch.empty(M, device="cuda", dtype=torch.float32) for _ in fused.STATS.get(name, ())]
+    scalars = (fused.eps_of(name, c["dtype"]),) if fused.PARAMS[name] else ()
+    from tile_mlir import kernels as K
+
+    c["plan"] = K.plan(M, N, c["dtype"], name).label()
+    return kern.bind(grid, block, x, *params, y, *stats, *scalars, M)
 
 
 def report(todo: list[dict], kernels: list[dict]) -> list[str]:

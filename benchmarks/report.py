@@ -112,7 +112,15 @@ NOTES["argmax"] = (
     "98.2-100.4% of the pure read in the same run, ours at 96.6-99.7%, within 1-2 us of 63 us; between two runs "
     "the same kernels moved by 0.5% (0.998x then 0.993x at 16384x4096). K.argmax, the library's kernel (the row "
     "in registers on the softmax plan), reads at 99.4-99.7% at 16384x4096 and 4096x16384 f32 and 94.4% at "
-    "1024x65536 (a cluster of 8 CTAs a row). Not analysed with ncu.")
+    "1024x65536 (a cluster of 8 CTAs a row). ncu (2026-12-02-e/ncu-limits.txt: one launch each, the "
+    "fastest configurations of 2026-12-02): ours and Triton's read at 87.1-90.8% of the DRAM peak, the pure "
+    "read at 90.3-92.5%; ours take 0.3%, 1.8% and 2.0% longer than Triton's (62.21 against 62.02, 63.36 "
+    "against 62.24, 64.64 against 63.36 us). At 4096x16384 ours (W4 C8 P: two sets of 8 16-byte vectors in "
+    "flight) keeps 80 registers a thread, so 36% of the warp slots are filled (Triton's: 23 registers, 95%); "
+    "the sweep's C4 kernels, with half the vectors in flight, were slower in its steady timing (63.6-80.7 "
+    "against 63.4 us). At "
+    "1024x65536 both fill about 48% (1024 rows of 4 or 8 warps). What is left is the last 1-2% of the DRAM "
+    "ceiling, not a stall of ours: long-scoreboard (waiting on a load) is the largest stall of both.")
 NOTES["softmax-packed"] = (
     "Inside one CTA the pair's combine is a dozen instructions with an exponential in every butterfly step of every "
     "thread (PTX: 42 ex2 a thread against 33, and 413 lines against 286 in bf16), where a named reduction's is "

@@ -258,3 +258,42 @@ def test_liger_missing_or_refused():
     with pytest.raises(peers.Unavailable, match="^missing: liger_kernel does not import"):
         peers.liger_forward("softmax", 1024, 1e-5)
     assert peers.liger_version().startswith("missing:")
+
+
+_LIMITS = '''"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"
+"0","rmsnorm","gpu__time_duration.sum","usecond","16.5"
+"0","rmsnorm","dram__bytes_read.sum","Mbyte","33.6"
+"0","rmsnorm","dram__bytes_write.sum","byte","33,554,432"
+"0","rmsnorm","smsp__issue_active.avg.pct_of_peak_sustained_active","%","41.4"
+"0","rmsnorm","launch__registers_per_thread","register/thread","32"
+"0","rmsnorm","smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio","","2.5"
+"0","rmsnorm","smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio","","22.7"
+'''
+
+
+def test_ncu_limits_reads_every_unit_and_orders_the_stalls():
+    from benchmarks import ncu_limits
+
+    (k,) = ncu_bytes.parse_csv(_LIMITS, ncu_limits.LIMITS)
+    assert k["gpu__time_duration.sum"] == pytest.approx(16500)  # nanoseconds
+    assert k["dram__bytes_read.sum"] == pytest.approx(33.6e6) and k["dram__bytes_write.sum"] == 33554432
+    f = ncu_limits.figures(k)
+    assert f["us"] == pytest.approx(16.5) and f["registers"] == 32 and f["issue_pct"] == pytest.approx(41.4)
+    assert f["dram_GBs"] == pytest.approx((33.6e6 + 33554432) / 16500)  # bytes per ns = GB/s
+    assert list(f["stalls"]) == ["long_scoreboard", "barrier"] and f["sm_pct"] is None
+    line = ncu_limits.line({"what": "rmsnorm", "M": 4096, "N": 4096, "dtype": "bf16"}, f)
+    assert "16.50 us" in line and "issue 41.4%" in line and "stalls: long_scoreboard 22.70, barrier 2.50" in line
+    assert "SM n/a%" in line  # a figure ncu did not give is said so, not made up
+
+
+def test_ncu_limits_cases():
+    from benchmarks import ncu_limits
+
+    argmax = {"argmax": {"rows": [{"M": 1024, "N": 65536, "dtype": "f32", "ours_cfg": "W4 RB1 C4 P F",
+                                   "triton_cfg": "BN4096 w8 chunks"}]}}
+    cs = ncu_limits.cases(("rmsnorm",), ("bf16",), ((4096, 4096),), True, argmax)
+    assert [c["what"] for c in cs] == ["copy", "read", "rmsnorm", "triton:rmsnorm", "read", "argmax:W4 RB1 C4 P F",
+                                       "argmax-triton:BN4096 w8 chunks"]
+    assert all((c["M"], c["N"]) == (4096, 4096) and c["dtype"] == "bf16" for c in cs[:4])
+    assert [c["what"] for c in ncu_limits.cases(("rmsnorm",), ("f32",), ((64, 262144),), False)] == [
+        "copy", "read", "rmsnorm"]
