@@ -134,8 +134,10 @@ def child(manifest: str) -> int:
 def _launcher(c: dict, torch):
     """The call that launches case ``c``'s one kernel (``c["what"]``: copy, read, a kernel
     of ``fused.KERNELS``; for ``benchmarks.ncu_limits`` also ``triton:<kernel>``, the
-    Triton peer of benchmark 5, and ``argmax:<label>`` / ``argmax-triton:<label>``, a
-    configuration of benchmark 7's kernels or of its Triton peer)."""
+    Triton peer of benchmark 5, ``argmax:<label>`` / ``argmax-triton:<label>``, a
+    configuration of benchmark 7's kernels or of its Triton peer, and ``backward:<name>``,
+    a backward of ``tile_mlir.kernels``, which sets ``c["kernels"]``: the kernels a call
+    launches, 2 for the norms, whose column sums follow the row kernel)."""
     tdt = torch.float32 if c["dtype"] == "f32" else torch.bfloat16
     M, N, what = c["M"], c["N"], c["what"]
     x = torch.randn(M, N, device="cuda", dtype=tdt)
@@ -148,6 +150,21 @@ def _launcher(c: dict, torch):
         from .ceiling import CONFIGS, launcher
 
         return launcher(x, CONFIGS[0])
+    if what.startswith("backward:"):  # tile_mlir.kernels' backward: its row kernel, then the column sums
+        from tile_mlir import kernels as K
+
+        name, dy, w = what.split(":", 1)[1], torch.randn_like(x), torch.randn(N, device="cuda", dtype=tdt)
+        x32 = x.float()
+        c["kernels"] = 1 if name == "softmax_backward" else 2
+        if name == "softmax_backward":
+            y = torch.softmax(x32, -1).to(tdt)
+            return lambda: K.softmax_backward(y, dy)
+        rstd = torch.rsqrt((x32 * x32).mean(-1) + 1e-6) if name == "rmsnorm_backward" else (
+            torch.rsqrt(x32.var(-1, unbiased=False) + 1e-5))
+        if name == "rmsnorm_backward":
+            return lambda: K.rms_norm_backward(dy, x, w, rstd)
+        mean = x32.mean(-1)
+        return lambda: K.layer_norm_backward(dy, x, w, mean, rstd)
     if what.startswith("argmax"):
         from . import argmax as A
 

@@ -15,6 +15,8 @@ per issued instruction, the largest first). The cases, in order, for each shape 
 * ours (``tile_mlir.kernels``'s kernel on the plan the library chooses) and, unless
   ``--no-triton``, the Triton peer of benchmark 5 (autotuned before the profiled launch),
   for every kernel asked for;
+* with ``--backward``, each backward of ``tile_mlir.kernels`` asked for (its row kernel,
+  then, for the norms, the column sums: two kernels a call);
 * with ``--argmax results.json`` (a ``benchmarks.run`` output holding benchmark 7), for
   each argmax shape and dtype of it: the fastest configuration of ours and of Triton's.
 
@@ -52,11 +54,12 @@ STALLS = ("long_scoreboard", "barrier", "membar", "short_scoreboard", "wait", "l
           "math_pipe_throttle", "no_instruction", "not_selected", "selected", "dispatch_stall", "drain",
           "branch_resolving", "sleeping", "imc_miss", "misc")
 STALL_METRIC = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+BACKWARD = ("softmax_backward", "rmsnorm_backward", "layernorm_backward")
 LIMITS = (*METRICS, *FIGURES.values(), *(STALL_METRIC.format(s) for s in STALLS))
 
 
-def cases(kernels, dtypes, shapes, triton: bool = True, argmax: dict | None = None) -> list[dict]:
-    """What the child launches, in order: one kernel each (module docstring)."""
+def cases(kernels, dtypes, shapes, triton: bool = True, argmax: dict | None = None, backward=()) -> list[dict]:
+    """What the child launches, in order: one call each (module docstring)."""
     out = []
     for dtype in dtypes:
         for M, N in shapes:
@@ -65,6 +68,7 @@ def cases(kernels, dtypes, shapes, triton: bool = True, argmax: dict | None = No
                 out.append({"what": name, "M": M, "N": N, "dtype": dtype})
                 if triton:
                     out.append({"what": f"triton:{name}", "M": M, "N": N, "dtype": dtype})
+            out += [{"what": f"backward:{name}", "M": M, "N": N, "dtype": dtype} for name in backward]
     for row in (argmax or {}).get("argmax", {}).get("rows", []):
         M, N, dtype = row["M"], row["N"], row["dtype"]
         out += [{"what": "read", "M": M, "N": N, "dtype": dtype},
@@ -107,8 +111,12 @@ def main(argv=None) -> int:
     p.add_argument("--dtypes", default="f32,bf16")
     p.add_argument("--no-triton", action="store_true", help="leave out the Triton peers")
     p.add_argument("--argmax", help="a benchmarks.run results.json with benchmark 7: its fastest configurations")
+    p.add_argument("--backward", default="", help=f"of {','.join(BACKWARD)}: tile_mlir.kernels' backward at each shape")
     args = p.parse_args(argv)
     kernels = tuple(k for k in args.kernels.split(",") if k)
+    backward = tuple(k for k in args.backward.split(",") if k)
+    if set(backward) - set(BACKWARD):
+        p.error(f"unknown backward(s) {', '.join(sorted(set(backward) - set(BACKWARD)))}")
     if set(kernels) - set(fused.KERNELS):
         p.error(f"unknown kernel(s) {', '.join(sorted(set(kernels) - set(fused.KERNELS)))}")
     shapes = tuple(tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",") if s)
@@ -118,7 +126,7 @@ def main(argv=None) -> int:
         print("ncu is not on PATH: no figures", file=sys.stderr)
         return 1
     os.environ["TILE_MLIR_CACHE_DIR"] = str(Path(args.cache).resolve())
-    todo = cases(kernels, tuple(args.dtypes.split(",")), shapes, not args.no_triton, argmax)
+    todo = cases(kernels, tuple(args.dtypes.split(",")), shapes, not args.no_triton, argmax, backward)
     metrics = list(LIMITS)
     with tempfile.TemporaryDirectory() as tmp:
         manifest = Path(tmp) / "cases.json"
@@ -142,15 +150,18 @@ def main(argv=None) -> int:
     except ValueError as e:
         kernels_seen = []
         print(f"ncu's output did not parse ({e}); ncu exited {done.returncode}\n{done.stderr[-3000:]}", file=sys.stderr)
-    lines = []
-    if len(kernels_seen) != len(launched):
-        lines.append(f"warning: ncu profiled {len(kernels_seen)} kernel(s) for {len(launched)} launch(es): the pairing "
+    lines, rows = [], []
+    expected = sum(c.get("kernels", 1) for c in launched)
+    if len(kernels_seen) != expected:
+        lines.append(f"warning: ncu profiled {len(kernels_seen)} kernel(s) for {expected} launch(es): the pairing "
                      "below follows launch order and may be off")
-    rows = []
-    for c, k in zip(launched, kernels_seen):
-        f = figures(k)
-        rows.append({**c, "kernel": k["name"], **f})
-        lines.append(line(c, f))
+    seen = iter(kernels_seen)
+    for c in launched:
+        for i, k in zip(range(c.get("kernels", 1)), seen):
+            part = c if c.get("kernels", 1) == 1 else {**c, "what": f"{c['what']} #{i + 1} {k['name'][:24]}"}
+            f = figures(k)
+            rows.append({**part, "kernel": k["name"], **f})
+            lines.append(line(part, f))
     lines += [f"{c['what']} {c['M']}x{c['N']} {c['dtype']}: not launched ({c['error']})" for c in todo if "error" in c]
     text = "\n".join([f"What limits each kernel (ncu {' '.join(cmd[1:5])}; stalls: warps stalled per issued "
                       "instruction, the 4 largest):", *lines])

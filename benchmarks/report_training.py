@@ -19,6 +19,14 @@ from .report_fused import PEER_TITLES, liger_line, peer_cell
 
 BWD_PCT_COPY, BWD_VS_BEST = 90.0, 1.3
 CE_VS_LIGER, CE_PCT_COPY = 1.8, 85.0
+_NCU_BWD = (
+    "ncu (2026-12-02-e/ncu-limits-backward.txt, one call each, cold caches): the norms' row kernels are bound by "
+    "the loads they keep in flight, not by DRAM: they hold 42-168 registers a thread, so 17-50% of the warp "
+    "slots are filled, and waiting on a load (long scoreboard) is the largest stall of every one. At 4096x4096 "
+    "the registers fill 17-37% (RMSNorm bf16 128 registers, 23%: 26.1 us where the copy kernel takes 16.0 for "
+    "two thirds of the bytes); at 1024x65536 the grid of 15 clusters of 8 CTAs fills 50% and DRAM runs at 32-54% "
+    "of its peak. The column sums add a fixed 3.5-8.4 us a call (reading the partial rows, 128-512 CTAs at "
+    "22-44% of the DRAM peak): 9-19% of the call at 4096x4096.")
 NOTES: dict[str, str] = {
     "train-cross_entropy": (
         "Ours is K.cross_entropy_with_grad: the loss and dlogits from one read of the logits (2 x M x V x b bytes, "
@@ -39,11 +47,14 @@ NOTES: dict[str, str] = {
         "As RMSNorm's backward at this shape (the capped grid, the per-row fixed cost), with a third reduction "
         "a row (mean, then the two sums of the dx formula)."),
     "train-layernorm_backward": (
+        _NCU_BWD + " LayerNorm's row kernel keeps the most registers: 103 (f32) and 168 (bf16) at 4096x4096, 17-25% "
+        "of the warp slots filled. "
         "ptxas (sm_90a) at 4096x16384: f32 64 registers and 96 bytes spilled (32 warps of 16 elements), bf16 128 "
         "registers (16 warps of 32: one 512-thread CTA an SM) and 4 bytes: the backward keeps x, dy, the weight "
         "and the partial dw and db rows of its columns in registers; the plans of the backward are the forward's "
         "registers tables, not searched (benchmarks.plan_search times the forwards only)."),
     "train-rmsnorm_backward": (
+        _NCU_BWD + " "
         "ptxas (sm_90a): 4096x16384 f32 62 registers, no spill (1024-thread CTAs, one an SM). The backward plans are "
         "the forward's registers tables, not searched (benchmarks.plan_search times the forwards only). The dw "
         "column sums now split the partial rows over 16 warps a CTA where N is short (docs/training-kernels.md): "
