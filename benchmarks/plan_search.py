@@ -9,6 +9,14 @@ Three steps::
     python -m benchmarks.plan_search run --out DIR                   # there (GPU, TILE_MLIR_CACHE_DIR=.plan-cache)
     python -m benchmarks.plan_search table DIR/plan_search.json      # here: write the measured table
 
+The norms' backward passes (``BACKWARD``: ``rmsnorm_backward``, ``layernorm_backward``) are
+searched the same way, with ``--kernels rmsnorm_backward,layernorm_backward``: their
+candidates are the one-CTA plans of ``BACKWARD_N`` (``backward_plans``), each timed as
+the whole call (its row kernel over the persistent grid, then the column sums) at the
+benchmark's 4096 rows, on as many input sets as fill ``measure.ROTATE_BYTES``, and
+checked against torch's autograd in float64 (dx and dw). ``plan_search table`` keeps them
+under their own names, which ``tile_mlir.kernels.training.backward_plan`` reads.
+
 The table keeps the fastest candidate that spills at most ``MAX_SPILL_BYTES`` (said with
 its spill, and the faster ones it passed over). A candidate is a plan (CTAs per row, rows
 per CTA, warps per row) with the fewest 16-byte
@@ -31,6 +39,9 @@ from .fused import ITEMSIZE, PARAMS, PER_ROW, STATS, TOLERANCE, eps_of, error, r
 
 KERNELS = ("softmax", "logsumexp", "rmsnorm", "layernorm")
 SEARCH_N = {"f32": (16384, 65536, 262144), "bf16": (16384, 65536, 262144, 524288)}
+BACKWARD = ("rmsnorm_backward", "layernorm_backward")
+BACKWARD_N = (512, 4096, 16384)  # one CTA a row: a train step's d_model and the benchmark's rows
+BACKWARD_M = 4096  # the rows of benchmark 6 and of a train step's batch: the persistent grid depends on M
 X_BYTES = 256 << 20  # each input set; two sets rotate
 # A plan may spill this much (a few registers, to L1) if it is still the fastest: the search
 # found LayerNorm bf16 plans that spill 16-24 bytes 1.2-1.9x faster than any that do not.
@@ -61,9 +72,36 @@ def search_plans(N: int, dtype: str, elements=(8, 16, 32)) -> list[dict]:
     return found
 
 
+def backward_plans(N: int, dtype: str) -> list[dict]:
+    """The overrides of every searched plan of a norm's backward for rows of N: one CTA a
+    row (a cluster's backward is another problem: its grid), R rows of W warps, the fewest
+    vectors that cover the row, within the forward's register budget; each with and
+    without the most CTAs of its size an SM holds (``per_sm``: ptxas caps the registers)."""
+    from tile_mlir.kernels.plan import SM_REGISTERS, SM_THREADS, candidates
+
+    found = []
+    for p in candidates(N, dtype):
+        if p.CL > 1 or p.threads < 64 or (p.W > 1 and p.R > 1):
+            continue
+        # no "ctas" (one CTA a row is the table's at these N): compiled_backward's ``ctas``
+        # is the persistent grid's size, not the plan's CTAs a row
+        base = {"rows": p.R, "warps": p.W, "per_sm": 1}
+        found.append(base)
+        most = SM_THREADS // p.threads
+        if most > 1 and SM_REGISTERS // (p.threads * most) >= 32:
+            found.append(base | {"per_sm": most})
+    return found
+
+
 def cases(kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32)) -> list[tuple[str, int, int, str, dict]]:
-    return [(k, rows(N, d), N, d, ov) for k in kernels for d in dtypes for N in SEARCH_N[d]
-            for ov in search_plans(N, d, elements)]
+    out = []
+    for k in kernels:
+        for d in dtypes:
+            if k in BACKWARD:
+                out += [(k, BACKWARD_M, N, d, ov) for N in BACKWARD_N for ov in backward_plans(N, d)]
+            else:
+                out += [(k, rows(N, d), N, d, ov) for N in SEARCH_N[d] for ov in search_plans(N, d, elements)]
+    return out
 
 
 def prepare(cache: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32)) -> int:
@@ -74,8 +112,12 @@ def prepare(cache: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16
     todo, t0, failed = cases(kernels, dtypes, elements), time.perf_counter(), 0
     for i, (k, M, N, d, ov) in enumerate(todo):
         try:
-            K.kernel_text(k, M, N, d, remember=True, **ov)
-            K.compiled(k, M, N, d, backend="cuda", **ov)
+            if k in BACKWARD:
+                K.text_backward(k, M, N, d, remember=True, **ov)
+                K.compiled_backward(k, M, N, d, backend="cuda", **ov)
+            else:
+                K.kernel_text(k, M, N, d, remember=True, **ov)
+                K.compiled(k, M, N, d, backend="cuda", **ov)
         except Exception as e:  # noqa: BLE001 - a candidate that does not build is said, and skipped
             failed += 1
             print(f"{k} {M}x{N} {d} {ov}: {type(e).__name__}: {str(e)[:200]}", flush=True)
@@ -99,6 +141,11 @@ def run(out: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32))
     for k, M, N, d, ov in cases(kernels, dtypes, elements):
         groups.setdefault((k, M, N, d), []).append(ov)
     for (k, M, N, d), plans in groups.items():
+        if k in BACKWARD:
+            results.append(_backward_case(k, M, N, d, plans, t0))
+            (Path(out) / "plan_search.json").write_text(json.dumps({"device": torch.cuda.get_device_name(),
+                                                                    "cases": results}, indent=1))
+            continue
         tdt = torch.float32 if d == "f32" else torch.bfloat16
         xs = [torch.randn(M, N, device="cuda", dtype=tdt) for _ in range(2)]
         params = [torch.randn(N, device="cuda", dtype=tdt) for _ in PARAMS[k]]
@@ -146,10 +193,78 @@ def run(out: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32))
     return 0
 
 
+def _backward_case(k: str, M: int, N: int, d: str, plans: list[dict], t0: float) -> dict:
+    """One backward case: every plan's whole call (row kernel, then column sums) checked
+    against torch's autograd in float64 and timed steady over rotating input sets."""
+    import torch
+
+    from tile_mlir import kernels as K
+
+    from .measure import ROTATE_BYTES, copy_times, steady
+    from .training import bound_backward
+
+    tdt = torch.float32 if d == "f32" else torch.bfloat16
+    nbuf = max(2, -(-ROTATE_BYTES // (2 * M * N * ITEMSIZE[d])))
+    eps = 1e-6 if k == "rmsnorm_backward" else 1e-5
+    sets = []
+    for _ in range(nbuf):
+        x, dy = torch.randn(M, N, device="cuda", dtype=tdt), torch.randn(M, N, device="cuda", dtype=tdt)
+        x32 = x.float()
+        mean = x32.mean(-1) if k == "layernorm_backward" else None
+        var = (x32 * x32).mean(-1) if mean is None else x32.var(-1, unbiased=False)
+        sets.append((x, dy, mean, torch.rsqrt(var + eps)))
+    w = torch.randn(N, device="cuda", dtype=tdt)
+    x64, w64 = sets[0][0].double().requires_grad_(), w.double().requires_grad_()
+    if k == "rmsnorm_backward":
+        y64 = torch.nn.functional.rms_norm(x64, (N,), w64, eps)
+    else:
+        y64 = torch.nn.functional.layer_norm(x64, (N,), w64, torch.zeros_like(w64), eps)
+    y64.backward(sets[0][1].double())
+    ref_dx, ref_dw = x64.grad, w64.grad
+    copy_ms = copy_times([s[0] for s in sets[:2]])[0]
+    nbytes = 3 * M * N * ITEMSIZE[d]  # x and dy read, dx written (the partials: the kernel's own cost)
+    case = {"kernel": k, "M": M, "N": N, "dtype": d, "bytes": nbytes, "copy_ms": copy_ms,
+            "copy_gbps": 2 * M * N * ITEMSIZE[d] / copy_ms / 1e6, "sets": nbuf, "plans": []}
+    for ov in plans:
+        entry = {"overrides": ov}
+        try:
+            rows_, _ = K.compiled_backward(k, M, N, d, backend="cuda", **ov)
+            entry["label"], entry["ctas_launched"] = rows_.plan.label(), rows_.grid
+            if rows_.plan.CL != 1:
+                raise ValueError(f"the plan {rows_.plan.label()} is not one CTA a row")
+            bound = [bound_backward(k, M, N, d, (dy, x, w, *((rstd,) if mean is None else (mean, rstd))), **ov)
+                     for x, dy, mean, rstd in sets]
+            calls, outs = [c for c, _ in bound], [(o[0], o[1]) for _, o in bound]
+            outs[0][0].fill_(float("nan"))
+            calls[0]()
+            torch.cuda.synchronize()
+            err = max(error(outs[0][0], ref_dx), error(outs[0][1], ref_dw))
+            entry["error"] = err
+            if not err < TOLERANCE[d]:
+                entry["status"] = f"wrong: error {err:.3g}"
+            else:
+                ms = steady(calls, target_ms=15.0, repeat=3)
+                entry |= {"ms": ms, "gbps": nbytes / ms / 1e6, "status": "ok"}
+        except Exception as e:  # noqa: BLE001 - one candidate failing must not lose the search
+            entry["status"] = f"failed: {type(e).__name__}: {' '.join(str(e).split())[:200]}"
+        case["plans"].append(entry)
+        print(f"{k} {M}x{N} {d} {entry.get('label', ov)}: {entry.get('gbps', 0):.0f} GB/s"
+              f" {entry['status'] if entry['status'] != 'ok' else ''}", flush=True)
+    ok = [p for p in case["plans"] if p["status"] == "ok"]
+    if ok:
+        case["best"] = best = max(ok, key=lambda p: p["gbps"])
+        print(f"== {k} {M}x{N} {d}: best {best['label']} {best['gbps']:.0f} GB/s"
+              f" ({100 * best['gbps'] / case['copy_gbps']:.1f}% of copy {case['copy_gbps']:.0f})"
+              f" [{time.perf_counter() - t0:.0f} s]", flush=True)
+    del sets
+    torch.cuda.empty_cache()
+    return case
+
+
 def table(paths: list[str], dest: Path = TABLE) -> int:
     """The measured table from runs' plan_search.json (their candidates of a case pooled):
     per kernel and dtype, the searched row lengths, each with its fastest plan's overrides
-    and figures."""
+    and figures; a kernel the runs did not search keeps its entries of ``dest``."""
     runs = [json.loads(Path(path).read_text()) for path in paths]
     data, pooled = runs[0], {}
     for run_ in runs:
@@ -169,7 +284,7 @@ def table(paths: list[str], dest: Path = TABLE) -> int:
         if not kept:
             continue
         b = kept[0]
-        entry = {"N": N, **b["overrides"], "label": b["label"], "M": M, "gbps": round(b["gbps"]),
+        entry = {"N": N, "ctas": 1, **b["overrides"], "label": b["label"], "M": M, "gbps": round(b["gbps"]),
                  "copy_gbps": round(case["copy_gbps"]), "candidates": len(case["plans"]),
                  "spill_bytes": b["spill_bytes"]}
         faster = [p for p in ok if p["gbps"] > b["gbps"]]
@@ -179,8 +294,11 @@ def table(paths: list[str], dest: Path = TABLE) -> int:
     for per in measured.values():
         for entries in per.values():
             entries.sort(key=lambda e: e["N"])
+    kept = json.loads(dest.read_text())["plans"] if dest.exists() else {}
+    for k, per in kept.items():  # the kernels these runs did not search keep their entries
+        measured.setdefault(k, per)
     doc = {"what": "the fastest plan of each searched row length, measured by python -m benchmarks.plan_search",
-           "device": data.get("device", "?"), "plans": measured}
+           "device": data.get("device", "?"), "plans": dict(sorted(measured.items()))}
     dest.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote {dest}")
     return 0
@@ -195,7 +313,9 @@ def spills(kernel: str, M: int, N: int, dtype: str, overrides: dict) -> int:
 
     from .prepare import CHIP, ptxas_resources
 
-    ptx = lower_to_ptx(K.kernel_text(kernel, M, N, dtype, **overrides), Options(chip=CHIP)).ptx
+    text = (K.text_backward(kernel, M, N, dtype, **overrides)[0] if kernel in BACKWARD
+            else K.kernel_text(kernel, M, N, dtype, **overrides))
+    ptx = lower_to_ptx(text, Options(chip=CHIP)).ptx
     return ptxas_resources(ptx).get("spill_stores", 0)
 
 

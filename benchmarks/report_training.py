@@ -27,6 +27,10 @@ _NCU_BWD = (
     "two thirds of the bytes); at 1024x65536 the grid of 15 clusters of 8 CTAs fills 50% and DRAM runs at 32-54% "
     "of its peak. The column sums add a fixed 3.5-8.4 us a call (reading the partial rows, 128-512 CTAs at "
     "22-44% of the DRAM peak): 9-19% of the call at 4096x4096.")
+_PLANS = (
+    "Up to the run of 2026-12-02-b the backward's plans were its forward's registers tables; from 2026-12-02-f "
+    "they are the plans benchmarks.plan_search measured fastest for the backward itself at N = 512, 4096 and "
+    "16384 (docs/training-kernels.md, 'Measured backward plans').")
 NOTES: dict[str, str] = {
     "train-cross_entropy": (
         "Ours is K.cross_entropy_with_grad: the loss and dlogits from one read of the logits (2 x M x V x b bytes, "
@@ -51,12 +55,10 @@ NOTES: dict[str, str] = {
         "of the warp slots filled. "
         "ptxas (sm_90a) at 4096x16384: f32 64 registers and 96 bytes spilled (32 warps of 16 elements), bf16 128 "
         "registers (16 warps of 32: one 512-thread CTA an SM) and 4 bytes: the backward keeps x, dy, the weight "
-        "and the partial dw and db rows of its columns in registers; the plans of the backward are the forward's "
-        "registers tables, not searched (benchmarks.plan_search times the forwards only)."),
+        "and the partial dw and db rows of its columns in registers. " + _PLANS),
     "train-rmsnorm_backward": (
         _NCU_BWD + " "
-        "ptxas (sm_90a): 4096x16384 f32 62 registers, no spill (1024-thread CTAs, one an SM). The backward plans are "
-        "the forward's registers tables, not searched (benchmarks.plan_search times the forwards only). The dw "
+        "ptxas (sm_90a): 4096x16384 f32 62 registers, no spill (1024-thread CTAs, one an SM). " + _PLANS + " The dw "
         "column sums now split the partial rows over 16 warps a CTA where N is short (docs/training-kernels.md): "
         "9.6-11.9 us at 4096x512 (20.5 before), 7.7-8.3 us at 4096x4096 (benchmarks.column_sums); RMSNorm f32 "
         "4096x4096 went from 62-63% of copy to 87.5% in this run."),
@@ -116,7 +118,11 @@ def figure(r: dict) -> tuple[str, bool]:
     else:
         text += ", no peer gave a figure"
         met = False
-    text += f" (L2-flushed: {r.get('pct_copy_flushed', float('nan')):.1f}%); peers, GB/s: {peers}"
+    text += f" (L2-flushed: {r.get('pct_copy_flushed', float('nan')):.1f}%)"
+    if "pct_copy_kernels" in r:  # the same kernels as bound launches: without the API call's host work
+        text += (f"; the kernels alone (bound launches): {r['ours_kernels_GBs']:.0f} GB/s, "
+                 f"{r['pct_copy_kernels']:.1f}% of copy")
+    text += f"; peers, GB/s: {peers}"
     if not ok:
         text += f"; ours {status['ours']}"
     return text, met and ok

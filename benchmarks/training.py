@@ -141,6 +141,30 @@ def _forward(name: str, eps: float):
     return peers.torch_forward(name.removesuffix("_backward"), eps)
 
 
+def bound_backward(name: str, M: int, N: int, dtype: str, arrays, **overrides):
+    """(a call, its outputs): a norm's or softmax's backward of ``tile_mlir.kernels`` on
+    the torch CUDA ``arrays`` (its ``BACKWARD[name].inputs``) as its bound launches (the
+    row kernel, then the column sums), outputs made once: what the kernels cost without
+    the functional API's host work (a call of it checks, allocates and looks the kernels
+    up). ``overrides`` go to the row plan (``benchmarks.plan_search``)."""
+    import torch
+
+    from tile_mlir import kernels as K
+    from tile_mlir.kernels.training import partial_rows
+
+    rows, total = K.compiled_backward(name, M, N, dtype, backend="cuda", **overrides)
+    x = arrays[0]
+    dx = torch.empty_like(x)
+    sums = [torch.empty(N, device=x.device, dtype=x.dtype) for _ in range(K.BACKWARD[name].sums)]
+    P = partial_rows(rows.grid, rows.plan)
+    partials = [torch.empty(P, N, device=x.device, dtype=torch.float32) for _ in sums]
+    a = rows.kernel.bind(rows.grid, rows.block, *arrays, dx, *partials, *((P,) if sums else ()), M)
+    if total is None:
+        return a, (dx,)
+    b = total.kernel.bind(total.grid, total.block, *partials, *sums, P)
+    return (lambda: (a(), b())), (dx, *sums)
+
+
 def backward_case(name: str, M: int, N: int, dtype: str) -> dict:
     import torch
 
@@ -220,6 +244,18 @@ def backward_case(name: str, M: int, N: int, dtype: str) -> dict:
             make = lambda: [lambda i=i: K.layer_norm_backward(dys[i], xs[i], params[0], mean[i], rstd[i])  # noqa: E731
                             for i in range(nbuf)]
         peer("ours", make)
+        # the same kernels as bound launches: the kernels' own rate, without the API's host work
+        if name == "softmax_backward":
+            arrays = [(ys[i], dys[i]) for i in range(nbuf)]
+        elif name == "rmsnorm_backward":
+            arrays = [(dys[i], xs[i], params[0], rstd[i]) for i in range(nbuf)]
+        else:
+            arrays = [(dys[i], xs[i], params[0], mean[i], rstd[i]) for i in range(nbuf)]
+
+        def kernels_only():
+            bound = [bound_backward(name, M, N, dtype, a) for a in arrays]
+            return [lambda c=c, o=o: (c(), o)[1] for c, o in bound]
+        peer("ours_kernels", kernels_only)
 
     peer("torch", lambda: autograd_calls(fwd))
     peers.allow_retained_backward()
@@ -343,7 +379,7 @@ def rates(row: dict) -> None:
     x_bytes = row["M"] * row["N"] * ITEMSIZE[row["dtype"]]
     for mode in ("", "flushed_"):
         suffix = "_flushed" if mode else ""
-        for who in ("ours", "ours_two", *PEERS):
+        for who in ("ours", "ours_two", "ours_kernels", *PEERS):
             if f"{who}_{mode}ms" in row:
                 row[f"{who}_{mode}GBs"] = row["bytes"] / row[f"{who}_{mode}ms"] / 1e6
         row[f"copy_{mode}GBs"] = 2 * x_bytes / row[f"copy_{mode}ms"] / 1e6
@@ -354,6 +390,8 @@ def rates(row: dict) -> None:
         if "ours_ms" not in row:
             continue
         row[f"pct_copy{suffix}"] = 100 * row[f"ours_{mode}GBs"] / row[f"copy_{mode}GBs"]
+        if f"ours_kernels_{mode}GBs" in row:
+            row[f"pct_copy_kernels{suffix}"] = 100 * row[f"ours_kernels_{mode}GBs"] / row[f"copy_{mode}GBs"]
         for who in timed:
             row[f"vs_{who}{suffix}"] = row[f"{who}_{mode}ms"] / row[f"ours_{mode}ms"]
         if timed:
@@ -362,7 +400,7 @@ def rates(row: dict) -> None:
 
 def summary(row: dict) -> str:
     parts = []
-    for who in ("ours", *(("ours_two",) if "ours_two_ms" in row else ()), *PEERS):
+    for who in ("ours", *(w for w in ("ours_two", "ours_kernels") if f"{w}_ms" in row), *PEERS):
         st = row["status"].get(who, "not run")
         parts.append(f"{who} {row[who + '_GBs']:7.0f}" + ("" if st == "ok" else f" ({st[:50]})") if f"{who}_GBs" in row
                      else f"{who} -- ({st[:80]})")

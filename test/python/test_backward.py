@@ -6,6 +6,7 @@ differences of the float64 forward; rows of special values; and dw, db determini
 the same bits on two runs, and bit for bit the documented two-level order of the sums
 (docs/training-kernels.md), modelled in numpy f32."""
 
+import importlib
 import inspect
 
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 from tile_mlir import LaunchError, OptionError
 from tile_mlir import kernels as K
 from tile_mlir.kernels.plan import registers_table
-from tile_mlir.kernels.training import column_sums_grid, run_backward
+from tile_mlir.kernels.training import backward_plan, column_sums_grid, run_backward
 from tile_mlir.testing.fused import as_f64, model_sums, to_dtype
 
 I = {"backend": "interpreter"}
@@ -118,6 +119,7 @@ def test_a_forward_cluster_gives_the_backward_its_own_cluster(monkeypatch):
 
     monkeypatch.setitem(TABLES, "f32", registers_table("f32", data_bytes=32, max_warps=2))
     monkeypatch.setitem(training.BACKWARD_TABLES, "f32", SMALL["f32"])
+    monkeypatch.setattr(importlib.import_module("tile_mlir.kernels.plan"), "measured_table", lambda: {})  # the tables alone
     assert K.plan(5, 997, "f32", "layernorm").label() == "cluster R1 W2 E8 CL2"
     assert training.backward_plan("layernorm_backward", 5, 997, "f32").label() == "cluster R1 W2 E4 CL4"
     args = inputs(np.random.default_rng(), "layernorm_backward", (5, 997), "f32")
@@ -292,7 +294,7 @@ def test_column_sums_add_segments_of_rows_in_the_documented_order(N, P, row_warp
 def test_column_sums_are_the_documented_order_bit_for_bit(overrides):
     rng = np.random.default_rng()
     M, N, ctas = 22, 300, 3
-    R = K.plan(M, N, "f32", "rmsnorm", **overrides).R  # the rows of a CTA: its partial rows
+    R = backward_plan("rmsnorm_backward", M, N, "f32", **overrides).R  # the rows of a CTA: its partial rows
     x, dy = (to_dtype(rng.standard_normal((M, N)) * 2, "f32") for _ in range(2))
     w = to_dtype(1 + 0.5 * rng.standard_normal(N), "f32")
     rstd = K.rms_norm(x, w, **I)[1]
@@ -425,13 +427,13 @@ def test_compiled_backward_binds_device_arrays_in_the_documented_order(fake, tmp
     from fakecuda import DeviceArray, param
 
     monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
-    rows, sums = K.compiled_backward("rmsnorm_backward", 64, 1000, "bf16", backend="cuda", ctas=5)
+    rows, sums = K.compiled_backward("rmsnorm_backward", 64, 1000, "bf16", backend="cuda", ctas=5, warps=1, rows=4)
     assert (rows.grid, rows.block, rows.signature) == (
         5, 128, "rmsnorm_backward(dy, x, weight, rstd, dx, dw_partials, partial_rows, rows)")
     # the column sums at N = 1000: 32 CTAs of 32 columns, 16 warps over the partial rows
     assert (sums.grid, sums.block, sums.signature) == (32, 512, "column_sums(dw_partials, dw, P)")
     assert len(list((tmp_path / "by-name").iterdir())) == 2
-    other, _ = K.compiled_backward("rmsnorm_backward", 9, 1000, "bf16", backend="cuda", ctas=3)
+    other, _ = K.compiled_backward("rmsnorm_backward", 9, 1000, "bf16", backend="cuda", ctas=3, warps=1, rows=4)
     assert other.kernel is rows.kernel and other.grid == 3  # another M and ctas: the same kernel
     assert len(list((tmp_path / "by-name").iterdir())) == 2
     dy, x, dx = (DeviceArray(np.zeros((64, 1000), np.uint16), "<V2") for _ in range(3))
@@ -518,18 +520,49 @@ def test_a_grid_of_one_cta_rows_is_one_wave_of_what_the_sms_hold(fake, tmp_path,
     from tile_mlir.kernels.training import SMS, backward_plan, compiled_backward, default_ctas
 
     monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
-    p = backward_plan("rmsnorm_backward", 40000, 4096, "f32")
+    one = {"warps": 8, "rows": 1}  # one CTA of 256 threads a row
+    p = backward_plan("rmsnorm_backward", 40000, 4096, "f32", **one)
     assert (p.CL, p.R, p.threads) == (1, 1, 256) and default_ctas(40000, p) == 2 * SMS
-    rows, _ = compiled_backward("rmsnorm_backward", 40000, 4096, "f32", backend="cuda")
+    rows, _ = compiled_backward("rmsnorm_backward", 40000, 4096, "f32", backend="cuda", **one)
     assert rows.grid == SMS * (2048 // 256)
-    rows, _ = compiled_backward("rmsnorm_backward", 41, 4096, "f32", backend="cuda")
+    rows, _ = compiled_backward("rmsnorm_backward", 41, 4096, "f32", backend="cuda", **one)
     assert rows.grid == 41  # one CTA per row at most
-    rows, _ = compiled_backward("rmsnorm_backward", 40001, 4096, "f32", backend="cuda", ctas=7)
+    rows, _ = compiled_backward("rmsnorm_backward", 40001, 4096, "f32", backend="cuda", ctas=7, **one)
     assert rows.grid == 7
-    q = backward_plan("rmsnorm_backward", 40000, 512, "f32")
+    measured = backward_plan("rmsnorm_backward", 40000, 4096, "f32")  # the measured plan: the same rule
+    rows, _ = compiled_backward("rmsnorm_backward", 40000, 4096, "f32", backend="cuda")
+    assert measured.R == 1 and rows.grid == SMS * (2048 // measured.threads)
+    several = {"warps": 1, "rows": 4}
+    q = backward_plan("rmsnorm_backward", 40000, 512, "f32", **several)
     assert q.R > 1
-    rows, _ = compiled_backward("rmsnorm_backward", 40000, 512, "f32", backend="cuda")
+    rows, _ = compiled_backward("rmsnorm_backward", 40000, 512, "f32", backend="cuda", **several)
     assert rows.grid == default_ctas(40000, q)
     fake.fail["cuOccupancyMaxActiveBlocksPerMultiprocessor"] = 1
-    rows, _ = compiled_backward("rmsnorm_backward", 40002, 4096, "f32", backend="cuda")
+    rows, _ = compiled_backward("rmsnorm_backward", 40002, 4096, "f32", backend="cuda", **one)
     assert rows.grid == default_ctas(40002, p)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("name", ["rmsnorm_backward", "layernorm_backward"])
+def test_the_norms_backward_plans_are_the_measured_ones(name, dtype):
+    """measured_plans.json keeps the norms' backward plans under their own names
+    (benchmarks.plan_search --kernels rmsnorm_backward,layernorm_backward): at each
+    searched N the backward's plan is the fastest measured one and says so; every N from
+    above half the shortest searched length to the longest gets one CTA a row within its
+    forward's register budget; longer rows keep the cluster rule, and a forced plan is the
+    forced one."""
+    from tile_mlir.kernels.plan import measured_table
+
+    entries = measured_table()[name][dtype]
+    assert [e["N"] for e in entries] == sorted(e["N"] for e in entries) and len(entries) >= 3
+    for e in entries:
+        p = backward_plan(name, 4096, e["N"], dtype)
+        assert p.label() == e["label"] and p.why.startswith("backward: ") and f"measured at N = {e['N']}" in p.why
+    first, last = entries[0]["N"], entries[-1]["N"]
+    for N in [first // 2 + 1, *range(first, last + 1, 2999), last]:
+        p = backward_plan(name, 64, N, dtype)
+        assert "measured" in p.why and p.CL == 1 and p.CH >= N, (N, p.label())
+        assert p.E <= K.registers_table(dtype).elements(p.threads) and p.threads * p.O <= 2048
+    assert "measured" not in backward_plan(name, 64, first // 2, dtype).why
+    assert "measured" not in backward_plan(name, 64, 65536, dtype).why
+    assert backward_plan(name, 64, 4096, dtype, warps=8, rows=1).label().startswith("warps R1 W8 ")

@@ -297,3 +297,20 @@ def test_ncu_limits_cases():
     assert all((c["M"], c["N"]) == (4096, 4096) and c["dtype"] == "bf16" for c in cs[:4])
     assert [c["what"] for c in ncu_limits.cases(("rmsnorm",), ("f32",), ((64, 262144),), False)] == [
         "copy", "read", "rmsnorm"]
+
+
+def test_training_reports_the_kernels_alone_beside_the_api_call():
+    """Benchmark 6 times ours twice: the functional API's call (the figure the targets
+    read) and the same kernels as bound launches (its host work left out), said beside it."""
+    row = _train_row("rmsnorm_backward", 4096, 4096, "bf16", 50.0, 1.5)
+    row.pop("pct_copy_kernels", None)
+    pct = np.random.default_rng().uniform(60, 95)
+    for mode in ("", "flushed_"):
+        row[f"ours_kernels_{mode}ms"] = row["bytes"] / (4000e6 * pct / 100)
+    row["status"]["ours_kernels"] = "ok"
+    training.rates(row)
+    assert row["pct_copy_kernels"] == pytest.approx(pct) and row["pct_copy"] == pytest.approx(50.0)
+    text, met = report_training.figure(row)
+    assert not met and text.startswith("50.0% of copy")  # the target reads the API's call
+    assert f"the kernels alone (bound launches): {row['ours_kernels_GBs']:.0f} GB/s, {pct:.1f}% of copy" in text
+    assert "ours_kernels" in training.summary(row)

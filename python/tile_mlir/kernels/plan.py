@@ -328,13 +328,14 @@ def measured_table() -> dict:
         return {}
 
 
-def measured_plan(kernel: str, N: int, dtype: str) -> RowPlan | None:
+def measured_plan(kernel: str, N: int, dtype: str, searched: str | None = None) -> RowPlan | None:
     """The measured plan for rows of N, if the search covers N: that of the shortest
     searched length N_m >= N, for N above the searched length before it (above N_m / 2 for
     the shortest): its CTAs of W warps (R rows, ``per_sm``), as few of them as hold N with
     the elements a thread had at N_m (the search found fewer, fuller CTAs faster), and the
-    fewest vectors that cover N."""
-    entries = measured_table().get(kernel, {}).get(dtype, [])
+    fewest vectors that cover N. ``searched``: the name the table keeps the entries under,
+    where it is not ``kernel``'s (a backward pass's, on its forward's register budget)."""
+    entries = measured_table().get(searched or kernel, {}).get(dtype, [])
     previous = None
     for e in entries:
         if N <= e["N"]:

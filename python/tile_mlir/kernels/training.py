@@ -34,7 +34,7 @@ from ..errors import LaunchError, OptionError
 from ..vocab import DEFAULT_CHIP, DTYPE_BYTES, MAX_CLUSTER_CTAS, WARP_SIZE
 from . import library
 from .library import Compiled, _host, _is_torch, _summary, _to_torch, launch_tensors, rows_of
-from .plan import TABLES, RowPlan, plan, registers_table
+from .plan import TABLES, RowPlan, measured_plan, plan, registers_table
 
 __all__ = ["BACKWARD", "BACKWARD_ELEMENTS", "BACKWARD_TABLES", "CTAS_PER_SM", "SMS", "Sums", "backward_plan",
            "column_sums_grid", "compiled_backward", "default_ctas", "partial_rows", "run_backward", "text_backward"]
@@ -152,6 +152,10 @@ def backward_plan(name: str, M: int, N: int, dtype: str = "f32", **overrides) ->
     longer one); where that is a cluster and nothing is forced, the cluster of
     ``BACKWARD_TABLES`` if that holds the row, else one of MAX_CLUSTER_CTAS."""
     forward = _spec(name).forward
+    if not overrides:  # the measured search of the backward (benchmarks.plan_search), where it covers N
+        chosen = measured_plan(forward, N, dtype, searched=name)
+        if chosen is not None:
+            return replace(chosen, why=f"backward: {chosen.why}")
     # the forward's registers table, not its measured plans (measured on the forwards), one
     # row per CTA for several warps a row: two rows a CTA (the bf16 tier of 8193..16384)
     # spilled 48-604 bytes here
