@@ -24,6 +24,7 @@ on every run (docs/training-kernels.md).
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -33,7 +34,7 @@ from ..arrays import torch_stream
 from ..errors import LaunchError, OptionError
 from ..vocab import DEFAULT_CHIP, DTYPE_BYTES, MAX_CLUSTER_CTAS, WARP_SIZE
 from . import library
-from .library import Compiled, _host, _is_torch, _summary, _to_torch, launch_tensors, rows_of
+from .library import Compiled, _host, _is_torch, _pointer, _summary, _to_torch, launch_tensors, rows_of
 from .plan import TABLES, RowPlan, measured_plan, plan, registers_table
 
 __all__ = ["BACKWARD", "BACKWARD_ELEMENTS", "BACKWARD_TABLES", "CTAS_PER_SM", "SMS", "Sums", "backward_plan",
@@ -251,6 +252,12 @@ def run_backward(name: str, *arrays, backend: str = "auto", ctas: int | None = N
     """Run backward ``name`` on its arrays (``BACKWARD[name].inputs``); return dx, or
     (dx, dw), or (dx, dw, db): arrays of the first array's kind, dtype and shape (dw, db:
     (N,))."""
+    if backend == "auto" and ctas is None and not overrides and arrays and type(arrays[0]) in _PLAIN:
+        fast = _FAST.get((name, arrays[0].shape, arrays[0].dtype))
+        if fast is not None and api.choose_backend(backend) == "cuda":
+            out = fast.run(arrays)
+            if out is not None:
+                return out
     spec = _spec(name)
     if len(arrays) != len(spec.inputs):
         names = ", ".join(n for n, _ in spec.inputs)
@@ -305,7 +312,64 @@ def _on_device(spec: Backward, arrays, M, N, dtype, ctas, overrides):
         launch_tensors(rows.kernel, rows.grid, rows.block, stream, args)
         if total is not None:
             launch_tensors(total.kernel, total.grid, total.block, stream, (*partials, *sums, P))
+        if ctas is None and not overrides and all(hasattr(c.kernel, "launch_trusted") for c in (rows, total) if c):
+            _PLAIN.update((torch.Tensor, torch.nn.Parameter))
+            _FAST[(spec.name, x.shape, x.dtype)] = _Fast(spec, rows, total, x, torch)
     return dx if not sums else (dx, *sums)
+
+
+# The per-call path of torch CUDA tensors (issue 19: the host's cost of a call), as
+# ``library``'s for the forwards: after a first call of a backward on a shape went the
+# whole way (``_on_device``: every check, the plan, the compile, the grid), the same call
+# on tensors of that shape and dtype finds its two kernels, grids and partial rows here,
+# checks what can differ between calls (each tensor's exact type, device, dtype, shape,
+# layout and alignment), makes the outputs and launches both (``launch_trusted``).
+# Whatever it does not take goes the whole way.
+_FAST: dict = {}  # (backward name, x's shape, x's torch dtype) -> _Fast
+_PLAIN: set = set()  # torch.Tensor and torch.nn.Parameter: exact types, never a subclass
+
+
+class _Fast:
+    __slots__ = ("P", "align", "device", "f32", "M", "N", "rows", "shapes", "sums", "torch", "total", "want")
+
+    def __init__(self, spec: Backward, rows: Compiled, total, x, torch):
+        self.rows, self.total, self.torch, self.device = rows, total, torch, x.device
+        self.M, self.N, self.sums, self.f32 = math.prod(x.shape[:-1]), x.shape[-1], spec.sums, torch.float32
+        self.P = partial_rows(rows.grid, rows.plan) if spec.sums else 0
+        self.align = max(c.kernel.memref_align for c in (rows, total) if c is not None)
+        # per input: its shape and whether it is a statistic (f32) or of x's dtype
+        self.shapes = tuple({"rows": x.shape, "cols": (self.N,)}.get(role, x.shape[:-1]) for _, role in spec.inputs)
+        self.want = tuple(role == "stat" for _, role in spec.inputs)
+
+    def run(self, arrays):
+        """dx (and the column sums), launched; None where this path does not take the call."""
+        if len(arrays) != len(self.shapes):
+            return None
+        dtype, values = arrays[0].dtype, []
+        for a, shape, stat in zip(arrays, self.shapes, self.want):
+            if not (type(a) in _PLAIN and a.is_cuda and a.dtype is (self.f32 if stat else dtype) and a.shape == shape):
+                return None
+            pointer = _pointer(a, self.align)
+            if pointer is None:
+                return None
+            values.append(pointer)
+        torch = self.torch
+        dx = torch.empty_like(arrays[0])
+        sums = [torch.empty(self.N, dtype=dtype, device=self.device) for _ in range(self.sums)]
+        partials = [torch.empty((self.P, self.N), dtype=self.f32, device=self.device) for _ in sums]
+        values.append(dx.data_ptr())
+        values += [p.data_ptr() for p in partials]
+        if sums:
+            values.append(self.P)
+        values.append(self.M)
+        stream, rows = torch_stream(0), self.rows
+        rows.kernel.launch_trusted(rows.grid, rows.block, stream, values)
+        if sums:
+            total = self.total
+            total.kernel.launch_trusted(total.grid, total.block, stream,
+                                        [*(p.data_ptr() for p in partials), *(t.data_ptr() for t in sums), self.P])
+            return (dx, *sums)
+        return dx
 
 
 def _flat(a, shape: tuple, dims: int):
