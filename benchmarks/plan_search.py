@@ -9,6 +9,10 @@ Three steps::
     python -m benchmarks.plan_search run --out DIR                   # there (GPU, TILE_MLIR_CACHE_DIR=.plan-cache)
     python -m benchmarks.plan_search table DIR/plan_search.json      # here: write the measured table
 
+``--short`` searches the forwards' short rows instead (``SHORT_N``: 1024 and 4096
+columns): every one-CTA plan, CTAs of 64 to 1024 threads (``short_plans``), at the same
+256 MB of input.
+
 The norms' backward passes (``BACKWARD``: ``rmsnorm_backward``, ``layernorm_backward``) are
 searched the same way, with ``--kernels rmsnorm_backward,layernorm_backward``: their
 candidates are the one-CTA plans of ``BACKWARD_N`` (``backward_plans``), each timed as
@@ -39,6 +43,7 @@ from .fused import ITEMSIZE, PARAMS, PER_ROW, STATS, TOLERANCE, eps_of, error, r
 
 KERNELS = ("softmax", "logsumexp", "rmsnorm", "layernorm")
 SEARCH_N = {"f32": (16384, 65536, 262144), "bf16": (16384, 65536, 262144, 524288)}
+SHORT_N = (1024, 4096)  # short rows: one CTA a row, searched with every CTA size (``short_plans``)
 BACKWARD = ("rmsnorm_backward", "layernorm_backward")
 BACKWARD_N = (512, 4096, 16384)  # one CTA a row: a train step's d_model and the benchmark's rows
 BACKWARD_M = 4096  # the rows of benchmark 6 and of a train step's batch: the persistent grid depends on M
@@ -72,6 +77,24 @@ def search_plans(N: int, dtype: str, elements=(8, 16, 32)) -> list[dict]:
     return found
 
 
+def short_plans(N: int, dtype: str) -> list[dict]:
+    """The overrides of every searched plan of a forward for short rows of N: one CTA a
+    row (``ctas`` 1), R rows of W warps in CTAs of 64 to 1024 threads, within the register
+    budget, each with and without the most CTAs of its size an SM holds."""
+    from tile_mlir.kernels.plan import SM_REGISTERS, SM_THREADS, candidates
+
+    found = []
+    for p in candidates(N, dtype):
+        if p.CL > 1 or p.threads < 64:
+            continue
+        base = {"ctas": 1, "rows": p.R, "warps": p.W, "per_sm": 1}
+        found.append(base)
+        most = SM_THREADS // p.threads
+        if most > 1 and SM_REGISTERS // (p.threads * most) >= 32:
+            found.append(base | {"per_sm": most})
+    return found
+
+
 def backward_plans(N: int, dtype: str) -> list[dict]:
     """The overrides of every searched plan of a norm's backward for rows of N: one CTA a
     row (a cluster's backward is another problem: its grid), R rows of W warps, the fewest
@@ -93,23 +116,28 @@ def backward_plans(N: int, dtype: str) -> list[dict]:
     return found
 
 
-def cases(kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32)) -> list[tuple[str, int, int, str, dict]]:
+def cases(kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32), short: bool = False
+          ) -> list[tuple[str, int, int, str, dict]]:
+    """(kernel, M, N, dtype, overrides) of every searched plan: the forwards' long rows
+    (``SEARCH_N``), or with ``short`` their short rows (``SHORT_N``), and the backwards'."""
     out = []
     for k in kernels:
         for d in dtypes:
             if k in BACKWARD:
                 out += [(k, BACKWARD_M, N, d, ov) for N in BACKWARD_N for ov in backward_plans(N, d)]
+            elif short:
+                out += [(k, rows(N, d), N, d, ov) for N in SHORT_N for ov in short_plans(N, d)]
             else:
                 out += [(k, rows(N, d), N, d, ov) for N in SEARCH_N[d] for ov in search_plans(N, d, elements)]
     return out
 
 
-def prepare(cache: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32)) -> int:
+def prepare(cache: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32), short: bool = False) -> int:
     """Compile every candidate into ``cache`` (and remember its text by name there)."""
     os.environ["TILE_MLIR_CACHE_DIR"] = cache
     from tile_mlir import kernels as K
 
-    todo, t0, failed = cases(kernels, dtypes, elements), time.perf_counter(), 0
+    todo, t0, failed = cases(kernels, dtypes, elements, short), time.perf_counter(), 0
     for i, (k, M, N, d, ov) in enumerate(todo):
         try:
             if k in BACKWARD:
@@ -127,7 +155,7 @@ def prepare(cache: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16
     return 0
 
 
-def run(out: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32)) -> int:
+def run(out: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32), short: bool = False) -> int:
     """On the GPU: every candidate of every case checked and timed; ``out``/plan_search.json."""
     import torch
 
@@ -138,7 +166,7 @@ def run(out: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32))
     Path(out).mkdir(parents=True, exist_ok=True)
     results, t0 = [], time.perf_counter()
     groups: dict[tuple, list[dict]] = {}
-    for k, M, N, d, ov in cases(kernels, dtypes, elements):
+    for k, M, N, d, ov in cases(kernels, dtypes, elements, short):
         groups.setdefault((k, M, N, d), []).append(ov)
     for (k, M, N, d), plans in groups.items():
         if k in BACKWARD:
@@ -264,7 +292,7 @@ def _backward_case(k: str, M: int, N: int, d: str, plans: list[dict], t0: float)
 def table(paths: list[str], dest: Path = TABLE) -> int:
     """The measured table from runs' plan_search.json (their candidates of a case pooled):
     per kernel and dtype, the searched row lengths, each with its fastest plan's overrides
-    and figures; a kernel the runs did not search keeps its entries of ``dest``."""
+    and figures; a (kernel, dtype, N) the runs did not search keeps its entry of ``dest``."""
     runs = [json.loads(Path(path).read_text()) for path in paths]
     data, pooled = runs[0], {}
     for run_ in runs:
@@ -291,12 +319,14 @@ def table(paths: list[str], dest: Path = TABLE) -> int:
         if faster:  # said, never chosen: they spill more than MAX_SPILL_BYTES
             entry["faster_but_spills"] = [f"{p['label']} {p['gbps']:.0f} GB/s, {p['spill_bytes']} bytes" for p in faster]
         measured.setdefault(k, {}).setdefault(d, []).append(entry)
+    kept = json.loads(dest.read_text())["plans"] if dest.exists() else {}
+    for k, per in kept.items():  # the lengths these runs did not search keep their entries
+        for d, entries in per.items():
+            searched = {e["N"] for e in measured.get(k, {}).get(d, [])}
+            measured.setdefault(k, {}).setdefault(d, []).extend(e for e in entries if e["N"] not in searched)
     for per in measured.values():
         for entries in per.values():
             entries.sort(key=lambda e: e["N"])
-    kept = json.loads(dest.read_text())["plans"] if dest.exists() else {}
-    for k, per in kept.items():  # the kernels these runs did not search keep their entries
-        measured.setdefault(k, per)
     doc = {"what": "the fastest plan of each searched row length, measured by python -m benchmarks.plan_search",
            "device": data.get("device", "?"), "plans": dict(sorted(measured.items()))}
     dest.write_text(json.dumps(doc, indent=1) + "\n")
@@ -327,19 +357,21 @@ def main(argv=None) -> int:
     a.add_argument("--kernels", default=",".join(KERNELS))
     a.add_argument("--dtypes", default="f32,bf16")
     a.add_argument("--elements", default="8,16,32", help="elements a thread of the searched plans")
+    a.add_argument("--short", action="store_true", help="the forwards' short rows (SHORT_N), not their long ones")
     b = sub.add_parser("run")
     b.add_argument("--out", required=True)
     b.add_argument("--kernels", default=",".join(KERNELS))
     b.add_argument("--dtypes", default="f32,bf16")
     b.add_argument("--elements", default="8,16,32")
+    b.add_argument("--short", action="store_true")
     c = sub.add_parser("table")
     c.add_argument("results", nargs="+")
     args = p.parse_args(argv)
     elements = tuple(int(e) for e in getattr(args, "elements", "8").split(","))
     if args.cmd == "prepare":
-        return prepare(args.cache, tuple(args.kernels.split(",")), tuple(args.dtypes.split(",")), elements)
+        return prepare(args.cache, tuple(args.kernels.split(",")), tuple(args.dtypes.split(",")), elements, args.short)
     if args.cmd == "run":
-        return run(args.out, tuple(args.kernels.split(",")), tuple(args.dtypes.split(",")), elements)
+        return run(args.out, tuple(args.kernels.split(",")), tuple(args.dtypes.split(",")), elements, args.short)
     return table(args.results)
 
 

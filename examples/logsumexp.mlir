@@ -1,5 +1,5 @@
 // logsumexp over the rows of a 37 x 1000 f32 matrix, as tile_mlir.kernels builds it with the plan
-// warp: 4 row(s) per CTA of 128 threads, 1 warp(s) per row, 1 CTA(s) per row, 32 elements per thread (1024 columns).
+// warps: 1 row(s) per CTA of 128 threads, 4 warp(s) per row, 1 CTA(s) per row, 8 elements per thread (1024 columns).
 // Arguments: %arg0 = X, %arg1 = Y.
 // Written by python/tile_mlir/kernels/forward.py; regenerate with
 //   python -m tile_mlir.kernels logsumexp --shape 37x1000 --dtype f32 --emit > examples/logsumexp.mlir
@@ -9,16 +9,16 @@ module attributes {gpu.container_module} {
   gpu.module @kernels [#nvvm.target<chip = "sm_90a">] {
     gpu.func @logsumexp(%arg0: memref<37x1000xf32> {llvm.align = 16 : i64}, %arg1: memref<37xf32> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
       %block_id_x = gpu.block_id  x
-      %c4 = arith.constant 4 : index
-      %0 = arith.muli %block_id_x, %c4 : index
+      %c1 = arith.constant 1 : index
+      %0 = arith.muli %block_id_x, %c1 : index
       %c0 = arith.constant 0 : index
       %alloca = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
       %alloca_0 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
-      %alloca_1 = memref.alloca() : memref<32xf32, #gpu.address_space<private>>
-      "tile.copy"(%alloca_1, %arg0, %0, %c0) {exec_scope = "cta", layout = #tile.layout<"S[(4, (8, 32, 4)) : (1@warpid, (4, 1@laneid, 1))]">, padding = 0xFF800000 : f32} : (memref<32xf32, #gpu.address_space<private>>, memref<37x1000xf32>, index, index) -> ()
+      %alloca_1 = memref.alloca() : memref<8xf32, #gpu.address_space<private>>
+      "tile.copy"(%alloca_1, %arg0, %0, %c0) {exec_scope = "cta", layout = #tile.layout<"S[(1, (2, 4, 32, 4)) : (1, (4, 1@warpid, 1@laneid, 1))]">, padding = 0xFF800000 : f32} : (memref<8xf32, #gpu.address_space<private>>, memref<37x1000xf32>, index, index) -> ()
       %c0_2 = arith.constant 0 : index
-      %1 = vector.load %alloca_1[%c0_2] : memref<32xf32, #gpu.address_space<private>>, vector<32xf32>
-      %2 = vector.reduction <maximumf>, %1 : vector<32xf32> into f32
+      %1 = vector.load %alloca_1[%c0_2] : memref<8xf32, #gpu.address_space<private>>, vector<8xf32>
+      %2 = vector.reduction <maximumf>, %1 : vector<8xf32> into f32
       %3 = math.absf %2 : f32
       %cst = arith.constant 0x7F800000 : f32
       %4 = arith.cmpf oeq, %3, %cst : f32
@@ -27,43 +27,43 @@ module attributes {gpu.container_module} {
       %6 = vector.broadcast %5 : f32 to vector<4xf32>
       %cst_4 = arith.constant 0.000000e+00 : f32
       %c0_5 = arith.constant 0 : index
-      %c32 = arith.constant 32 : index
-      %c4_6 = arith.constant 4 : index
-      %7 = scf.for %arg2 = %c0_5 to %c32 step %c4_6 iter_args(%arg3 = %cst_4) -> (f32) {
-        %19 = vector.load %alloca_1[%arg2] : memref<32xf32, #gpu.address_space<private>>, vector<4xf32>
+      %c8 = arith.constant 8 : index
+      %c4 = arith.constant 4 : index
+      %7 = scf.for %arg2 = %c0_5 to %c8 step %c4 iter_args(%arg3 = %cst_4) -> (f32) {
+        %19 = vector.load %alloca_1[%arg2] : memref<8xf32, #gpu.address_space<private>>, vector<4xf32>
         %20 = arith.subf %19, %6 : vector<4xf32>
-        %cst_16 = arith.constant dense<1.44269502> : vector<4xf32>
-        %21 = arith.mulf %20, %cst_16 : vector<4xf32>
+        %cst_15 = arith.constant dense<1.44269502> : vector<4xf32>
+        %21 = arith.mulf %20, %cst_15 : vector<4xf32>
         %22 = math.exp2 %21 : vector<4xf32>
         %23 = vector.reduction <add>, %22, %arg3 : vector<4xf32> into f32
         scf.yield %23 : f32
       } {llvm.loop_annotation = #loop_annotation}
+      %c0_6 = arith.constant 0 : index
+      memref.store %2, %alloca[%c0_6] : memref<1xf32, #gpu.address_space<private>>
+      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[1 : 1] + R[(32, 4) : (1@laneid, 1@warpid)]">, exec_scope = "cta", kind = "maximum", src_layout = #tile.layout<"S[(1, (4, 32)) : (1, (1@warpid, 1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
       %c0_7 = arith.constant 0 : index
-      memref.store %2, %alloca[%c0_7] : memref<1xf32, #gpu.address_space<private>>
-      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "maximum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
-      %c0_8 = arith.constant 0 : index
-      %8 = memref.load %alloca_0[%c0_8] : memref<1xf32, #gpu.address_space<private>>
+      %8 = memref.load %alloca_0[%c0_7] : memref<1xf32, #gpu.address_space<private>>
       %9 = math.absf %8 : f32
-      %cst_9 = arith.constant 0x7F800000 : f32
-      %10 = arith.cmpf oeq, %9, %cst_9 : f32
-      %cst_10 = arith.constant 0.000000e+00 : f32
-      %11 = arith.select %10, %cst_10, %8 : f32
+      %cst_8 = arith.constant 0x7F800000 : f32
+      %10 = arith.cmpf oeq, %9, %cst_8 : f32
+      %cst_9 = arith.constant 0.000000e+00 : f32
+      %11 = arith.select %10, %cst_9, %8 : f32
       %12 = arith.subf %2, %11 : f32
-      %cst_11 = arith.constant 1.44269502 : f32
-      %13 = arith.mulf %12, %cst_11 : f32
+      %cst_10 = arith.constant 1.44269502 : f32
+      %13 = arith.mulf %12, %cst_10 : f32
       %14 = math.exp2 %13 : f32
       %15 = arith.mulf %7, %14 : f32
+      %c0_11 = arith.constant 0 : index
+      memref.store %15, %alloca[%c0_11] : memref<1xf32, #gpu.address_space<private>>
+      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[1 : 1] + R[(32, 4) : (1@laneid, 1@warpid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(1, (4, 32)) : (1, (1@warpid, 1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
       %c0_12 = arith.constant 0 : index
-      memref.store %15, %alloca[%c0_12] : memref<1xf32, #gpu.address_space<private>>
-      "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(4, (32)) : (1@warpid, (1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
-      %c0_13 = arith.constant 0 : index
-      %16 = memref.load %alloca_0[%c0_13] : memref<1xf32, #gpu.address_space<private>>
+      %16 = memref.load %alloca_0[%c0_12] : memref<1xf32, #gpu.address_space<private>>
       %17 = math.log %16 : f32
       %18 = arith.addf %11, %17 : f32
-      %alloca_14 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
-      %c0_15 = arith.constant 0 : index
-      memref.store %18, %alloca_14[%c0_15] : memref<1xf32, #gpu.address_space<private>>
-      "tile.copy"(%arg1, %alloca_14, %0) {exec_scope = "cta", layout = #tile.layout<"S[4 : 1@warpid] + R[(32) : (1@laneid)]">} : (memref<37xf32>, memref<1xf32, #gpu.address_space<private>>, index) -> ()
+      %alloca_13 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+      %c0_14 = arith.constant 0 : index
+      memref.store %18, %alloca_13[%c0_14] : memref<1xf32, #gpu.address_space<private>>
+      "tile.copy"(%arg1, %alloca_13, %0) {exec_scope = "cta", layout = #tile.layout<"S[1 : 1] + R[(32, 4) : (1@laneid, 1@warpid)]">} : (memref<37xf32>, memref<1xf32, #gpu.address_space<private>>, index) -> ()
       gpu.return
     }
   }

@@ -15,11 +15,15 @@ from tile_mlir.interpreter import global_races
 from tile_mlir.kernels import reference as ref
 from tile_mlir.testing.fused import RTOL, as_f64, check, plan_overrides, to_dtype
 
-# (M, V, plan overrides): one warp per row; several warps; a row over a cluster of 4 CTAs
-# and, f32, of 16 (through a small plan table: "small"). A cluster of 16 is not fixed in
-# the kernel, and the backward has no cluster-scope op, so it runs without clusters: each
-# CTA must find its columns from its block id (the bug this case caught: NaN columns).
-SHAPES = [(6, 1000, {}), (3, 3001, {}), (5, 1000, "small"), (4, 4093, "small")]
+# (M, V, plan overrides): one warp per row (4 rows a CTA); several warps; 2 rows of 2 warps
+# a CTA (a row's warps are warps 2r and 2r + 1: the case that caught x[target] read from
+# another row's warp slot, warp id mod R); the measured plan of N = 1000; a row over a
+# cluster of 4 CTAs and, f32, of 16 (through a small plan table: "small"). A cluster of 16
+# is not fixed in the kernel, and the backward has no cluster-scope op, so it runs without
+# clusters: each CTA must find its columns from its block id (the bug this case caught:
+# NaN columns).
+SHAPES = [(6, 1000, {"warps": 1}), (3, 3001, {"warps": 8, "rows": 1}), (5, 1000, {"warps": 2, "rows": 2}),
+          (6, 1000, {}), (5, 1000, "small"), (4, 4093, "small")]
 
 
 def inputs(rng, M, V, dtype, ignored=(1,)):
@@ -161,9 +165,9 @@ def test_the_kernels_are_in_the_library_and_serve_every_row_count():
 
 
 @pytest.mark.parametrize("name", ["cross_entropy", "cross_entropy_backward", "cross_entropy_fused"])
-@pytest.mark.parametrize("M, V, dtype", [(64, 1000, "f32"), (8, 40000, "bf16"), (4096, 262144, "bf16")],
-                         ids=["warp", "cluster", "256k"])
-def test_ptx_reads_the_logits_once_in_vectors_and_does_not_spill(name, M, V, dtype, tmp_path):
+@pytest.mark.parametrize("M, V, dtype, forced", [(64, 1000, "f32", {"warps": 1}), (8, 40000, "bf16", {}),
+                                                 (4096, 262144, "bf16", {})], ids=["warp", "cluster", "256k"])
+def test_ptx_reads_the_logits_once_in_vectors_and_does_not_spill(name, M, V, dtype, forced, tmp_path):
     """One 16-byte load per vector, the stores, no local memory or spill, and one
     exponential per element (the fused kernel's dlogits reuse the forward's), plus the
     forward's two per thread (its rescales exp(m0 - a) and exp(m - A))."""
@@ -171,9 +175,9 @@ def test_ptx_reads_the_logits_once_in_vectors_and_does_not_spill(name, M, V, dty
     from tile_mlir.kernels.library import _plan
     from tile_mlir.options import Options
 
-    p = _plan(name, M, V, dtype, {})
+    p = _plan(name, M, V, dtype, forced)
     assert p.kind == ("warp" if V == 1000 else "cluster")
-    ptx = lower_to_ptx(K.kernel_text(name, M, V, dtype), Options(chip="sm_90a")).ptx
+    ptx = lower_to_ptx(K.kernel_text(name, M, V, dtype, **forced), Options(chip="sm_90a")).ptx
     assert len(re.findall(r"ld\.global\.v4\.b32", ptx)) == p.C  # one pass over the chunks
     stores = re.findall(r"st\.global\.(v4\.b32|b32)", ptx)
     stats, rows = (name != "cross_entropy_backward"), (name != "cross_entropy")
@@ -257,8 +261,9 @@ def test_the_fused_kernel_orders_the_read_of_x_target_before_its_stores(M, V, dt
     from tile_mlir.compiler import lower_to_ptx
     from tile_mlir.options import Options
 
-    assert K.plan(M, V, dtype).kind == kind
-    ptx = lower_to_ptx(K.kernel_text("cross_entropy_fused", M, V, dtype), Options(chip="sm_90a")).ptx
+    forced = {"warp": {"warps": 1}, "warps": {"warps": 8, "rows": 1}}.get(kind, {})
+    assert K.plan(M, V, dtype, **forced).kind == kind
+    ptx = lower_to_ptx(K.kernel_text("cross_entropy_fused", M, V, dtype, **forced), Options(chip="sm_90a")).ptx
     store = ptx.index("st.global")
     assert ptx.count("bar.warp.sync") == (kind == "warp")
     if kind == "warp":

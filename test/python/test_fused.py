@@ -34,10 +34,12 @@ SMALL = {dtype: registers_table(dtype, data_bytes=16, max_warps=2) for dtype in 
 
 # (M, N, dtype, plan overrides) -> the kind and CTAs per row it must plan.
 SHAPES = [
-    (9, 1000, "f32", {}, "warp", 1),
-    (6, 1999, "bf16", {}, "warp", 1),
-    (3, 3000, "f32", {}, "warps", 1),
-    (3, 5000, "bf16", {}, "warps", 1),
+    (9, 1000, "f32", {"warps": 1}, "warp", 1),
+    (6, 1999, "bf16", {"warps": 1}, "warp", 1),
+    (3, 3000, "f32", {"warps": 8}, "warps", 1),
+    (3, 5000, "bf16", {"warps": 4}, "warps", 1),
+    (9, 1000, "f32", {}, None, None),  # the measured short-row plans (measured_plans.json), whatever they are
+    (6, 1999, "bf16", {}, None, None),
     (2, 20000, "f32", {"ctas": 2}, "cluster", 2),
     (2, 40000, "bf16", {"ctas": 2}, "cluster", 2),
     (2, 3001, "f32", {"ctas": 8}, "cluster", 8),
@@ -249,7 +251,8 @@ def test_candidates_are_every_plan_that_holds_the_row(N, dtype):
 
 
 def test_plan_says_why_and_rejects_what_it_cannot_do(capsys):
-    assert "fits in one warp's registers" in K.plan(8, 1000, "f32", "softmax").why
+    assert "fits in one warp's registers" in K.plan(8, 1000, "f32").why  # no kernel: the registers table
+    assert "measured at N = 1024" in K.plan(8, 1000, "f32", "softmax").why  # the kernel's measured plans
     assert "fits in one CTA's registers" in K.plan(8, 4096, "bf16").why
     assert "registers of a cluster of 4 CTAs (at most 65536 f32 columns)" in K.plan(8, 65536, "f32").why
     assert K.plan(8, 1000, "f32", warps=2).why == "forced: warps = 2"
@@ -449,7 +452,7 @@ def test_bad_arrays_are_reported_without_their_data():
 
 def test_compiled_is_what_a_benchmark_launches():
     c = K.compiled("rmsnorm", 10, 3000, "f32", backend="interpreter")
-    assert (c.grid, c.block) == (10, c.plan.threads) and c.plan.kind == "warps"
+    assert (c.grid, c.block) == (-(-10 // c.plan.R), c.plan.threads) and c.plan.kind == "warps"
     assert c.signature == "rmsnorm(x, weight, y, rstd, eps, rows)"
     rng = np.random.default_rng()
     x, w = random_inputs(rng, 10, 3000, "f32", 1)
@@ -466,7 +469,7 @@ def test_compiled_binds_device_arrays_in_the_documented_order(fake, tmp_path, mo
     builds the cubin here, and kernel.bind(grid, block, x, weight, y, rstd, eps, rows) with
     device arrays packs their pointers, eps and M, in that order, for one cuLaunchKernel."""
     monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
-    c = K.compiled("rmsnorm", 64, 1000, "bf16", backend="cuda")
+    c = K.compiled("rmsnorm", 64, 1000, "bf16", backend="cuda", warps=1)  # one warp a row, 4 rows a CTA
     assert (c.grid, c.block, c.signature) == (16, 128, "rmsnorm(x, weight, y, rstd, eps, rows)")
     assert len(list((tmp_path / "by-name").iterdir())) == 1  # remembered, for a machine without MLIR
     x, w, y = (np.zeros(shape, np.uint16) for shape in ((64, 1000), (1000,), (64, 1000)))

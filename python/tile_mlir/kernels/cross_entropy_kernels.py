@@ -44,11 +44,11 @@ def _columns(r: Rows, col):
 
 
 def _this_row(r: Rows, clamped: bool = True):
-    """The row this thread works on (its warp's, in a plan of several rows per CTA),
-    clamped to the last row so that a CTA's rows past it read a valid target (their
-    results are not stored)."""
+    """The row this thread works on (``Rows.thread_row``: its warp's row slot, in a plan
+    of several rows per CTA), clamped to the last row so that a CTA's rows past it read a
+    valid target (their results are not stored)."""
     k = r.k
-    row = r.row if r.p.R == 1 else arith.addi(r.row, arith.remui(k.warp_id(), k.index(r.p.R)))
+    row = r.thread_row()
     return arith.minui(row, arith.subi(r.rows(), k.index(1))) if clamped else row
 
 

@@ -109,6 +109,15 @@ class Rows:
 
     # --- values ---------------------------------------------------------------------
 
+    def thread_row(self):
+        """The row of the matrix this thread's part of the CTA holds: the CTA's first row
+        plus its warp's row slot, warp id div W, which is how ``RowPlan.layouts`` lays R
+        rows of W warps in a CTA (the rows' stride ``W@warpid``: warps r·W .. r·W + W - 1
+        hold row r). Not clamped to M."""
+        if self.p.R == 1:
+            return self.row
+        return arith.addi(self.row, arith.divui(self.k.warp_id(), self.k.index(self.p.W)))
+
     def rows(self):
         """The row count M, an ``index``: the constant, or the argument ``rows`` (M None)."""
         return self.k.index(self._M) if self._M is not None else self.args["rows"]
