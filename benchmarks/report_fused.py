@@ -48,15 +48,18 @@ _READ_ONLY = (
     "Triton's logsumexp keeps 68-83% of its issue slots busy and takes 13.5-18.4 us.")
 _SHORT_ROWS = (
     f"{_NCU}: at 16-64 MB a kernel lasts 11-33 us, and even the copy kernel (torch.add(x, 0, out=y)) keeps only "
-    "55-58% (bf16) and 71-73% (f32) of the DRAM peak over its duration: ramp-up and the last wave weigh. In that "
+    "55-58% (bf16) and 71-74% (f32) of the DRAM peak over its duration: ramp-up and the last wave weigh. In that "
     "run ours take about the copy kernel's time: RMSNorm bf16 16.2-16.9 us against the copy's 16.2-17.0, f32 "
-    "30.7-32.9 against 30.6-32.0 (Triton's RMSNorm 16.7-29.9 and 30.6-35.9). Two kernels take longer, each for "
-    "its own reason. LayerNorm bf16 (17.9-18.6 us) is bound by instruction issue: 67-70% of the issue slots are "
-    "busy, against RMSNorm's 40-43% (a mean and a centred variance before the output, each element unpacked and "
-    "converted). The f32 rows of 1000-1024 columns (one warp a row, 32 elements a thread) keep 48-62 registers, "
-    "so 45-54% of the warp slots are filled, and stall on their loads (long scoreboard: 16-56 stalled warps per issued "
-    "instruction): LayerNorm f32 16384x1024 takes 33.1 us against Triton's 31.6 (two warps a row, 40 registers, "
-    "66% filled).")
+    "30.7-32.9 against 30.6-32.0 (Triton's RMSNorm 16.7-29.9 and 30.6-35.9). On the plans of the registers "
+    "table two kernels took longer, each for its own reason. LayerNorm bf16 (17.9-18.6 us) is bound by "
+    "instruction issue: 67-70% of the issue slots are busy, against RMSNorm's 40-43% (a mean and a centred "
+    "variance before the output, each element unpacked and converted); the measured plans leave that as it is "
+    "(17.8-18.6 us, 67-70%). The f32 rows of 1000-1024 columns took one warp a row (32 elements a thread, 48-62 "
+    "registers), so 45-54% of the warp slots were filled, and stalled on their loads (long scoreboard: 16-56 "
+    "stalled warps per issued instruction): LayerNorm f32 16384x1024 took 33.1 us against Triton's 31.6. The "
+    "short-row search (2026-12-02-g) gives them four warps a row, 8 elements a thread: 22-37 registers, 68-91% "
+    "of the warp slots filled, LayerNorm f32 16384x1024 31.2 us against the copy kernel's 31.0 "
+    "(2026-12-02-e/ncu-limits-short-plans.txt).")
 NOTES: dict[str, str] = {f"fused-logsumexp-{M}x{N}": _READ_ONLY for M, N in ((4096, 4096), (16384, 1024), (16384, 1000))}
 for _k in ("softmax", "rmsnorm", "layernorm"):
     for _M, _N in ((4096, 4096), (16384, 1024), (16384, 1000)):

@@ -20,7 +20,8 @@ from .report_fused import PEER_TITLES, liger_line, peer_cell
 BWD_PCT_COPY, BWD_VS_BEST = 90.0, 1.3
 CE_VS_LIGER, CE_PCT_COPY = 1.8, 85.0
 _NCU_BWD = (
-    "ncu (2026-12-02-e/ncu-limits-backward.txt, one call each, cold caches): the norms' row kernels are bound by "
+    "ncu (2026-12-02-e/ncu-limits-backward.txt, one call each, cold caches, the plans before the backward's "
+    "search of 2026-12-02-f): the norms' row kernels are bound by "
     "the loads they keep in flight, not by DRAM: they hold 42-168 registers a thread, so 17-50% of the warp "
     "slots are filled, and waiting on a load (long scoreboard) is the largest stall of every one. At 4096x4096 "
     "the registers fill 17-37% (RMSNorm bf16 128 registers, 23%: 26.1 us where the copy kernel takes 16.0 for "
