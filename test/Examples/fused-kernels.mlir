@@ -3,8 +3,9 @@
 // barriers of each kind of plan (docs/fused-kernels.md, "The generated code"). Then the
 // MLIR of each as examples/ keeps it (python -m tile_mlir.kernels NAME --emit), as written.
 //
-// One warp per row, 4 rows per block (f32, N = 1000: 8 vectors of 4 per lane):
-// RUN: %python -c "from tile_mlir.kernels import kernel_text; print(kernel_text('softmax', 64, 1000, 'f32'))" > %t.softmax.mlir
+// One warp per row, 4 rows per block (forced, warps=1: the measured plan of N = 1000 is
+// below; f32, N = 1000: 8 vectors of 4 per lane):
+// RUN: %python -c "from tile_mlir.kernels import kernel_text; print(kernel_text('softmax', 64, 1000, 'f32', warps=1))" > %t.softmax.mlir
 // RUN: tile-opt %t.softmax.mlir --tile-to-ptx | FileCheck %s --check-prefix=WARP --implicit-check-not=.local --implicit-check-not=bar.sync --implicit-check-not=ld.global.b
 // WARP-LABEL: .entry softmax(
 // WARP-COUNT-8: ld.global.v4.b32
@@ -54,8 +55,18 @@
 // CLUSTER-NOT:     ld.global
 // CLUSTER:         ret;
 //
-// The examples, as written (37 x 1000 f32: one warp per row):
-// RUN: tile-opt %S/../../examples/softmax.mlir --tile-to-ptx | FileCheck %s --check-prefix=WARP
+// The examples, as written (37 x 1000 f32 on the measured plan: 4 warps per row, 2 vectors
+// of 4 per thread; each reduction a butterfly in the warp, then one barrier):
+// RUN: tile-opt %S/../../examples/softmax.mlir --tile-to-ptx | FileCheck %s --check-prefix=MEASURED --implicit-check-not=.local --implicit-check-not=ld.global.b
+// MEASURED-LABEL: .entry softmax(
+// MEASURED-COUNT-2: ld.global.v4.b32
+// MEASURED-COUNT-5: shfl.sync.bfly.b32
+// MEASURED:         bar.sync 0;
+// MEASURED-COUNT-5: shfl.sync.bfly.b32
+// MEASURED:         bar.sync 0;
+// MEASURED-COUNT-2: st.global.v4.b32
+// MEASURED-NOT:     bar.sync
+// MEASURED:         ret;
 // RUN: tile-opt %S/../../examples/logsumexp.mlir --tile-to-ptx | FileCheck %s --check-prefix=EXAMPLE --implicit-check-not=.local
 // RUN: tile-opt %S/../../examples/rmsnorm.mlir --tile-to-ptx | FileCheck %s --check-prefix=EXAMPLE --implicit-check-not=.local
 // RUN: tile-opt %S/../../examples/layernorm.mlir --tile-to-ptx | FileCheck %s --check-prefix=EXAMPLE --implicit-check-not=.local

@@ -70,3 +70,21 @@ def test_the_default_chip_is_named_only_in_the_vocabulary():
     found = [f"{path.relative_to(ROOT)}:{n}" for path in sorted(PACKAGE.rglob("*.py")) if path.name != "vocab.py"
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if f'"{chip}"' in line]
     assert found == []
+
+
+def test_ci_runs_the_readme_test_command_and_fails_when_it_fails(tmp_path):
+    """.ci/run holds the README's test command as written, and a failure inside that &&
+    list fails the script (set -e alone lets an && list fail and carries on)."""
+    import subprocess
+
+    readme = (ROOT / "README.md").read_text()
+    command = re.search(r"```sh\n(python3 -m venv .venv && .*lit -sv test.*)\n```", readme).group(1)
+    script = (ROOT / ".ci" / "run").read_text()
+    line = next(ln for ln in script.splitlines() if ln.startswith(command))
+    assert line.removeprefix(command).strip() == "|| exit 1"
+    # the same shape of script, with the command's steps replaced by ones that fail or pass
+    fake = script.replace(line, "true && false && true || exit 1").replace(".venv/bin/pytest -q -m sweep", "true")
+    (tmp_path / "run").write_text(fake)
+    assert subprocess.run(["bash", str(tmp_path / "run")], cwd=tmp_path).returncode == 1
+    (tmp_path / "run").write_text(fake.replace("false", "true"))
+    assert subprocess.run(["bash", str(tmp_path / "run")], cwd=tmp_path).returncode == 0
