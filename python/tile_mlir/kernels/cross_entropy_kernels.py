@@ -38,7 +38,7 @@ def _columns(r: Rows, col):
     """(vector<V x index> of the lanes 0..V-1, this thread's first column of the chunk at
     ``col``): vector c of the thread's tile starts at first + c·32·W·V."""
     k, p = r.k, r.p
-    lead = arith.muli(arith.remui(k.thread_id(), k.index(32 * p.W)), k.index(p.V))
+    lead = r.thread_column()
     lanes = k.constant(list(range(p.V)), f"vector<{p.V}xindex>")
     return lanes, arith.addi(col, lead)
 

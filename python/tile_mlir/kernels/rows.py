@@ -200,11 +200,18 @@ class Rows:
         low, high = (arith.bitcast(ir.VectorType.get([H], ir.F32Type.get()), h) for h in (low, high))
         return vector.shuffle(low, high, [j for pair in zip(range(H), range(H, V)) for j in pair])
 
+    def thread_column(self):
+        """This thread's first column within a chunk of its CTA's part of the row: vector c
+        of its tile starts c·32·W·V columns further (``RowPlan.layouts``' ROWS: within a
+        row, the thread index mod 32·W, V elements each, the same in each of the R rows)."""
+        k = self.k
+        return arith.muli(arith.remui(k.thread_id(), k.index(WARP_SIZE * self.p.W)), k.index(self.V))
+
     def inside(self, i):
         """Which lanes of the tile's vector at slot ``i`` (an index) hold columns of the
         row: a vector of V i1 (the columns past N are padding)."""
         k, p, V = self.k, self.p, self.V
-        lead = arith.muli(arith.remui(k.thread_id(), k.index(WARP_SIZE * p.W)), k.index(V))
+        lead = self.thread_column()
         first = arith.addi(arith.addi(self.col, lead), arith.muli(i, k.index(WARP_SIZE * p.W)))
         lanes = k.constant(list(range(V)), f"vector<{V}xindex>")
         return arith.cmpi(arith.CmpIPredicate.slt, lanes, k.splat(arith.subi(k.index(p.N), first), V))
