@@ -59,61 +59,44 @@ def rows(N: int, dtype: str) -> int:
     return max(16, X_BYTES // (N * ITEMSIZE[dtype]))
 
 
-def search_plans(N: int, dtype: str, elements=(8, 16, 32)) -> list[dict]:
-    """The overrides (``ctas``, ``rows``, ``warps``, ``per_sm``) of every searched plan for
-    rows of N: CTAs of 256..1024 threads, 8..32 elements a thread, two rows a CTA only
-    without a cluster; each with and without the most CTAs of its size an SM holds."""
+def _overrides(N: int, dtype: str, keep, ctas: bool = True) -> list[dict]:
+    """The overrides (``ctas``, ``rows``, ``warps``, ``per_sm``) of every candidate plan of
+    rows of N (``tile_mlir.kernels.plan.candidates``: the fewest vectors that cover the
+    row, within the register budget) that ``keep`` takes, each with and without the most
+    CTAs of its size an SM holds (``per_sm``: ptxas then caps the registers); without
+    ``ctas`` where the kernel's API takes that name for something else."""
     from tile_mlir.kernels.plan import SM_REGISTERS, SM_THREADS, candidates
 
     found = []
     for p in candidates(N, dtype):
-        if p.threads < 256 or p.E not in elements or (p.R > 1 and p.CL > 1):
+        if not keep(p):
             continue
-        base = {"ctas": p.CL, "rows": p.R, "warps": p.W, "per_sm": 1}
+        base = ({"ctas": p.CL} if ctas else {}) | {"rows": p.R, "warps": p.W, "per_sm": 1}
         found.append(base)
         most = SM_THREADS // p.threads
         if most > 1 and SM_REGISTERS // (p.threads * most) >= 32:
             found.append(base | {"per_sm": most})
     return found
+
+
+def search_plans(N: int, dtype: str, elements=(8, 16, 32)) -> list[dict]:
+    """The forwards' long rows: CTAs of 256..1024 threads, 8..32 elements a thread, two
+    rows a CTA only without a cluster."""
+    return _overrides(N, dtype, lambda p: p.threads >= 256 and p.E in elements and not (p.R > 1 and p.CL > 1))
 
 
 def short_plans(N: int, dtype: str) -> list[dict]:
-    """The overrides of every searched plan of a forward for short rows of N: one CTA a
-    row (``ctas`` 1), R rows of W warps in CTAs of 64 to 1024 threads, within the register
-    budget, each with and without the most CTAs of its size an SM holds."""
-    from tile_mlir.kernels.plan import SM_REGISTERS, SM_THREADS, candidates
-
-    found = []
-    for p in candidates(N, dtype):
-        if p.CL > 1 or p.threads < 64:
-            continue
-        base = {"ctas": 1, "rows": p.R, "warps": p.W, "per_sm": 1}
-        found.append(base)
-        most = SM_THREADS // p.threads
-        if most > 1 and SM_REGISTERS // (p.threads * most) >= 32:
-            found.append(base | {"per_sm": most})
-    return found
+    """The forwards' short rows: one CTA a row, R rows of W warps in CTAs of 64 to 1024
+    threads."""
+    return _overrides(N, dtype, lambda p: p.CL == 1 and p.threads >= 64)
 
 
 def backward_plans(N: int, dtype: str) -> list[dict]:
-    """The overrides of every searched plan of a norm's backward for rows of N: one CTA a
-    row (a cluster's backward is another problem: its grid), R rows of W warps, the fewest
-    vectors that cover the row, within the forward's register budget; each with and
-    without the most CTAs of its size an SM holds (``per_sm``: ptxas caps the registers)."""
-    from tile_mlir.kernels.plan import SM_REGISTERS, SM_THREADS, candidates
-
-    found = []
-    for p in candidates(N, dtype):
-        if p.CL > 1 or p.threads < 64 or (p.W > 1 and p.R > 1):
-            continue
-        # no "ctas" (one CTA a row is the table's at these N): compiled_backward's ``ctas``
-        # is the persistent grid's size, not the plan's CTAs a row
-        base = {"rows": p.R, "warps": p.W, "per_sm": 1}
-        found.append(base)
-        most = SM_THREADS // p.threads
-        if most > 1 and SM_REGISTERS // (p.threads * most) >= 32:
-            found.append(base | {"per_sm": most})
-    return found
+    """A norm's backward: one CTA a row (a cluster's backward is another problem: its
+    grid), one row of W warps or R rows of one warp, CTAs of 64 threads or more. No
+    ``ctas`` (one CTA a row is the table's at these N): ``compiled_backward``'s ``ctas``
+    is the persistent grid's size, not the plan's CTAs a row."""
+    return _overrides(N, dtype, lambda p: p.CL == 1 and p.threads >= 64 and not (p.W > 1 and p.R > 1), ctas=False)
 
 
 def cases(kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32), short: bool = False
@@ -161,7 +144,7 @@ def run(out: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32),
 
     from tile_mlir import kernels as K
 
-    from .measure import copy_times, steady
+    from .measure import copy_times
 
     Path(out).mkdir(parents=True, exist_ok=True)
     results, t0 = [], time.perf_counter()
@@ -194,31 +177,46 @@ def run(out: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32),
                 ys[0].fill_(float("nan"))
                 bound[0]()
                 torch.cuda.synchronize()
-                err = error(ys[0], ref)
-                entry["error"] = err
-                if not err < TOLERANCE[d]:
-                    entry["status"] = f"wrong: error {err:.3g}"
-                else:
-                    ms = steady(bound, target_ms=15.0, repeat=3)
-                    entry |= {"ms": ms, "gbps": case["bytes"] / ms / 1e6, "status": "ok"}
+                _judge(entry, error(ys[0], ref), bound, case["bytes"], d)
             except Exception as e:  # noqa: BLE001 - one candidate failing must not lose the search
                 entry["status"] = f"failed: {type(e).__name__}: {' '.join(str(e).split())[:200]}"
-            case["plans"].append(entry)
-            print(f"{k} {M}x{N} {d} {entry.get('label', ov)}: {entry.get('gbps', 0):.0f} GB/s"
-                  f" {entry['status'] if entry['status'] != 'ok' else ''}", flush=True)
-        ok = [p for p in case["plans"] if p["status"] == "ok"]
-        if ok:
-            best = max(ok, key=lambda p: p["gbps"])
-            case["best"] = best
-            print(f"== {k} {M}x{N} {d}: best {best['label']} {best['gbps']:.0f} GB/s"
-                  f" ({100 * best['gbps'] / case['copy_gbps']:.1f}% of copy {case['copy_gbps']:.0f})"
-                  f" [{time.perf_counter() - t0:.0f} s]", flush=True)
+            _keep(case, entry, ov)
+        _best(case, t0)
         results.append(case)
         del xs, ys, stats
         torch.cuda.empty_cache()
         (Path(out) / "plan_search.json").write_text(json.dumps({"device": torch.cuda.get_device_name(),
                                                                 "cases": results}, indent=1))
     return 0
+
+
+def _judge(entry: dict, err: float, calls, nbytes: int, d: str) -> None:
+    """A checked candidate: its error against torch in float64 and, within the dtype's
+    tolerance, its steady time (ms and GB/s of ``nbytes``); else it is wrong."""
+    from .measure import steady
+
+    entry["error"] = err
+    if not err < TOLERANCE[d]:
+        entry["status"] = f"wrong: error {err:.3g}"
+    else:
+        ms = steady(calls, target_ms=15.0, repeat=3)
+        entry |= {"ms": ms, "gbps": nbytes / ms / 1e6, "status": "ok"}
+
+
+def _keep(case: dict, entry: dict, ov: dict) -> None:
+    case["plans"].append(entry)
+    print(f"{case['kernel']} {case['M']}x{case['N']} {case['dtype']} {entry.get('label', ov)}: "
+          f"{entry.get('gbps', 0):.0f} GB/s {entry['status'] if entry['status'] != 'ok' else ''}", flush=True)
+
+
+def _best(case: dict, t0: float) -> None:
+    """The case's fastest right candidate, kept and said."""
+    ok = [p for p in case["plans"] if p["status"] == "ok"]
+    if ok:
+        case["best"] = best = max(ok, key=lambda p: p["gbps"])
+        print(f"== {case['kernel']} {case['M']}x{case['N']} {case['dtype']}: best {best['label']} {best['gbps']:.0f} GB/s"
+              f" ({100 * best['gbps'] / case['copy_gbps']:.1f}% of copy {case['copy_gbps']:.0f})"
+              f" [{time.perf_counter() - t0:.0f} s]", flush=True)
 
 
 def _backward_case(k: str, M: int, N: int, d: str, plans: list[dict], t0: float) -> dict:
@@ -228,7 +226,7 @@ def _backward_case(k: str, M: int, N: int, d: str, plans: list[dict], t0: float)
 
     from tile_mlir import kernels as K
 
-    from .measure import ROTATE_BYTES, copy_times, steady
+    from .measure import ROTATE_BYTES, copy_times
     from .training import bound_backward
 
     tdt = torch.float32 if d == "f32" else torch.bfloat16
@@ -266,24 +264,11 @@ def _backward_case(k: str, M: int, N: int, d: str, plans: list[dict], t0: float)
             outs[0][0].fill_(float("nan"))
             calls[0]()
             torch.cuda.synchronize()
-            err = max(error(outs[0][0], ref_dx), error(outs[0][1], ref_dw))
-            entry["error"] = err
-            if not err < TOLERANCE[d]:
-                entry["status"] = f"wrong: error {err:.3g}"
-            else:
-                ms = steady(calls, target_ms=15.0, repeat=3)
-                entry |= {"ms": ms, "gbps": nbytes / ms / 1e6, "status": "ok"}
+            _judge(entry, max(error(outs[0][0], ref_dx), error(outs[0][1], ref_dw)), calls, nbytes, d)
         except Exception as e:  # noqa: BLE001 - one candidate failing must not lose the search
             entry["status"] = f"failed: {type(e).__name__}: {' '.join(str(e).split())[:200]}"
-        case["plans"].append(entry)
-        print(f"{k} {M}x{N} {d} {entry.get('label', ov)}: {entry.get('gbps', 0):.0f} GB/s"
-              f" {entry['status'] if entry['status'] != 'ok' else ''}", flush=True)
-    ok = [p for p in case["plans"] if p["status"] == "ok"]
-    if ok:
-        case["best"] = best = max(ok, key=lambda p: p["gbps"])
-        print(f"== {k} {M}x{N} {d}: best {best['label']} {best['gbps']:.0f} GB/s"
-              f" ({100 * best['gbps'] / case['copy_gbps']:.1f}% of copy {case['copy_gbps']:.0f})"
-              f" [{time.perf_counter() - t0:.0f} s]", flush=True)
+        _keep(case, entry, ov)
+    _best(case, t0)
     del sets
     torch.cuda.empty_cache()
     return case
