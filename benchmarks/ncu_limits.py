@@ -119,8 +119,20 @@ def main(argv=None) -> int:
         p.error(f"unknown backward(s) {', '.join(sorted(set(backward) - set(BACKWARD)))}")
     if set(kernels) - set(fused.KERNELS):
         p.error(f"unknown kernel(s) {', '.join(sorted(set(kernels) - set(fused.KERNELS)))}")
-    shapes = tuple(tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",") if s)
-    argmax = json.loads(Path(args.argmax).read_text()) if args.argmax else None
+    try:
+        shapes = tuple(tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",") if s)
+    except ValueError:
+        p.error(f"--shapes takes MxN,... (e.g. 4096x4096,16384x1024), got {args.shapes!r}")
+    if any(len(s) != 2 for s in shapes):
+        p.error(f"--shapes takes MxN,... (e.g. 4096x4096,16384x1024), got {args.shapes!r}")
+    argmax = None
+    if args.argmax:
+        try:
+            argmax = json.loads(Path(args.argmax).read_text())
+        except (OSError, ValueError) as e:
+            p.error(f"--argmax: {args.argmax} is not a readable benchmarks.run results.json ({e})")
+        if "argmax" not in argmax:
+            p.error(f"--argmax: {args.argmax} has no benchmark 7 (argmax) section")
     ncu = shutil.which("ncu")
     if ncu is None:
         print("ncu is not on PATH: no figures", file=sys.stderr)

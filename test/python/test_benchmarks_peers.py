@@ -314,3 +314,16 @@ def test_training_reports_the_kernels_alone_beside_the_api_call():
     assert not met and text.startswith("50.0% of copy")  # the target reads the API's call
     assert f"the kernels alone (bound launches): {row['ours_kernels_GBs']:.0f} GB/s, {pct:.1f}% of copy" in text
     assert "ours_kernels" in training.summary(row)
+
+
+@pytest.mark.parametrize("argv, message", [(["--shapes", "4096by4096"], "--shapes takes MxN"),
+                                           (["--shapes", "4096x4096x2"], "--shapes takes MxN"),
+                                           (["--argmax", "/nonexistent/results.json"], "not a readable"),
+                                           (["--kernels", "gelu"], "unknown kernel"),
+                                           (["--backward", "gelu_backward"], "unknown backward")])
+def test_ncu_limits_says_what_is_wrong_with_its_arguments(argv, message, capsys):
+    from benchmarks import ncu_limits
+
+    with pytest.raises(SystemExit) as e:
+        ncu_limits.main(argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err

@@ -84,7 +84,7 @@ def gpu(fake, monkeypatch, tmp_path):
     monkeypatch.setattr(library, "_FAST", {})
     monkeypatch.setattr(library, "_PLAIN", set())
     monkeypatch.setattr(training, "_FAST", {})
-    monkeypatch.setattr(training, "_PLAIN", set())
+    monkeypatch.setattr(training, "_PLAIN", library._PLAIN)  # the one set the two per-call paths share
     monkeypatch.setenv("TILE_MLIR_CACHE_DIR", str(tmp_path))
     fake.seen = []
     fake.kernels["rmsnorm"] = lambda p: fake.seen.append(

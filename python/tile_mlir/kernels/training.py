@@ -34,7 +34,7 @@ from ..arrays import torch_stream
 from ..errors import LaunchError, OptionError
 from ..vocab import DEFAULT_CHIP, DTYPE_BYTES, MAX_CLUSTER_CTAS, WARP_SIZE
 from . import library
-from .library import Compiled, _host, _is_torch, _pointer, _summary, _to_torch, launch_tensors, rows_of
+from .library import _PLAIN, Compiled, _host, _is_torch, _pointer, _summary, _to_torch, launch_tensors, rows_of
 from .plan import TABLES, RowPlan, measured_plan, plan, registers_table
 
 __all__ = ["BACKWARD", "BACKWARD_ELEMENTS", "BACKWARD_TABLES", "CTAS_PER_SM", "SMS", "Sums", "backward_plan",
@@ -325,8 +325,7 @@ def _on_device(spec: Backward, arrays, M, N, dtype, ctas, overrides):
 # checks what can differ between calls (each tensor's exact type, device, dtype, shape,
 # layout and alignment), makes the outputs and launches both (``launch_trusted``).
 # Whatever it does not take goes the whole way.
-_FAST: dict = {}  # (backward name, x's shape, x's torch dtype) -> _Fast
-_PLAIN: set = set()  # torch.Tensor and torch.nn.Parameter: exact types, never a subclass
+_FAST: dict = {}  # (backward name, x's shape, x's torch dtype) -> _Fast; _PLAIN: library's (exact types)
 
 
 class _Fast:
