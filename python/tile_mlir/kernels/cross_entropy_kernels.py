@@ -115,6 +115,7 @@ def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, grad: boo
         inside_row = arith.minsi(arith.maxsi(target, k.constant(0, "i64")), k.constant(p.N - 1, "i64"))
         x_t = _x_target(r, row, k.cast(inside_row, "index"), grad)
         edge = k.splat(k.index(p.N), V)
+        padded = p.CH * p.CL > p.N  # else every lane holds a column of the row: no test for Σx
         carry = [r.f32(NEG_INF), zero, zero]
         for col, (m0, s0, sx0), (m, s, sx) in r.chunks(x, padding=NEG_INF, carry=carry):
             m1 = arith.maximumf(m0, r.max(x))
@@ -125,13 +126,15 @@ def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, grad: boo
             inner = [arith.mulf(s0, r.exp(m0, a)), sx0]
             for c, (s_, sx_), (s1, sx1) in k.range(p.C, carry=inner, unroll=True):
                 v = k.cast(k.vload(x, arith.muli(c, k.index(V)), V), "f32")
-                cols = arith.addi(lanes, k.splat(arith.addi(first, arith.muli(c, step)), V))
-                inside = arith.cmpi(arith.CmpIPredicate.slt, cols, edge)
+                if padded:
+                    cols = arith.addi(lanes, k.splat(arith.addi(first, arith.muli(c, step)), V))
+                    v_sum = arith.select(arith.cmpi(arith.CmpIPredicate.slt, cols, edge), v, none)
+                else:
+                    v_sum = v
                 ev = r.exp(v, shift)
                 if grad:
                     r.put(e, arith.muli(c, k.index(V)), ev)
-                k.yield_(k.reduction("add", ev, s_),
-                         k.reduction("add", arith.select(inside, v, none), sx_))
+                k.yield_(k.reduction("add", ev, s_), k.reduction("add", v_sum, sx_))
             k.yield_(m1, s1, sx1)
         # writes_row for both kernels: the loss alone combines as the fused kernel does, so the
         # two give the same lse bits
@@ -158,25 +161,41 @@ def _write_grad(r: Rows, x, target, lse, g, eps, col, kept=None) -> None:
     ``col``), written over ``x`` then stored: the backward's formula, one pass. With
     ``kept`` = (e, exp(m - A) / S), the forward's e = exp(x - a) (f32, a the thread's
     shift) and its thread's exp(m - lse) (``forward.row_max_sum``): exp(x - lse) is their
-    product, no exponential per element."""
+    product, no exponential per element.
+
+    Each element is one fused multiply-add, g·exp(x - lse) + low, with low = -g·ε/V, or
+    -g·ε/V - g·(1 - ε) at the target's column: two per-thread constants, one rounding.
+    Which element is the target's column is one 32-bit compare of the element's offset
+    from the thread's first column (a constant once LLVM unrolls the loop) with the
+    target's offset (``_target_offset``), not 64-bit column arithmetic per element."""
     k, p, V = r.k, r.p, r.V
-    t = k.splat(k.cast(target, "index"), V)
+    step = 32 * p.W * V
     gv, lsev = (r.splat(g), r.splat(lse)) if kept is None else (r.splat(arith.mulf(g, kept[1])), None)
-    floor = r.splat(arith.mulf(g, arith.divf(eps, r.f32(float(p.N)))))
-    peak = r.splat(arith.mulf(g, arith.subf(r.f32(1.0), eps)))
-    none = r.splat(r.f32(0.0))
-    step = k.index(32 * p.W * V)
-    lanes, first = _columns(r, col)
+    floor = arith.mulf(g, arith.divf(eps, r.f32(float(p.N))))
+    peak = arith.mulf(g, arith.subf(r.f32(1.0), eps))
+    low, low_t = r.splat(arith.negf(floor)), r.splat(arith.negf(arith.addf(floor, peak)))
+    _, first = _columns(r, col)
+    t = k.splat(_target_offset(r, target, first, (p.C - 1) * step + V), V)
+    offsets = k.constant(list(range(V)), f"vector<{V}xi32>")
     for c in k.range(p.C, unroll=True):
         i = arith.muli(c, k.index(V))
-        cols = arith.addi(lanes, k.splat(arith.addi(first, arith.muli(c, step)), V))
-        hit = arith.cmpi(arith.CmpIPredicate.eq, cols, t)
-        if kept is None:  # g · exp(x - lse)
-            d = arith.subf(arith.mulf(gv, r.exp(k.cast(k.vload(x, i, V), "f32"), lsev)), floor)
-        else:  # e · (g · exp(m - lse))
-            d = arith.subf(arith.mulf(k.vload(kept[0], i, V), gv), floor)
-        r.put(x, i, arith.subf(d, arith.select(hit, peak, none)))
+        hit = arith.cmpi(arith.CmpIPredicate.eq, arith.addi(offsets, k.splat(k.cast(arith.muli(c, k.index(step)),
+                                                                                    "i32"), V)), t)
+        # g · exp(x - lse), or e · (g · exp(m - lse))
+        term = r.exp(k.cast(k.vload(x, i, V), "f32"), lsev) if kept is None else k.vload(kept[0], i, V)
+        r.put(x, i, math.fma(term, gv, arith.select(hit, low_t, low)))
     r.store("DX", x, col)
+
+
+def _target_offset(r: Rows, target, first, span: int):
+    """The target's column less this thread's first column ``first`` (an i32), where that
+    is one of the thread's ``span`` columns from it, else -1 (no element's offset): the
+    target may be any i64 (ignore_index, or out of the row on a CUDA tensor)."""
+    k = r.k
+    offset = arith.subi(target, k.cast(first, "i64"))
+    ge = arith.cmpi(arith.CmpIPredicate.sge, offset, k.constant(0, "i64"))
+    lt = arith.cmpi(arith.CmpIPredicate.slt, offset, k.constant(span, "i64"))
+    return k.cast(arith.select(arith.andi(ge, lt), offset, k.constant(-1, "i64")), "i32")
 
 
 def cross_entropy_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
