@@ -21,6 +21,16 @@ benchmark's 4096 rows, on as many input sets as fill ``measure.ROTATE_BYTES``, a
 checked against torch's autograd in float64 (dx and dw). ``plan_search table`` keeps them
 under their own names, which ``tile_mlir.kernels.training.backward_plan`` reads.
 
+Cross-entropy's fused kernel (``LOSS``: ``cross_entropy_fused``, the loss and dlogits
+from one read of the logits) is searched with ``--kernels cross_entropy_fused``, at the
+vocabularies ``LOSS_N`` (32768 holds a 32000 vocabulary; 131072 and 262144 are benchmark
+6's), on the long rows' candidates with the pair in one exchange or two (``loss_plans``; run
+with ``--elements 8,16,32,64``): each timed alone (bound launches, ``dloss`` = 1, the
+mean of every row), checked against float64 (the mean loss and dlogits,
+``benchmarks.training.ce_error``). ``tile_mlir.kernels.library`` gives all three
+cross-entropy kernels the plan kept, so the loss alone and the fused kernel give the same
+bits.
+
 The table keeps the fastest candidate that spills at most ``MAX_SPILL_BYTES`` (said with
 its spill, and the faster ones it passed over). A candidate is a plan (CTAs per row, rows
 per CTA, warps per row) with the fewest 16-byte
@@ -46,6 +56,8 @@ SEARCH_N = {"f32": (16384, 65536, 262144), "bf16": (16384, 65536, 262144, 524288
 SHORT_N = (1024, 4096)  # short rows: one CTA a row, searched with every CTA size (``short_plans``)
 BACKWARD = ("rmsnorm_backward", "layernorm_backward")
 BACKWARD_N = (512, 4096, 16384)  # one CTA a row: a train step's d_model and the benchmark's rows
+LOSS = ("cross_entropy_fused",)
+LOSS_N = (32768, 131072, 262144)  # vocabularies: a train step's 32000, and benchmark 6's
 BACKWARD_M = 4096  # the rows of benchmark 6 and of a train step's batch: the persistent grid depends on M
 X_BYTES = 256 << 20  # each input set; two sets rotate
 # A plan may spill this much (a few registers, to L1) if it is still the fastest: the search
@@ -91,6 +103,12 @@ def short_plans(N: int, dtype: str) -> list[dict]:
     return _overrides(N, dtype, lambda p: p.CL == 1 and p.threads >= 64)
 
 
+def loss_plans(N: int, dtype: str, elements=(8, 16, 32, 64)) -> list[dict]:
+    """Cross-entropy's fused kernel: the long rows' candidates, each with the (max, sum)
+    pair in one exchange and in two (``pair``: ``RowPlan.packs_pair``)."""
+    return [ov | {"pair": pair} for ov in search_plans(N, dtype, elements) for pair in (False, True)]
+
+
 def backward_plans(N: int, dtype: str) -> list[dict]:
     """A norm's backward: one CTA a row (a cluster's backward is another problem: its
     grid), one row of W warps or R rows of one warp, CTAs of 64 threads or more. No
@@ -108,6 +126,8 @@ def cases(kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32), short: 
         for d in dtypes:
             if k in BACKWARD:
                 out += [(k, BACKWARD_M, N, d, ov) for N in BACKWARD_N for ov in backward_plans(N, d)]
+            elif k in LOSS:
+                out += [(k, rows(N, d), N, d, ov) for N in LOSS_N for ov in loss_plans(N, d, elements)]
             elif short:
                 out += [(k, rows(N, d), N, d, ov) for N in SHORT_N for ov in short_plans(N, d)]
             else:
@@ -152,8 +172,8 @@ def run(out: str, kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32),
     for k, M, N, d, ov in cases(kernels, dtypes, elements, short):
         groups.setdefault((k, M, N, d), []).append(ov)
     for (k, M, N, d), plans in groups.items():
-        if k in BACKWARD:
-            results.append(_backward_case(k, M, N, d, plans, t0))
+        if k in BACKWARD or k in LOSS:
+            results.append((_backward_case if k in BACKWARD else _loss_case)(k, M, N, d, plans, t0))
             (Path(out) / "plan_search.json").write_text(json.dumps({"device": torch.cuda.get_device_name(),
                                                                     "cases": results}, indent=1))
             continue
@@ -270,6 +290,46 @@ def _backward_case(k: str, M: int, N: int, d: str, plans: list[dict], t0: float)
         _keep(case, entry, ov)
     _best(case, t0)
     del sets
+    torch.cuda.empty_cache()
+    return case
+
+
+def _loss_case(k: str, M: int, N: int, d: str, plans: list[dict], t0: float) -> dict:
+    """One cross-entropy case: every plan of the fused kernel checked against float64
+    (the mean loss and dlogits) and timed steady on two input sets; GB/s of the logits
+    read once and dlogits written once."""
+    import torch
+
+    from tile_mlir import kernels as K
+
+    from .measure import copy_times
+    from .training import _ce_reference, ce_error
+
+    tdt = torch.float32 if d == "f32" else torch.bfloat16
+    xs = [torch.randn(M, N, device="cuda", dtype=tdt) for _ in range(2)]
+    ts = [torch.randint(0, N, (M,), device="cuda", dtype=torch.int64) for _ in range(2)]
+    outs = [(torch.empty(M, device="cuda"), torch.empty(M, device="cuda"), torch.empty_like(x)) for x in xs]
+    scale = torch.full((1,), 1.0 / M, device="cuda")  # the mean's, every row counted
+    ref_loss, ref_grads = _ce_reference(xs[0], ts[0])
+    copy_ms = copy_times(xs)[0]
+    nbytes = 2 * M * N * ITEMSIZE[d]
+    case = {"kernel": k, "M": M, "N": N, "dtype": d, "bytes": nbytes, "copy_ms": copy_ms,
+            "copy_gbps": nbytes / copy_ms / 1e6, "plans": []}
+    for ov in plans:
+        entry = {"overrides": ov}
+        try:
+            c = K.compiled(k, M, N, d, backend="cuda", **ov)
+            entry["label"] = c.plan.label()
+            bound = [c.kernel.bind(c.grid, c.block, xs[i], ts[i], *outs[i], scale, -100, 0.0, M) for i in range(2)]
+            outs[0][2].fill_(float("nan"))
+            bound[0]()
+            torch.cuda.synchronize()
+            _judge(entry, ce_error(outs[0][0].double().sum() / M, outs[0][2], ref_loss, ref_grads), bound, nbytes, d)
+        except Exception as e:  # noqa: BLE001 - one candidate failing must not lose the search
+            entry["status"] = f"failed: {type(e).__name__}: {' '.join(str(e).split())[:200]}"
+        _keep(case, entry, ov)
+    _best(case, t0)
+    del xs, outs
     torch.cuda.empty_cache()
     return case
 

@@ -164,6 +164,37 @@ def test_the_kernels_are_in_the_library_and_serve_every_row_count():
     assert library._compiled.cache_info().misses == before
 
 
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_the_loss_kernels_take_the_plans_measured_for_the_fused_one(dtype):
+    """measured_plans.json keeps cross-entropy's plans under ``cross_entropy_fused``
+    (``benchmarks.plan_search --kernels cross_entropy_fused``): at each searched vocabulary
+    the three kernels take the fastest measured plan, (max, sum) exchanges included, and
+    say so, one plan for all three (the loss alone and the fused kernel give the same lse
+    bits); every V from above half the shortest searched one to the longest gets a
+    measured plan that holds the row; shorter rows, and forced plans, take softmax's."""
+    from tile_mlir.kernels.library import LOSS_SEARCHED, _plan
+    from tile_mlir.kernels.plan import measured_table
+
+    names = ("cross_entropy", "cross_entropy_fused", "cross_entropy_backward")
+    entries = measured_table()[LOSS_SEARCHED][dtype]
+    assert [e["N"] for e in entries] == sorted(e["N"] for e in entries) and len(entries) >= 3
+    for e in entries:
+        plans = {_plan(name, 64, e["N"], dtype, {}) for name in names}
+        assert len(plans) == 1, plans
+        (p,) = plans
+        assert p.label() == e["label"] and f"measured at N = {e['N']}" in p.why, (e, p)
+        assert p.pair is e["pair"] and p.packs_pair(True) is e["pair"]
+    first, last = entries[0]["N"], entries[-1]["N"]
+    for V in [first // 2 + 1, 32000, 50257, 128256, 256000, last]:
+        p = _plan("cross_entropy_fused", 8, V, dtype, {})
+        assert "measured" in p.why and p.CH * p.CL >= V and p.C == -(-V // (32 * p.W * p.CL * p.V)), (V, p.label())
+    short, softmax = _plan("cross_entropy_fused", 8, first // 2, dtype, {}), K.plan(8, first // 2, dtype, "softmax")
+    assert (short.R, short.W, short.CL, short.E, short.O) == (softmax.R, softmax.W, softmax.CL, softmax.E, 1)
+    assert f"measured at N = {first}" not in short.why
+    forced = _plan("cross_entropy_fused", 8, 131072, dtype, {"ctas": 16, "warps": 16})
+    assert (forced.CL, forced.W) == (16, 16) and "measured" not in forced.why
+
+
 @pytest.mark.parametrize("name", ["cross_entropy", "cross_entropy_backward", "cross_entropy_fused"])
 @pytest.mark.parametrize("M, V, dtype, forced", [(64, 1000, "f32", {"warps": 1}), (8, 40000, "bf16", {}),
                                                  (4096, 262144, "bf16", {})], ids=["warp", "cluster", "256k"])

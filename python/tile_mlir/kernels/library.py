@@ -36,7 +36,7 @@ from ..arrays import torch_stream
 from ..errors import BindingsTooOld, LaunchError, OptionError
 from ..options import Options
 from ..vocab import DEFAULT_CHIP
-from .plan import KERNELS, RowPlan, plan
+from .plan import KERNELS, RowPlan, measured_plan, plan
 
 __all__ = ["SPECS", "Compiled", "Kernel", "compiled", "kernel_text", "run"]
 
@@ -132,14 +132,25 @@ def _compiled_for(name: str, M: int, N: int, dtype: str, backend: str, chip: str
     return dataclasses.replace(_compiled(spec.name, p, backend, chip), grid=p.grid(M))
 
 
+LOSS_SEARCHED = "cross_entropy_fused"  # the measured table's name for cross-entropy's plans
+
+
 def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
     """The row plan of kernel ``name``: the forward kernels' names select their tables
-    and measured plans; cross-entropy's kernels, softmax's one pass over the row with a
-    little more, take softmax's, without its demand of several CTAs an SM (``per_sm``),
-    which caps a thread's registers to what softmax needs: the fused kernel keeps more
-    (the exponentials in f32 and dlogits' terms) and would spill."""
+    and measured plans. Cross-entropy's three kernels take the plan measured for the fused
+    one (``LOSS_SEARCHED``, ``benchmarks.plan_search``) at the vocabularies it searched,
+    on softmax's register budget: the same plan for all three, so that the loss alone and
+    the fused kernel give the same lse bits. Elsewhere they, and the other kernels, take
+    softmax's plan (one pass over the row with a little more), without its demand of
+    several CTAs an SM (``per_sm``), which caps a thread's registers to what softmax
+    needs: the fused kernel keeps more (the exponentials in f32 and dlogits' terms) and
+    would spill."""
     if name in KERNELS:
         return plan(M, N, dtype, name, **overrides)
+    if name.startswith("cross_entropy") and not overrides:
+        p = measured_plan("softmax", N, dtype, searched=LOSS_SEARCHED)
+        if p is not None:
+            return p
     p = plan(M, N, dtype, "softmax", **overrides)
     if p.O > 1 and "per_sm" not in overrides:
         p = dataclasses.replace(p, ctas_per_sm=1, why=f"{p.why}; one CTA an SM asked (softmax's plan asks {p.O})")

@@ -343,7 +343,8 @@ def measured_plan(kernel: str, N: int, dtype: str, searched: str | None = None) 
                 return None
             at = plan(1, e["N"], dtype, kernel, ctas=e["ctas"], rows=e["rows"], warps=e["warps"], per_sm=e["per_sm"])
             CL = min(e["ctas"], _pow2(-(-N // (WARP_SIZE * at.W * at.E))))
-            p = plan(1, N, dtype, kernel, ctas=CL, rows=e["rows"], warps=e["warps"], per_sm=e["per_sm"])
+            p = plan(1, N, dtype, kernel, ctas=CL, rows=e["rows"], warps=e["warps"], per_sm=e["per_sm"],
+                     pair=e.get("pair"))
             return replace(p, why=f"N = {N}: the fastest of {e['candidates']} plans measured at N = {e['N']}"
                                   f" ({e['label']}, {e['gbps']} GB/s, copy {e['copy_gbps']} GB/s, {MEASURED.name})"
                                   + (f", over {CL} CTA(s)" if CL != e["ctas"] else ""))
