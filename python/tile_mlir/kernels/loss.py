@@ -55,8 +55,8 @@ def cross_entropy(logits, target, ignore_index: int = -100, label_smoothing: flo
         if M:
             c = L.compiled("cross_entropy", M, V, dtype, backend="cuda", **overrides)
             # Python numbers, not numpy's: they take the launch's fast path (params.Packer)
-            c.kernel.launch(c.grid, c.block, x, t, loss, lse, int(ignore_index), float(eps), M,
-                            stream=torch_stream(x.get_device()))
+            L.launch_tensors(c.kernel, c.grid, c.block, torch_stream(x.get_device()),
+                             (x, t, loss, lse, int(ignore_index), float(eps), M))
         valid = t != ignore_index if reduction == "mean" else None  # only the mean counts them
         return _reduce(loss, valid, reduction), lse
     hx, ht = _host_arrays("cross_entropy", x, t, dtype, ignore_index, V)
@@ -84,15 +84,17 @@ def cross_entropy_with_grad(logits, target, ignore_index: int = -100, label_smoo
 
         loss = torch.empty(M, dtype=torch.float32, device=x.device)
         lse = torch.empty(M, dtype=torch.float32, device=x.device)
-        valid = t != ignore_index if reduction == "mean" else None
-        scale = (1.0 / valid.sum().clamp(min=1).to(torch.float32)).reshape(1) if reduction == "mean" else (
+        # the mean's count, once, in f32 (exact below 2**24 rows): the scale of dlogits and
+        # the divisor of the loss (the same division as total / an integer count)
+        count = (t != ignore_index).sum(dtype=torch.float32) if reduction == "mean" else None
+        scale = (1.0 / count.clamp(min=1)).reshape(1) if reduction == "mean" else (
             torch.ones(1, dtype=torch.float32, device=x.device))
         dx = x if inplace else torch.empty_like(x)
         if M:
             c = L.compiled(name, M, V, dtype, backend="cuda", **overrides)
-            c.kernel.launch(c.grid, c.block, x, t, loss, lse, dx, scale, int(ignore_index), float(eps), M,
-                            stream=torch_stream(x.get_device()))
-        return _reduce(loss, valid, reduction), lse, dx
+            L.launch_tensors(c.kernel, c.grid, c.block, torch_stream(x.get_device()),
+                             (x, t, loss, lse, dx, scale, int(ignore_index), float(eps), M))
+        return _reduce(loss, None, reduction, count), lse, dx
     hx, ht = _host_arrays("cross_entropy", x, t, dtype, ignore_index, V)
     if inplace and not L._is_torch(x) and not (isinstance(x, np.ndarray) and x.flags.c_contiguous):
         raise LaunchError(f"{name}: inplace needs a C-contiguous numpy array of logits, got {L._summary(x)}")
@@ -131,8 +133,8 @@ def cross_entropy_backward(logits, target, lse, dloss, ignore_index: int = -100,
         if M:
             c = L.compiled(name, M, V, dtype, backend="cuda", **overrides)
             lse32 = lse.to(device=x.device, dtype=torch.float32).contiguous()
-            c.kernel.launch(c.grid, c.block, x, t, lse32, g.contiguous(), out, float(eps), M,
-                            stream=torch_stream(x.get_device()))
+            L.launch_tensors(c.kernel, c.grid, c.block, torch_stream(x.get_device()),
+                             (x, t, lse32, g.contiguous(), out, float(eps), M))
         return out
     hx, ht = _host_arrays(name, x, t, dtype, ignore_index, V)
     if inplace and not L._is_torch(x) and not (isinstance(x, np.ndarray) and x.flags.c_contiguous):
@@ -234,15 +236,15 @@ def _host_arrays(name: str, x, t, dtype: str, ignore_index: int, V: int):
     return hx, ht
 
 
-def _reduce(loss, valid, reduction: str):
-    """The rows' losses reduced as ``reduction`` says (numpy or torch, f32); ``valid``
-    (the rows not ignored) is read for ``mean`` only."""
+def _reduce(loss, valid, reduction: str, count=None):
+    """The rows' losses reduced as ``reduction`` says (numpy or torch, f32); for ``mean``,
+    over ``count``, else the count of ``valid`` (the rows not ignored)."""
     if reduction == "none":
         return loss
     total = loss.sum(dtype=np.float64).astype(np.float32) if isinstance(loss, np.ndarray) else loss.sum()
     if reduction == "sum":
         return np.asarray(total) if isinstance(loss, np.ndarray) else total
-    count = valid.sum()
+    count = valid.sum() if count is None else count
     if isinstance(loss, np.ndarray):
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.asarray(np.float32(total) / np.float32(count), np.float32)
