@@ -140,8 +140,16 @@ def cross_entropy(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, grad: boo
         # two give the same lse bits
         A, S, rescale = row_max_sum(r, m, s, shift_zero=lambda top: r.eq(top, r.f32(NEG_INF)), writes_row=True)
         lse = arith.addf(A, math.log(S))
-        sum_x = r.reduce(sx, "sum")
         eps = k.args["smoothing"]
+        # Σx serves the smoothing term only: its reduction over the row's threads (an
+        # exchange between the warps, and between the CTAs of a cluster) runs where ε != 0,
+        # a branch every thread of the row takes the same way (ε is the launch's).
+        smoothing = k.if_(arith.cmpf(arith.CmpFPredicate.UNE, eps, zero), ["f32"])
+        with smoothing:
+            k.yield_(r.reduce(sx, "sum"))
+        with smoothing.else_():
+            k.yield_(zero)
+        sum_x = smoothing.results[0]
         nll = arith.mulf(arith.subf(r.f32(1.0), eps), arith.subf(lse, x_t))
         smooth = arith.mulf(eps, arith.subf(lse, arith.divf(sum_x, r.f32(float(p.N)))))
         # With ε = 0 the smoothing term is left out, not multiplied by 0 (lse - mean(x)
