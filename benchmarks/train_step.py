@@ -96,33 +96,64 @@ def train(torch, model, batches, steps: int, compile_: bool, fullgraph: bool, de
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-    losses, times = [], []
+    losses, times, host = [], [], []
     for i in range(steps):
         t0 = time.perf_counter()
         loss = step_model(batches[i % len(batches)])
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
+        host.append(time.perf_counter() - t0)  # the host's part: every launch made
         if cuda:
             torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
         losses.append(loss.item())
-    out = {"losses": losses, "step_s": times, "peak_bytes": torch.cuda.max_memory_allocated() if cuda else None}
-    if profile and cuda:  # where a step's GPU time goes: the kernels of a few more steps
+    out = {"losses": losses, "step_s": times, "host_s": host,
+           "peak_bytes": torch.cuda.max_memory_allocated() if cuda else None}
+    if profile and cuda:  # where a step's GPU time goes: the kernels of a few more steps, timed as above
         from torch.profiler import ProfilerActivity
         with torch.profiler.profile(activities=[ProfilerActivity.CUDA]) as prof:
             for i in range(profile):
                 step_model(batches[i % len(batches)]).backward()
                 opt.step()
                 opt.zero_grad(set_to_none=True)
-            torch.cuda.synchronize()
+                torch.cuda.synchronize()
         events = prof.key_averages()
         out["profile"] = events.table(sort_by="self_cuda_time_total", row_limit=40, max_name_column_width=70)
         total = sum(e.self_device_time_total for e in events) / profile
         out["gpu_us_per_step"] = total
         print(out["profile"], flush=True)
         print(f"GPU time a step (the kernels' sum): {total:.1f} us", flush=True)
+        out["timeline"] = timeline(prof, profile)
+        print(out["timeline"]["text"], flush=True)
     return out
+
+
+def timeline(prof, steps: int, top: int = 12) -> dict:
+    """The profiled steps' GPU timeline: from the first kernel's start to the last one's
+    end, the time some kernel ran (busy) and none did (idle, a step's start waiting for
+    the host included), and the longest idle gaps with the kernels around them."""
+    from torch.autograd import DeviceType
+
+    kernels = sorted((e.time_range.start, e.time_range.end, e.name) for e in prof.events()
+                     if e.device_type == DeviceType.CUDA)
+    if not kernels:
+        return {"text": "no CUDA kernels profiled"}
+    busy, gaps, end, before = 0.0, [], kernels[0][0], kernels[0][2]
+    for start, stop, name in kernels:
+        if start > end:
+            gaps.append((start - end, before, name))
+        busy += max(0.0, stop - max(start, end))
+        if stop > end:
+            end, before = stop, name
+    span = end - kernels[0][0]
+    idle = span - busy
+    lines = [f"GPU timeline of {steps} steps: span {span / steps:.1f} us a step, kernels running {busy / steps:.1f},"
+             f" idle {idle / steps:.1f} ({len(gaps) / steps:.0f} gaps a step); the longest gaps:"]
+    for gap, a, b in sorted(gaps, reverse=True)[:top]:
+        lines.append(f"  {gap:8.1f} us  after {a[:60]}  before {b[:60]}")
+    return {"span_us": span / steps, "busy_us": busy / steps, "idle_us": idle / steps, "gaps": len(gaps) / steps,
+            "text": "\n".join(lines)}
 
 
 def main(argv=None) -> int:
@@ -201,7 +232,9 @@ def main(argv=None) -> int:
     for name, r in runs.items():
         r["median_step_ms"] = 1e3 * statistics.median(r["step_s"][first:])
         mem = f"{r['peak_bytes'] / 2**20:.0f} MiB" if r["peak_bytes"] is not None else "n/a (not CUDA)"
-        print(f"{name}: step {r['median_step_ms']:.2f} ms (median of steps {first}..{args.steps - 1}), peak memory {mem}")
+        r["median_host_ms"] = 1e3 * statistics.median(r["host_s"][first:])
+        print(f"{name}: step {r['median_step_ms']:.2f} ms (median of steps {first}..{args.steps - 1}; the host's"
+              f" launches {r['median_host_ms']:.2f} ms of it), peak memory {mem}")
         summary[name] = r
     if "tile_mlir" in runs:
         t, o = runs["torch"], runs["tile_mlir"]
