@@ -88,8 +88,11 @@ def ours():
     return tt.RMSNorm, tt.CrossEntropyLoss
 
 
-def train(torch, model, batches, steps: int, compile_: bool, fullgraph: bool, device: str, profile: int = 0) -> dict:
+def train(torch, model, batches, steps: int, compile_: bool, fullgraph: bool, device: str, profile: int = 0,
+          profile_cpu: bool = False) -> dict:
     """``steps`` AdamW steps on ``batches``: the losses, each step's seconds, peak memory."""
+    import gc
+
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
     step_model = torch.compile(model, fullgraph=fullgraph) if compile_ else model
     cuda = device == "cuda"
@@ -97,6 +100,7 @@ def train(torch, model, batches, steps: int, compile_: bool, fullgraph: bool, de
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     losses, times, host = [], [], []
+    collections = [g["collections"] for g in gc.get_stats()]
     for i in range(steps):
         t0 = time.perf_counter()
         loss = step_model(batches[i % len(batches)])
@@ -109,7 +113,19 @@ def train(torch, model, batches, steps: int, compile_: bool, fullgraph: bool, de
         times.append(time.perf_counter() - t0)
         losses.append(loss.item())
     out = {"losses": losses, "step_s": times, "host_s": host,
-           "peak_bytes": torch.cuda.max_memory_allocated() if cuda else None}
+           "peak_bytes": torch.cuda.max_memory_allocated() if cuda else None,
+           "gc_collections": [g["collections"] - c for g, c in zip(gc.get_stats(), collections)]}
+    if profile_cpu:  # the host's time by op, one more step (each custom op's Python included)
+        from torch.profiler import ProfilerActivity
+        with torch.profiler.profile(activities=[ProfilerActivity.CPU]) as prof:
+            step_model(batches[0]).backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        if cuda:
+            torch.cuda.synchronize()
+        out["cpu_profile"] = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=25,
+                                                       max_name_column_width=60)
+        print(out["cpu_profile"], flush=True)
     if profile and cuda:  # where a step's GPU time goes: the kernels of a few more steps, timed as above
         from torch.profiler import ProfilerActivity
         with torch.profiler.profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -175,6 +191,8 @@ def main(argv=None) -> int:
                    help="tile_mlir.torch.CrossEntropyLoss(inplace=True): dlogits over the logits, as Liger's")
     p.add_argument("--profile", type=int, default=0, metavar="STEPS",
                    help="after the timed steps, print the CUDA kernels of STEPS more (torch.profiler)")
+    p.add_argument("--profile-cpu", action="store_true",
+                   help="after the timed steps, print the host's time by op of one more step (torch.profiler, CPU)")
     args = p.parse_args(argv)
     if args.tiny:
         args.vocab, args.d_model, args.seq, args.batch, args.steps, args.heads = 1000, 64, 32, 2, 2, 4
@@ -198,7 +216,8 @@ def main(argv=None) -> int:
           f"batch {args.batch} x seq {args.seq}, {n_params / 1e6:.1f} M parameters; {args.steps} steps, AdamW, f32, "
           f"{'eager' if args.no_compile else 'torch.compile' + (' (fullgraph)' if args.fullgraph else '')}, {dev}",
           flush=True)
-    runs = {"torch": train(torch, base, batches, args.steps, not args.no_compile, args.fullgraph, dev, args.profile)}
+    runs = {"torch": train(torch, base, batches, args.steps, not args.no_compile, args.fullgraph, dev, args.profile,
+                           args.profile_cpu)}
     del base
     mine = ours()
     if isinstance(mine, str):
@@ -215,7 +234,7 @@ def main(argv=None) -> int:
             print(mine, flush=True)
         else:
             runs["tile_mlir"] = train(torch, tile, batches, args.steps, not args.no_compile, args.fullgraph, dev,
-                                      args.profile)
+                                      args.profile, args.profile_cpu)
 
     worst = 0.0
     print(f"{'step':>4} {'torch loss':>12} {'tile_mlir loss':>15} {'rel diff':>10}")
@@ -234,7 +253,8 @@ def main(argv=None) -> int:
         mem = f"{r['peak_bytes'] / 2**20:.0f} MiB" if r["peak_bytes"] is not None else "n/a (not CUDA)"
         r["median_host_ms"] = 1e3 * statistics.median(r["host_s"][first:])
         print(f"{name}: step {r['median_step_ms']:.2f} ms (median of steps {first}..{args.steps - 1}; the host's"
-              f" launches {r['median_host_ms']:.2f} ms of it), peak memory {mem}")
+              f" launches {r['median_host_ms']:.2f} ms of it), peak memory {mem}; garbage collections in the timed"
+              f" steps, by generation: {r['gc_collections']}")
         summary[name] = r
     if "tile_mlir" in runs:
         t, o = runs["torch"], runs["tile_mlir"]
