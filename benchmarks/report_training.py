@@ -35,12 +35,16 @@ _PLANS = (
 NOTES: dict[str, str] = {
     "train-cross_entropy": (
         "Ours is K.cross_entropy_with_grad: the loss and dlogits from one read of the logits (2 x M x V x b bytes, "
-        "as Liger), on softmax's measured plans (without their CTAs-per-SM demand), a cluster of 4-16 CTAs a row "
-        "at these vocabularies, the exchange pushed through mbarriers, one exp a logit; the kernel is the fused "
-        "forward's long-row form, which the plan search measured at 60-80% of copy for the same reasons as the long "
-        "fused rows (the CTAs of a wave load, reduce and store in lockstep; benchmarks/long_rows.cu bounds the "
-        "structure at 72-87.5% of cudaMemcpy). 'ours_two' (the forward kernel, then the backward's) is in the run "
-        "for comparison."),
+        "as Liger), on the plans plan_search measured for it (docs/cross-entropy.md, 'Measured plans': clusters of "
+        "8-16 CTAs of 256-512 threads at these vocabularies, 32 f32 or 64 bf16 logits a thread, one exp a logit, the "
+        "(max, sum) pair in one exchange or two, no exchange of the sum of x at label smoothing 0). What limits it: "
+        "each CTA loads its part, waits on the row's cluster exchanges, then computes and stores, with nothing of "
+        "another row in flight; the exchanges are the fixed cost (leaving out one, Σx's, gave 7-11%), and the bf16 "
+        "kernels keep 127 registers (two CTAs of 256 threads an SM), so the search found the shortest rows of a "
+        "cluster fastest at 77% (bf16) and 93% (f32) of copy, and 61-69% / 74-85% at 131072-262144 columns. "
+        "benchmarks/long_rows.cu bounds this load-reduce-store structure at 72-87.5% of cudaMemcpy; a persistent "
+        "cluster that loads the next row while it reduces this one is not built. 'ours_two' (the forward kernel, "
+        "then the backward's) is in the run for comparison."),
     "train-rmsnorm_backward-1024x65536": (
         "Clusters of 8 CTAs a row; the persistent grid is capped by cuOccupancyMaxActiveClusters (15 clusters of 8 "
         "on the H200): 2039 GB/s f32 is 0.39 ms, what benchmarks.backward_grid measured at its best grid (14 "
