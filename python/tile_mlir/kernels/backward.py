@@ -119,7 +119,7 @@ def layernorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas
     are 0, so g is 0 there."""
     args = [("DY", "rows"), ("X", "rows"), ("W", "cols"), ("MEAN", "stat"), ("RSTD", "stat"), ("DX", "rows"),
             *_partials(p, ctas, ["DWP", "DBP"])]
-    with row_kernel("layernorm_backward", p, M, args, chip) as r:
+    with row_kernel("layernorm_backward", p, M, args, chip, pairs=True) as r:
         k, x, dy, w, n = r.k, r.tile(), r.tile(), r.tile(), r.f32(float(p.N))
         sums = Partials(r, ["DWP", "DBP"], ctas)
         for _ in sums.rows():
@@ -134,8 +134,16 @@ def layernorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas
                     xhat = arith.mulf(arith.subf(v, center), scale)
                     k.yield_(k.reduction("add", g, acc_g), k.reduction("add", arith.mulf(g, xhat), acc_gx))
                 k.yield_(*ends)
-            mean_g = r.splat(arith.divf(r.reduce(sg, "sum"), n))
-            mean_gx = r.splat(arith.divf(r.reduce(sgx, "sum"), n))
+            # One CTA a row: both sums in one combiner reduction, one exchange between the
+            # warps (one barrier) a row, not two. A cluster keeps two: the pair's exchange
+            # between the CTAs needs more registers than its plans have (the H200 measured
+            # 1024 x 65536 f32, capped at 32 registers, spilling 356 bytes: half the speed).
+            if p.CL == 1:
+                total_g, total_gx = r.reduce_pair(sg, sgx, _sums)
+                mean_g, mean_gx = r.splat(arith.divf(total_g, n)), r.splat(arith.divf(total_gx, n))
+            else:
+                mean_g = r.splat(arith.divf(r.reduce(sg, "sum"), n))
+                mean_gx = r.splat(arith.divf(r.reduce(sgx, "sum"), n))
             for col in r.chunks(x, "X", reverse=True, kept=True):  # x kept: LayerNorm spills less
                 _second_pass_loads(r, col, dy, w)
                 dw, db = sums.chunk(col)
@@ -149,6 +157,11 @@ def layernorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas
                 sums.done(col)
         sums.finish()
     return k
+
+
+def _sums(left, right):
+    """The combine of two (Σg, Σg·x̂) pairs: each sum added on its own."""
+    return [arith.addf(left[0], right[0]), arith.addf(left[1], right[1])]
 
 
 def column_sums(P: int | None, N: int, dtype: str, names=("DWP",), chip: str = DEFAULT_CHIP):

@@ -59,9 +59,10 @@ PER_ROW = ("rows", "row", "stat", "targets")
 
 
 @contextmanager
-def row_kernel(name: str, p: RowPlan, M: int | None, args, chip: str = DEFAULT_CHIP):
+def row_kernel(name: str, p: RowPlan, M: int | None, args, chip: str = DEFAULT_CHIP, pairs: bool = False):
     """A kernel ``name`` over M rows of plan ``p``; ``args``: (name, role) pairs (a role
-    ``arg_types`` does not name is the argument's MLIR type). M None: one kernel for every
+    ``arg_types`` does not name is the argument's MLIR type); ``pairs``: the kernel calls
+    ``Rows.reduce_pair`` whatever the plan. M None: one kernel for every
     M, the row count an argument ``rows`` (``index``; added last unless ``args`` has it),
     which gives the extent of the dynamic leading dim of every per-row argument
     (``PER_ROW``: ``tile_mlir.dynamic_dims``). A
@@ -78,7 +79,7 @@ def row_kernel(name: str, p: RowPlan, M: int | None, args, chip: str = DEFAULT_C
         if M is None:
             rows = [n for n, _ in args].index("rows")
             dynamic_dims.mark(k.func, {i: [rows] for i, (_, role) in enumerate(args) if role in PER_ROW})
-        yield Rows(k, p, M)
+        yield Rows(k, p, M, pairs)
 
 
 class Rows:
@@ -88,7 +89,7 @@ class Rows:
     in the row's cluster (None for one CTA per row); ``T``: the element type; ``V``: the
     elements of a vector; ``args``: the kernel's arguments by name."""
 
-    def __init__(self, k: build.KernelBuilder, p: RowPlan, M: int | None = None):
+    def __init__(self, k: build.KernelBuilder, p: RowPlan, M: int | None = None, pairs: bool = False):
         self.k, self.p, self.args, self._M = k, p, k.args, M
         self.T, self.V = p.dtype, p.V
         self.layout = p.layouts()
@@ -104,7 +105,7 @@ class Rows:
         self.rank = arith.remui(k.block_id(), k.index(p.CL)) if p.CL > 1 else None
         self.col = arith.muli(self.rank, k.index(p.CH)) if p.CL > 1 else k.index(0)
         self._one, self._all = k.registers([1], "f32"), k.registers([1], "f32")
-        if p.CL > 1 or p.pair:  # reduce_pair's second operand (allocas belong at the entry)
+        if pairs or p.CL > 1 or p.pair:  # reduce_pair's second operand (allocas belong at the entry)
             self._one2, self._all2 = k.registers([1], "f32"), k.registers([1], "f32")
 
     # --- values ---------------------------------------------------------------------
