@@ -371,6 +371,17 @@ def test_torch_tensors_give_torch_tensors():
 # --- the generated code, and a GPU machine without MLIR -------------------------------------------
 
 
+@pytest.mark.parametrize("N, one_cta", [(4096, True), (16384, True), (65536, False)])
+def test_layernorm_backward_sums_cross_the_warps_once_a_row(N, one_cta):
+    """LayerNorm's backward: on one CTA a row, Σg and Σg·x̂ are one combiner reduction of
+    the pair (one exchange, one barrier a row); over a cluster, two sum reductions (the
+    pair spilled there, docs/training-kernels.md)."""
+    text = K.text_backward("layernorm_backward", 64, N, "f32")[0]
+    assert (backward_plan("layernorm_backward", 64, N, "f32").CL == 1) is one_cta
+    assert text.count('"tile.reduce2"') == (1 if one_cta else 0)
+    assert text.count('"tile.reduce"') == (0 if one_cta else 2)
+
+
 @pytest.mark.parametrize("name", list(K.BACKWARD))
 def test_ptx_has_vector_accesses_and_no_local_memory(name, tmp_path):
     """At 64 x 1000 f32 (one warp per row): 16-byte loads and stores of the rows, no local

@@ -195,6 +195,26 @@ def test_the_loss_kernels_take_the_plans_measured_for_the_fused_one(dtype):
     assert (forced.CL, forced.W) == (16, 16) and "measured" not in forced.why
 
 
+@pytest.mark.parametrize("name", ["cross_entropy", "cross_entropy_fused"])
+@pytest.mark.parametrize("V, forced", [(1000, {"warps": 1}), (131072, {})], ids=["warp", "cluster"])
+def test_the_sum_of_x_crosses_the_row_only_where_smoothing_is_not_0(name, V, forced):
+    """Σx serves the smoothing term alone: its reduction over the row's threads (the
+    one named ``tile.reduce`` of these kernels but for the (max, sum) pair's) is the
+    whole then-branch of the one ``scf.if`` on a float compared unequal (ε != 0), whose
+    else-branch yields 0."""
+    lines = K.kernel_text(name, 8, V, "bf16", **forced).splitlines()
+    (start,) = [i for i, line in enumerate(lines)
+                if re.search(r"= scf\.if %\w+ -> \(f32\) \{", line) and "arith.cmpf une" in lines[i - 1]]
+    depth, end = 0, None
+    for i in range(start, len(lines)):
+        depth += lines[i].count("{") - lines[i].count("}")
+        if depth == 0:
+            end = i
+            break
+    branch = "\n".join(lines[start:end + 1])
+    assert branch.count('"tile.reduce"(') == 1 and "} else {" in branch and 'kind = "sum"' in branch
+
+
 @pytest.mark.parametrize("name", ["cross_entropy", "cross_entropy_backward", "cross_entropy_fused"])
 @pytest.mark.parametrize("M, V, dtype, forced", [(64, 1000, "f32", {"warps": 1}), (8, 40000, "bf16", {}),
                                                  (4096, 262144, "bf16", {})], ids=["warp", "cluster", "256k"])

@@ -6,8 +6,9 @@ functional API is ``tile_mlir.kernels.loss``, and docs/fused-kernels.md
 
 * ``cross_entropy``: one pass over the row's chunks keeps, per thread, the running max m
   and the sum s of exp(x - m) (rescaled when m grows, as softmax's first pass), the sum of
-  the row's x (for label smoothing); x[target] is one load; three cta reductions then
-  give lse = max + log(sum) and the loss
+  the row's x (for label smoothing); x[target] is one load; reductions over the row's
+  threads then give lse = max + log(sum) (the max and the sum, or the pair in one
+  combiner reduction: ``RowPlan.packs_pair``), Σx where ε != 0, and the loss
   (1 - ε)(lse - x[t]) + ε(lse - Σx / V), 0 for a row whose target is ``ignore``.
 * ``cross_entropy_fused``: ``cross_entropy`` that also writes dX (below) from the row it
   holds, with g the rows' scale given at the launch: the loss and its gradient for one
