@@ -18,6 +18,7 @@ import random
 import re
 from dataclasses import dataclass
 
+from ..analysis import scope_problems
 from ..layout import Iter, TileLayout
 from ..vocab import AXIS_LIMITS, CTA_BITS_BASE, LANE_BITS, REDUCE_ATTRIBUTES, REDUCE_KINDS, SCOPES
 from .cases import ReduceCase, private_type
@@ -248,7 +249,9 @@ def _kept_sum_carries(op: _Op, rng: random.Random):
     for s1, s2 in pairs[:40]:
         dim = (Iter(2, s1, "laneid"), Iter(2, s2, "laneid"))
         new_src, new_dst = TileLayout((dim, *src.shard), src.replica), TileLayout((dim, *dst.shard), dst.replica)
-        if not new_src.problems() and not new_dst.problems():
+        scope = op.case.exec_scope  # the new lanes must keep both inside the scope's threads: one rule broken
+        if not (new_src.problems() or new_dst.problems() or scope_problems("src_layout", new_src, scope)
+                or scope_problems("dst_layout", new_dst, scope)):
             op.set_layout("src", new_src)
             op.set_layout("dst", new_dst)
             op.attrs["axes"] = f"array<i64: {', '.join(str(a + 1) for a in axes)}>"
