@@ -41,13 +41,15 @@ def no_driver(monkeypatch):
 # differential suite's random modules (test_differential.py, by ``batch`` and ``case``), the
 # combiner cases (test_combiners.py), and the dtype sweeps of test_dynamic_rows.py,
 # test_backward.py, test_cross_entropy.py, test_fused.py and test_selection.py (by
-# ``dtype``). The README's test command
+# ``dtype``), and the cases of Triton's ported tests (test_triton_reduce_port.py) and of the
+# shared-memory variant (test_shared_interpreter.py), by ``case``. The README's test command
 # runs one item in SWEEP_SAMPLE[file] of each test function (in the parameters' order,
 # which interleaves scopes, kinds, dtypes and layouts, so every class keeps items), and
 # ``pytest -m sweep`` runs the rest. .ci/run runs both.
 SWEEP_SAMPLE = {"test_cases.py": 16, "test_conformance_interpreter.py": 16, "test_differential.py": 16,
                 "test_combiners.py": 4, "test_dynamic_rows.py": 4, "test_backward.py": 4,
-                "test_cross_entropy.py": 2, "test_fused.py": 2, "test_selection.py": 2}
+                "test_cross_entropy.py": 2, "test_fused.py": 2, "test_selection.py": 2,
+                "test_triton_reduce_port.py": 2, "test_shared_interpreter.py": 2}
 SWEEP_PARAMS = ("case", "batch", "dtype")
 
 
