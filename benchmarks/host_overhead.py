@@ -13,6 +13,12 @@ eager's own call of the same op, the reference point. Three ways per function:
 * ``call, grad``: the forward with inputs that require grad (it records the backward);
 * ``fwd+bwd``: ``torch.autograd.grad`` of the forward, the whole step of a layer.
 
+``--graph`` adds the cost inside a ``torch.compile`` graph (``graph_cases``): a compiled
+function of RMSNorm alone, and of a residual add, RMSNorm and a product (the pattern of a
+transformer block, where Inductor fuses torch's norm with its neighbours and ours stands
+between two of Inductor's kernels), each called forward only and forward + backward,
+ours (``tile_mlir.torch.rms_norm``) against torch's (``F.rms_norm``).
+
 and, for softmax, a breakdown of the layers one call goes through: the custom op
 through torch's dispatcher (``torch.ops.tile_mlir.softmax``, and its twin without autograd,
 ``torch.ops.tile_mlir_raw.softmax``, which a compiled graph calls), the functional API
@@ -154,6 +160,30 @@ def cases(torch, tt, device: str, shape, ce_shape) -> dict:
     return out
 
 
+def graph_cases(torch, tt, device: str, shape) -> dict:
+    """{case: (ours, torch's)}: zero-argument callables of compiled functions (module
+    docstring, ``--graph``)."""
+    F = torch.nn.functional
+    M, N = shape
+    g = torch.Generator(device=device).manual_seed(23)
+    x, r = (torch.randn(M, N, generator=g, device=device) for _ in range(2))
+    w = 1 + 0.3 * torch.randn(N, generator=g, device=device)
+    norms = {"ours": lambda x, w: tt.rms_norm(x, w, 1e-6), "torch": lambda x, w: F.rms_norm(x, (N,), w, 1e-6)}
+    out = {}
+    for case, body in (("rms_norm alone", lambda norm, x, r, w: norm(x, w)),
+                       ("add, rms_norm, mul", lambda norm, x, r, w: norm(x + r, w) * 2)):
+        pair = []
+        for name in ("ours", "torch"):
+            fn = torch.compile(lambda x, r, w, norm=norms[name], body=body: body(norm, x, r, w), fullgraph=True)
+            pair.append(fn)
+        leaves = [a.detach().requires_grad_() for a in (x, r, w)]
+        dy = torch.ones(M, N, device=device)
+        out[f"{case}: call"] = tuple(lambda fn=fn: fn(x, r, w) for fn in pair)
+        out[f"{case}: fwd+bwd"] = tuple(lambda fn=fn: torch.autograd.grad(fn(*leaves), leaves, dy, allow_unused=True)
+                                        for fn in pair)
+    return out
+
+
 def breakdown(torch, x) -> dict:
     """The layers of one ``tt.softmax(x)``, each timed alone (µs per call by name)."""
     from tile_mlir import arrays
@@ -174,9 +204,10 @@ def breakdown(torch, x) -> dict:
     }
 
 
-def measure(n: int, repeat: int, fake: bool, functions=FUNCTIONS) -> dict:
+def measure(n: int, repeat: int, fake: bool, functions=FUNCTIONS, graph: bool = False) -> dict:
     """µs per call: {"functions": {"<function>: <way>": ours, torch's, whether GPU-bound},
-    "breakdown": {layer: µs}} (module docstring)."""
+    "breakdown": {layer: µs}, "graph": {case: ours, torch's, ...} with ``graph``} (module
+    docstring)."""
     if fake:
         install_fake()
     import torch
@@ -196,6 +227,13 @@ def measure(n: int, repeat: int, fake: bool, functions=FUNCTIONS) -> dict:
             ref, ref_bound = per_call(theirs, n, repeat, sync, clock)
             results["functions"][f"{name}: {way}"] = {"ours_us": us, "torch_us": ref, "gpu_bound": bound,
                                                       "torch_gpu_bound": ref_bound}
+    if graph:
+        results["graph"] = {}
+        for case, (ours, theirs) in graph_cases(torch, tt, device, shape).items():
+            us, bound = per_call(ours, n, repeat, sync, clock)
+            ref, ref_bound = per_call(theirs, n, repeat, sync, clock)
+            results["graph"][case] = {"ours_us": us, "torch_us": ref, "gpu_bound": bound,
+                                      "torch_gpu_bound": ref_bound}
     x = torch.randn(*shape, device=device)
     for name, fn in breakdown(torch, x).items():
         us, bound = per_call(fn, n, repeat, sync, clock)
@@ -210,6 +248,11 @@ def table(results: dict, fake: bool) -> str:
         flag = " gpu-bound" if r["gpu_bound"] else ""
         ok = "" if not name.endswith(": call") else ("  ok" if r["ours_us"] <= TARGET_US else "  OVER")
         lines.append(f"{name:<28} {r['ours_us']:8.2f} {r['torch_us']:12.2f}{ok}{flag}")
+    if results.get("graph"):
+        lines.append("in a torch.compile graph (ours: tile_mlir.torch.rms_norm; torch: F.rms_norm, fused by Inductor):")
+        for name, r in results["graph"].items():
+            flag = " gpu-bound" if r["gpu_bound"] or r["torch_gpu_bound"] else ""
+            lines.append(f"  {name:<26} {r['ours_us']:8.2f} {r['torch_us']:12.2f}{flag}")
     lines.append("softmax, layer by layer:")
     for name, r in results["breakdown"].items():
         lines.append(f"  {name:<42} {r['us']:8.2f}{' gpu-bound' if r['gpu_bound'] else ''}")
@@ -223,6 +266,7 @@ def main(argv=None) -> int:
     parser.add_argument("--prepare", action="store_true", help="only compile the kernels into the cache (needs MLIR)")
     parser.add_argument("--cache", help="the compile cache (default: $TILE_MLIR_CACHE_DIR, else the cache's default)")
     parser.add_argument("--functions", default=",".join(FUNCTIONS), help="which, comma-separated (default: all)")
+    parser.add_argument("--graph", action="store_true", help="also inside torch.compile graphs (graph_cases)")
     parser.add_argument("--n", type=int, default=2000, help="calls per loop (default 2000)")
     parser.add_argument("--repeat", type=int, default=5, help="loops; the median is reported (default 5)")
     args = parser.parse_args(argv)
@@ -232,7 +276,7 @@ def main(argv=None) -> int:
         count = prepare()
         print(f"compiled {count} kernels into {args.cache or 'the default compile cache'}")
         return 0
-    results = measure(args.n, args.repeat, args.fake, tuple(args.functions.split(",")))
+    results = measure(args.n, args.repeat, args.fake, tuple(args.functions.split(",")), args.graph)
     where = "fake: CPU torch, a driver that does nothing" if args.fake else "GPU"
     print(f"host time per call, µs ({where}; median of {args.repeat} loops of {args.n} calls, no sync inside)")
     print(table(results, args.fake))

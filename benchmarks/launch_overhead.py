@@ -15,7 +15,10 @@ a figure is the wall time per call, the median of ``--repeat`` such loops, in µ
   API;
 * ``bind(a, b)()``: packed once;
 * ``driver floor``: ``cuLaunchKernel`` itself, through cuda-python, with its arguments
-  made beforehand: what no launcher in Python can go below.
+  made beforehand: what no launcher through cuda-python can go below;
+* ``ctypes floor``: the same driver call through ``ctypes`` (libcuda's
+  ``cuLaunchKernel``, its argument types declared, the arguments Python ints): what a
+  launcher that calls the driver without cuda-python would pay (GPU only).
 * ``torch a.add_(1)``: a torch kernel launch, for scale.
 
 On the GPU machine (torch, cuda-python, no MLIR), with the kernel in the compile cache
@@ -137,6 +140,16 @@ def per_call(fn, n: int, repeat: int, sync) -> float:
     return statistics.median(samples)
 
 
+def _ctypes_launch():
+    """libcuda's ``cuLaunchKernel`` through ctypes, its argument types declared."""
+    import ctypes
+
+    fn = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    return fn
+
+
 def measure(n: int = 20000, repeat: int = 5, fake: bool = False) -> dict:
     """µs per call of each way (module docstring), by name."""
     import tile_mlir
@@ -176,6 +189,9 @@ def measure(n: int = 20000, repeat: int = 5, fake: bool = False) -> dict:
         ways["launch(a, b, stream=torch.cuda.current_stream())"] = (
             lambda: kern.launch(1, K.LAUNCH_N, a, b, stream=torch.cuda.current_stream()))
         ways["torch a.add_(1)"] = lambda: a.add_(1.0)
+        ctypes_launch = _ctypes_launch()
+        ctypes_args = (int(floor_args[0]), *floor_args[1:8], 0, params.address, None)
+        ways["ctypes floor"] = lambda: ctypes_launch(*ctypes_args)
     return {name: per_call(fn, n, repeat, sync) for name, fn in ways.items()}
 
 
