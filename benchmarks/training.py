@@ -81,7 +81,8 @@ def selected(kernels=KERNELS, shapes=None, dtypes=None) -> list[tuple]:
 # for the GPU machine), and says which it does not find.
 SPEC_NAMES = {"softmax_backward": ("softmax_backward",), "rmsnorm_backward": ("rmsnorm_backward",),
               "layernorm_backward": ("layernorm_backward",),
-              "cross_entropy": ("cross_entropy_fused", "cross_entropy", "cross_entropy_backward")}
+              "cross_entropy": ("cross_entropy_fused", "cross_entropy", "cross_entropy_backward",
+                                "cross_entropy_reduce")}
 
 
 def kernel_texts(remember: bool = False) -> tuple[dict[str, str], list[str]]:

@@ -70,6 +70,51 @@ def test_the_mean_counts_the_rows_not_ignored():
     assert np.isnan(everything)  # 0 / 0, as torch
 
 
+@pytest.mark.parametrize("M", [1, 255, 256, 257, 700])
+def test_the_rows_reduction_kernel_against_float64(M):
+    """``cross_entropy_reduce`` (one CTA of 256 threads, each summing rows t, t + 256, ...):
+    its three modes against float64 sums of fresh losses (mixed signs and magnitudes, a
+    third of the rows ignored), at row counts on each side of the CTA's width; the mean of
+    ``K.cross_entropy`` and of ``K.cross_entropy_with_grad`` is its result, bit for bit."""
+    from tile_mlir.kernels import loss as L
+
+    rng = np.random.default_rng([M, 31])
+    losses = np.float32(rng.standard_normal(M) * 10.0 ** rng.integers(-3, 4, M))
+    t = rng.integers(0, 50, M)
+    t[rng.random(M) < 0.33] = -100
+    losses[t == -100] = 0.0  # as the loss kernel writes an ignored row
+    count = int((t != -100).sum())
+    want = {"sum": losses.astype(np.float64).sum(), "scale": 1.0 / max(count, 1)}
+    want["mean"] = want["sum"] / count if count else np.nan
+    for mode in ("scale", "mean", "sum"):
+        got = L._on_rows(losses, t, -100, mode, "interpreter")
+        assert got.shape == (1,) and got.dtype == np.float32
+        if np.isnan(want[mode]):
+            assert np.isnan(got[0])
+        else:
+            assert got[0] == pytest.approx(want[mode], rel=2e-6, abs=1e-30), mode
+    x, _ = inputs(rng, M, 50, "f32", ignored=())
+    loss, _ = K.cross_entropy(x, t)
+    rows, _ = K.cross_entropy(x, t, reduction="none")
+    assert loss.shape == () and loss == L._on_rows(rows, t, -100, "mean", "interpreter")[0]
+    fused, _, _ = K.cross_entropy_with_grad(x, t)
+    assert fused.tobytes() == loss.tobytes()  # the same kernel, the same bits
+
+
+def test_the_rows_reduction_kernel_at_no_rows_and_no_counted_row():
+    from tile_mlir.kernels import loss as L
+
+    empty = np.zeros(0, np.float32), np.zeros(0, np.int64)
+    assert np.isnan(L._on_rows(*empty, -100, "mean", "interpreter")[0])  # 0 / 0, as torch
+    assert L._on_rows(*empty, -100, "sum", "interpreter")[0] == 0.0
+    assert L._on_rows(*empty, -100, "scale", "interpreter")[0] == 1.0
+    losses, t = np.float32([0.0, 0.0, 0.0]), np.full(3, 5)
+    assert np.isnan(L._on_rows(losses, t, 5, "mean", "interpreter")[0])
+    assert L._on_rows(losses, t, 5, "scale", "interpreter")[0] == 1.0
+    # the scale reads no loss: a NaN there (not yet written, on the device) does not reach it
+    assert L._on_rows(np.float32([np.nan, np.nan]), np.int64([1, 2]), -100, "scale", "interpreter")[0] == 0.5
+
+
 def test_ignore_index_is_any_int():
     rng = np.random.default_rng(8)
     x, t = inputs(rng, 3, 50, "f32", ignored=())

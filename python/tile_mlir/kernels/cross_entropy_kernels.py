@@ -17,6 +17,12 @@ functional API is ``tile_mlir.kernels.loss``, and docs/fused-kernels.md
   with g the row's scale (dloss, over the count of rows for a mean; 0 for an ignored row:
   ``tile_mlir.kernels.loss`` computes it), chunk by chunk: each chunk is read
   and written once, so dX may be X itself (in place).
+* ``cross_entropy_reduce``: what the loss needs over the M rows, on the device, in one
+  CTA: by ``mode``, the mean's scale 1 / max(count, 1) (the fused kernel's g), the mean
+  Σ loss / count, or the sum Σ loss, where count is the rows whose target is not
+  ``ignore``. Each thread sums the rows i = t, t + T, t + 2T, ... in ascending order (T
+  the CTA's threads), then one combiner reduction of the (sum, count) pairs: the same
+  bits on every run for a given M, and one launch where torch's ops took four.
 * ``scale_unless_one``: X *= SCALE[0], in place, where SCALE[0] is not 1; where it is,
   each CTA reads that one value and stops. The backward of ``cross_entropy_fused`` in a
   graph (``tile_mlir.torch``): dlogits were written for dloss = 1, and dloss is known on
@@ -29,6 +35,7 @@ from mlir.dialects import arith, math
 
 from ..vocab import DEFAULT_CHIP
 from .forward import row_max_sum
+from .library import REDUCE_MODES
 from .plan import RowPlan
 from .rows import Rows, row_kernel
 
@@ -224,6 +231,52 @@ def cross_entropy_fused(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     return cross_entropy(p, M, chip, grad=True)
 
 
+def cross_entropy_reduce(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
+    """OUT[0] from the rows' LOSS and targets T, by ``mode`` (``REDUCE_MODES``; module
+    docstring): one CTA, launched alone (a grid of 1). The count is an f32 sum of ones,
+    exact below 2**24 rows; a mean of no counted row is 0 / 0, NaN, as torch's."""
+    args = [("LOSS", "stat"), ("T", "targets"), ("OUT", "memref<1xf32>"), ("ignore", "i64"), ("mode", "i32"),
+            ("rows", "index")]
+    with row_kernel("cross_entropy_reduce", p, M, args, chip, pairs=True) as r:
+        k, mode = r.k, r.k.args["mode"]
+        zero, one = r.f32(0.0), r.f32(1.0)
+        first, rows, step = k.thread_id(), r.rows(), k.index(p.threads)
+        # every thread runs the same ceil(M / T) steps (the bounds of a loop are uniform);
+        # at step j it takes row j·T + t, where that is a row
+        steps = arith.ceildivui(rows, step)
+
+        def row_of(j):
+            i = arith.addi(arith.muli(j, step), first)
+            inside = arith.cmpi(arith.CmpIPredicate.ult, i, rows)
+            return arith.minui(i, arith.subi(rows, k.index(1))), inside
+
+        for j, c, count in k.range(steps, carry=zero):
+            i, inside = row_of(j)
+            counted = arith.cmpi(arith.CmpIPredicate.ne, k.load(k.args["T"], [i]), k.args["ignore"])
+            k.yield_(arith.addf(c, arith.select(arith.andi(inside, counted), one, zero)))
+        is_scale = arith.cmpi(arith.CmpIPredicate.eq, mode, k.constant(REDUCE_MODES["scale"], "i32"))
+        summed = k.if_(is_scale, ["f32"])  # the scale reads no loss (it is not written yet)
+        with summed:
+            k.yield_(zero)
+        with summed.else_():
+            for j, s, total in k.range(steps, carry=zero):
+                i, inside = row_of(j)
+                k.yield_(arith.addf(s, arith.select(inside, k.load(k.args["LOSS"], [i]), zero)))
+            k.yield_(total)
+        total, count = r.reduce_pair(summed.results[0], count, _sums)
+        scale = arith.divf(one, arith.maximumf(count, one))
+        is_mean = arith.cmpi(arith.CmpIPredicate.eq, mode, k.constant(REDUCE_MODES["mean"], "i32"))
+        value = arith.select(is_scale, scale, arith.select(is_mean, arith.divf(total, count), total))
+        with k.if_(arith.cmpi(arith.CmpIPredicate.eq, first, k.index(0))):
+            k.store(value, k.args["OUT"], [k.index(0)])
+    return k
+
+
+def _sums(left, right):
+    """The combine of two (Σ loss, count) pairs: each added on its own."""
+    return [arith.addf(left[0], right[0]), arith.addf(left[1], right[1])]
+
+
 def scale_unless_one(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     """X = X · SCALE[0] (f32 product, rounded once to the dtype) where SCALE[0] != 1 (a NaN
     scale included); X untouched, and not read, where it is 1 (module docstring). The
@@ -242,4 +295,5 @@ def scale_unless_one(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
 
 
 BUILDERS = {"cross_entropy": cross_entropy, "cross_entropy_backward": cross_entropy_backward,
-            "cross_entropy_fused": cross_entropy_fused, "scale_unless_one": scale_unless_one}
+            "cross_entropy_fused": cross_entropy_fused, "scale_unless_one": scale_unless_one,
+            "cross_entropy_reduce": cross_entropy_reduce}

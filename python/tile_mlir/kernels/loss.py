@@ -19,8 +19,10 @@ One kernel of each serves every M (the row count is an argument:
 f32 (``tile_mlir.torch`` gives the loss in the logits' dtype, as torch). The kernels are
 ``tile_mlir.kernels.cross_entropy_kernels``'s, compiled and launched as the other fused
 kernels (``tile_mlir.kernels.library``); the per-row work (loss, lse, the backward's
-per-row scale) is on the device, the reductions over M rows (``sum``, ``mean``, the
-count) are a few array ops of numpy or torch. A target outside [0, V) other than
+per-row scale) is on the device, and so are the reductions over the M rows (``sum``,
+``mean`` and the mean's count: ``cross_entropy_reduce``, one CTA, in a fixed order, so
+one launch where torch's ops took four, and the same bits on every run); the backward's
+per-row scale (dloss over the count) is a few torch or numpy ops. A target outside [0, V) other than
 ignore_index is an error on numpy and CPU tensors; on a CUDA tensor it is not checked
 (that would wait for the device): its row's x[target] is read at the target clamped into
 [0, V), and its dlogits have no -(1 - ε) at any column.
@@ -57,14 +59,13 @@ def cross_entropy(logits, target, ignore_index: int = -100, label_smoothing: flo
             # Python numbers, not numpy's: they take the launch's fast path (params.Packer)
             L.launch_tensors(c.kernel, c.grid, c.block, torch_stream(x.get_device()),
                              (x, t, loss, lse, int(ignore_index), float(eps), M))
-        valid = t != ignore_index if reduction == "mean" else None  # only the mean counts them
-        return _reduce(loss, valid, reduction), lse
+        return _reduce(loss, t, ignore_index, reduction, backend), lse
     hx, ht = _host_arrays("cross_entropy", x, t, dtype, ignore_index, V)
     loss, lse = np.zeros(M, np.float32), np.zeros(M, np.float32)
     if M:
         c = L.compiled("cross_entropy", M, V, dtype, backend=backend, **overrides)
         c.kernel.launch(c.grid, c.block, hx, ht, loss, lse, np.int64(ignore_index), eps, M)
-    out = _reduce(loss, ht != ignore_index, reduction), lse
+    out = _reduce(loss, ht, ignore_index, reduction, backend), lse
     return tuple(L._to_torch(np.asarray(o), x) for o in out) if L._is_torch(x) else out
 
 
@@ -84,28 +85,27 @@ def cross_entropy_with_grad(logits, target, ignore_index: int = -100, label_smoo
 
         loss = torch.empty(M, dtype=torch.float32, device=x.device)
         lse = torch.empty(M, dtype=torch.float32, device=x.device)
-        # the mean's count, once, in f32 (exact below 2**24 rows): the scale of dlogits and
-        # the divisor of the loss (the same division as total / an integer count)
-        count = (t != ignore_index).sum(dtype=torch.float32) if reduction == "mean" else None
-        scale = (1.0 / count.clamp(min=1)).reshape(1) if reduction == "mean" else (
-            torch.ones(1, dtype=torch.float32, device=x.device))
+        # dlogits' scale: 1 / max(count, 1) for a mean (the rows not ignored, counted on
+        # the device), else 1
+        scale = (_on_rows(loss, t, ignore_index, "scale", backend) if reduction == "mean" else
+                 torch.ones(1, dtype=torch.float32, device=x.device))
         dx = x if inplace else torch.empty_like(x)
         if M:
             c = L.compiled(name, M, V, dtype, backend="cuda", **overrides)
             L.launch_tensors(c.kernel, c.grid, c.block, torch_stream(x.get_device()),
                              (x, t, loss, lse, dx, scale, int(ignore_index), float(eps), M))
-        return _reduce(loss, None, reduction, count), lse, dx
+        return _reduce(loss, t, ignore_index, reduction, backend), lse, dx
     hx, ht = _host_arrays("cross_entropy", x, t, dtype, ignore_index, V)
     if inplace and not L._is_torch(x) and not (isinstance(x, np.ndarray) and x.flags.c_contiguous):
         raise LaunchError(f"{name}: inplace needs a C-contiguous numpy array of logits, got {L._summary(x)}")
-    valid = ht != ignore_index
-    scale = np.array([1.0 / max(int(valid.sum()), 1) if reduction == "mean" else 1.0], np.float32)
     loss, lse = np.zeros(M, np.float32), np.zeros(M, np.float32)
+    scale = (_on_rows(loss, ht, ignore_index, "scale", backend) if reduction == "mean" else
+             np.ones(1, np.float32))
     dx = hx if inplace else np.empty_like(hx)
     if M:
         c = L.compiled(name, M, V, dtype, backend=backend, **overrides)
         c.kernel.launch(c.grid, c.block, hx, ht, loss, lse, dx, scale, np.int64(ignore_index), eps, M)
-    out = _reduce(loss, valid, reduction), lse
+    out = _reduce(loss, ht, ignore_index, reduction, backend), lse
     if L._is_torch(x):
         dx = x.copy_(L._to_torch(dx, x)) if inplace else L._to_torch(dx, x)
         return (*(L._to_torch(np.asarray(o), x) for o in out), dx)
@@ -236,19 +236,31 @@ def _host_arrays(name: str, x, t, dtype: str, ignore_index: int, V: int):
     return hx, ht
 
 
-def _reduce(loss, valid, reduction: str, count=None):
-    """The rows' losses reduced as ``reduction`` says (numpy or torch, f32); for ``mean``,
-    over ``count``, else the count of ``valid`` (the rows not ignored)."""
+def _reduce(loss, target, ignore_index: int, reduction: str, backend: str):
+    """The rows' losses reduced as ``reduction`` says: ``none``, the losses themselves;
+    ``sum`` and ``mean`` (over the rows whose target is not ``ignore_index``), a 0-d f32
+    array of the losses' kind, from ``cross_entropy_reduce`` (``_on_rows``)."""
     if reduction == "none":
         return loss
-    total = loss.sum(dtype=np.float64).astype(np.float32) if isinstance(loss, np.ndarray) else loss.sum()
-    if reduction == "sum":
-        return np.asarray(total) if isinstance(loss, np.ndarray) else total
-    count = valid.sum() if count is None else count
-    if isinstance(loss, np.ndarray):
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.asarray(np.float32(total) / np.float32(count), np.float32)
-    return total / count
+    out = _on_rows(loss, target, ignore_index, reduction, backend)
+    return out.view(()) if L._is_torch(out) else out.reshape(())
+
+
+def _on_rows(loss, target, ignore_index: int, mode: str, backend: str):
+    """``cross_entropy_reduce`` in ``mode`` (``REDUCE_MODES``) of the M rows' f32 ``loss``
+    and int64 ``target``: one f32, in a (1,) array of the kind of ``loss`` (a CUDA tensor
+    on the device, on torch's stream; numpy on ``backend``). The loss is not read for the
+    scale."""
+    c = L.compiled("cross_entropy_reduce", 1, 1, backend=backend)  # one plan whatever the shape
+    M = int(loss.shape[0])
+    if L._is_torch(loss):
+        out = loss.new_empty(1)
+        L.launch_tensors(c.kernel, 1, c.block, torch_stream(loss.get_device()),
+                         (loss, target, out, int(ignore_index), L.REDUCE_MODES[mode], M))
+        return out
+    out = np.empty(1, np.float32)
+    c.kernel.launch(1, c.block, loss, target, out, np.int64(ignore_index), np.int32(L.REDUCE_MODES[mode]), M)
+    return out
 
 
 def _scale(dloss, valid, reduction: str, where):
