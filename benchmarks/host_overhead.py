@@ -74,7 +74,7 @@ def prepare() -> int:
                   for t in text_backward(k, M, N, dtype, remember=True)]
     texts += [kernel_text(k, M, V, dtype, remember=True) for k in ("cross_entropy", "cross_entropy_backward", "cross_entropy_fused")
               for M, V in (CE_SHAPE, (4096, 32000)) for dtype in ("f32", "bf16")]
-    texts.append(kernel_text("cross_entropy_reduce", 1, 1, remember=True))  # one plan, every shape
+    texts += [kernel_text(k, 1, 1, remember=True) for k in ("cross_entropy_reduce", "cross_entropy_row_scale")]
     import tile_mlir
     from tile_mlir.options import Options
     from tile_mlir.vocab import DEFAULT_CHIP

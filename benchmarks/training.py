@@ -82,7 +82,7 @@ def selected(kernels=KERNELS, shapes=None, dtypes=None) -> list[tuple]:
 SPEC_NAMES = {"softmax_backward": ("softmax_backward",), "rmsnorm_backward": ("rmsnorm_backward",),
               "layernorm_backward": ("layernorm_backward",),
               "cross_entropy": ("cross_entropy_fused", "cross_entropy", "cross_entropy_backward",
-                                "cross_entropy_reduce")}
+                                "cross_entropy_reduce", "cross_entropy_row_scale")}
 
 
 def kernel_texts(remember: bool = False) -> tuple[dict[str, str], list[str]]:

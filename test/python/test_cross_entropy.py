@@ -101,6 +101,27 @@ def test_the_rows_reduction_kernel_against_float64(M):
     assert fused.tobytes() == loss.tobytes()  # the same kernel, the same bits
 
 
+@pytest.mark.parametrize("M", [1, 256, 257, 700])
+def test_the_row_scale_kernel_against_float64(M):
+    """``cross_entropy_row_scale``: each row's factor of the backward, dloss / count for a
+    mean and dloss for a sum, 0 for an ignored row, against float64; with every row
+    ignored, 0 everywhere (no NaN from the count of 0)."""
+    from tile_mlir.kernels import loss as L
+
+    rng = np.random.default_rng([M, 37])
+    t = rng.integers(0, 9, M)
+    t[rng.random(M) < 0.4] = 3  # the ignore_index of this test
+    dloss = np.float32(rng.uniform(0.25, 4.0))
+    count = int((t != 3).sum())
+    for reduction, g in (("mean", float(dloss) / max(count, 1)), ("sum", float(dloss))):
+        got = L._row_scale(dloss, t, 3, reduction, "interpreter")
+        assert got.dtype == np.float32 and got.shape == (M,)
+        want = np.where(t != 3, g, 0.0)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)
+    everything = L._row_scale(dloss, np.full(M, 3), 3, "mean", "interpreter")
+    assert not np.any(everything) and not np.isnan(everything).any()
+
+
 def test_the_rows_reduction_kernel_at_no_rows_and_no_counted_row():
     from tile_mlir.kernels import loss as L
 

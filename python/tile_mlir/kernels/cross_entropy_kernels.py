@@ -23,6 +23,8 @@ functional API is ``tile_mlir.kernels.loss``, and docs/fused-kernels.md
   ``ignore``. Each thread sums the rows i = t, t + T, t + 2T, ... in ascending order (T
   the CTA's threads), then one combiner reduction of the (sum, count) pairs: the same
   bits on every run for a given M, and one launch where torch's ops took four.
+* ``cross_entropy_row_scale``: the backward's per-row scale G (dloss over the count for a
+  mean, dloss for a sum, 0 for an ignored row), in one CTA as ``cross_entropy_reduce``.
 * ``scale_unless_one``: X *= SCALE[0], in place, where SCALE[0] is not 1; where it is,
   each CTA reads that one value and stops. The backward of ``cross_entropy_fused`` in a
   graph (``tile_mlir.torch``): dlogits were written for dloss = 1, and dloss is known on
@@ -231,29 +233,39 @@ def cross_entropy_fused(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     return cross_entropy(p, M, chip, grad=True)
 
 
+def _rows_counted(r: Rows):
+    """(count, steps, row_of) of a one-CTA kernel over the M rows (``cross_entropy_reduce``,
+    ``cross_entropy_row_scale``): every thread runs the same ceil(M / T) steps (a loop's
+    bounds are uniform), at step j on row j·T + t where that is a row (``row_of(j)``: the
+    row, clamped into [0, M), and whether it is one); ``count``: the rows whose target is
+    not ``ignore``, an f32 sum of ones over the CTA (exact below 2**24 rows), on every
+    thread."""
+    k, zero, one = r.k, r.f32(0.0), r.f32(1.0)
+    first, rows, step = k.thread_id(), r.rows(), k.index(r.p.threads)
+    steps = arith.ceildivui(rows, step)
+
+    def row_of(j):
+        i = arith.addi(arith.muli(j, step), first)
+        inside = arith.cmpi(arith.CmpIPredicate.ult, i, rows)
+        return arith.minui(i, arith.subi(rows, k.index(1))), inside
+
+    for j, c, count in k.range(steps, carry=zero):
+        i, inside = row_of(j)
+        counted = arith.cmpi(arith.CmpIPredicate.ne, k.load(k.args["T"], [i]), k.args["ignore"])
+        k.yield_(arith.addf(c, arith.select(arith.andi(inside, counted), one, zero)))
+    return r.reduce(count, "sum"), steps, row_of
+
+
 def cross_entropy_reduce(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     """OUT[0] from the rows' LOSS and targets T, by ``mode`` (``REDUCE_MODES``; module
-    docstring): one CTA, launched alone (a grid of 1). The count is an f32 sum of ones,
-    exact below 2**24 rows; a mean of no counted row is 0 / 0, NaN, as torch's."""
+    docstring): one CTA, launched alone (a grid of 1). A mean of no counted row is 0 / 0,
+    NaN, as torch's."""
     args = [("LOSS", "stat"), ("T", "targets"), ("OUT", "memref<1xf32>"), ("ignore", "i64"), ("mode", "i32"),
             ("rows", "index")]
-    with row_kernel("cross_entropy_reduce", p, M, args, chip, pairs=True) as r:
+    with row_kernel("cross_entropy_reduce", p, M, args, chip) as r:
         k, mode = r.k, r.k.args["mode"]
         zero, one = r.f32(0.0), r.f32(1.0)
-        first, rows, step = k.thread_id(), r.rows(), k.index(p.threads)
-        # every thread runs the same ceil(M / T) steps (the bounds of a loop are uniform);
-        # at step j it takes row j·T + t, where that is a row
-        steps = arith.ceildivui(rows, step)
-
-        def row_of(j):
-            i = arith.addi(arith.muli(j, step), first)
-            inside = arith.cmpi(arith.CmpIPredicate.ult, i, rows)
-            return arith.minui(i, arith.subi(rows, k.index(1))), inside
-
-        for j, c, count in k.range(steps, carry=zero):
-            i, inside = row_of(j)
-            counted = arith.cmpi(arith.CmpIPredicate.ne, k.load(k.args["T"], [i]), k.args["ignore"])
-            k.yield_(arith.addf(c, arith.select(arith.andi(inside, counted), one, zero)))
+        count, steps, row_of = _rows_counted(r)
         is_scale = arith.cmpi(arith.CmpIPredicate.eq, mode, k.constant(REDUCE_MODES["scale"], "i32"))
         summed = k.if_(is_scale, ["f32"])  # the scale reads no loss (it is not written yet)
         with summed:
@@ -262,19 +274,35 @@ def cross_entropy_reduce(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
             for j, s, total in k.range(steps, carry=zero):
                 i, inside = row_of(j)
                 k.yield_(arith.addf(s, arith.select(inside, k.load(k.args["LOSS"], [i]), zero)))
-            k.yield_(total)
-        total, count = r.reduce_pair(summed.results[0], count, _sums)
+            k.yield_(r.reduce(total, "sum"))
+        total = summed.results[0]
         scale = arith.divf(one, arith.maximumf(count, one))
         is_mean = arith.cmpi(arith.CmpIPredicate.eq, mode, k.constant(REDUCE_MODES["mean"], "i32"))
         value = arith.select(is_scale, scale, arith.select(is_mean, arith.divf(total, count), total))
-        with k.if_(arith.cmpi(arith.CmpIPredicate.eq, first, k.index(0))):
+        with k.if_(arith.cmpi(arith.CmpIPredicate.eq, k.thread_id(), k.index(0))):
             k.store(value, k.args["OUT"], [k.index(0)])
     return k
 
 
-def _sums(left, right):
-    """The combine of two (Σ loss, count) pairs: each added on its own."""
-    return [arith.addf(left[0], right[0]), arith.addf(left[1], right[1])]
+def cross_entropy_row_scale(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
+    """G[r], the backward's scale of row r, from DLOSS[0] (the loss's dloss, a ``mean``'s
+    or a ``sum``'s) and the targets T: DLOSS[0] / count for ``mode`` = ``REDUCE_MODES
+    ["mean"]``, DLOSS[0] for ``"sum"``; 0 for a row whose target is ``ignore``. One CTA,
+    a grid of 1: the division torch's formula makes (dloss / count), one launch."""
+    args = [("T", "targets"), ("DLOSS", "memref<1xf32>"), ("G", "stat"), ("ignore", "i64"), ("mode", "i32"),
+            ("rows", "index")]
+    with row_kernel("cross_entropy_row_scale", p, M, args, chip) as r:
+        k = r.k
+        count, steps, row_of = _rows_counted(r)
+        dloss = k.load(k.args["DLOSS"], [k.index(0)])
+        is_mean = arith.cmpi(arith.CmpIPredicate.eq, k.args["mode"], k.constant(REDUCE_MODES["mean"], "i32"))
+        g = arith.select(is_mean, arith.divf(dloss, count), dloss)
+        for j in k.range(steps):
+            i, inside = row_of(j)
+            with k.if_(inside):
+                counted = arith.cmpi(arith.CmpIPredicate.ne, k.load(k.args["T"], [i]), k.args["ignore"])
+                k.store(arith.select(counted, g, r.f32(0.0)), k.args["G"], [i])
+    return k
 
 
 def scale_unless_one(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
@@ -296,4 +324,4 @@ def scale_unless_one(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
 
 BUILDERS = {"cross_entropy": cross_entropy, "cross_entropy_backward": cross_entropy_backward,
             "cross_entropy_fused": cross_entropy_fused, "scale_unless_one": scale_unless_one,
-            "cross_entropy_reduce": cross_entropy_reduce}
+            "cross_entropy_reduce": cross_entropy_reduce, "cross_entropy_row_scale": cross_entropy_row_scale}

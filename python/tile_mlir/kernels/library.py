@@ -79,6 +79,8 @@ SPECS = {
     "scale_unless_one": Kernel("scale_unless_one", module="cross_entropy_kernels", args=("x", "scale", "rows")),
     "cross_entropy_reduce": Kernel("cross_entropy_reduce", module="cross_entropy_kernels",
                                    args=("loss", "target", "out", "ignore_index", "mode", "rows")),
+    "cross_entropy_row_scale": Kernel("cross_entropy_row_scale", module="cross_entropy_kernels",
+                                      args=("target", "dloss", "scale", "ignore_index", "mode", "rows")),
     "argmax": Kernel("argmax", module="selection_kernels", args=("x", "indices", "rows")),
     "argmin": Kernel("argmin", module="selection_kernels", args=("x", "indices", "rows")),
 }
@@ -135,11 +137,13 @@ def _compiled_for(name: str, M: int, N: int, dtype: str, backend: str, chip: str
 
 
 LOSS_SEARCHED = "cross_entropy_fused"  # the measured table's name for cross-entropy's plans
-# ``cross_entropy_reduce`` (the loss's sum, mean or the mean's scale over the rows, on the
-# device: ``cross_entropy_kernels``): one CTA of 8 warps whatever the shape (its plan
-# gives only the CTA's layouts), and its modes
+# ``cross_entropy_reduce`` and ``cross_entropy_row_scale`` (``ROW_KERNELS``: the loss's
+# sum, mean or the mean's scale over the rows, the backward's per-row scale, on the device:
+# ``cross_entropy_kernels``): one CTA of 8 warps whatever the shape (the plan gives only the
+# CTA's layouts), and their modes
 REDUCE_PLAN = {"ctas": 1, "rows": 1, "warps": 8}
 REDUCE_MODES = {"scale": 0, "mean": 1, "sum": 2}
+ROW_KERNELS = ("cross_entropy_reduce", "cross_entropy_row_scale")
 
 
 def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
@@ -151,11 +155,10 @@ def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
     softmax's plan (one pass over the row with a little more), without its demand of
     several CTAs an SM (``per_sm``), which caps a thread's registers to what softmax
     needs: the fused kernel keeps more (the exponentials in f32 and dlogits' terms) and
-    would spill. ``cross_entropy_reduce`` has one plan (``REDUCE_PLAN``), whatever the
-    shape."""
+    would spill. ``ROW_KERNELS`` have one plan (``REDUCE_PLAN``), whatever the shape."""
     if name in KERNELS:
         return plan(M, N, dtype, name, **overrides)
-    if name == "cross_entropy_reduce":
+    if name in ROW_KERNELS:
         return plan(1, 2048, "f32", "softmax", **REDUCE_PLAN)
     if name.startswith("cross_entropy") and not overrides:
         p = measured_plan("softmax", N, dtype, searched=LOSS_SEARCHED)

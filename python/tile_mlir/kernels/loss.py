@@ -18,11 +18,11 @@ One kernel of each serves every M (the row count is an argument:
 ``tile_mlir.dynamic_dims``), so a changing batch compiles nothing. The loss and lse are
 f32 (``tile_mlir.torch`` gives the loss in the logits' dtype, as torch). The kernels are
 ``tile_mlir.kernels.cross_entropy_kernels``'s, compiled and launched as the other fused
-kernels (``tile_mlir.kernels.library``); the per-row work (loss, lse, the backward's
-per-row scale) is on the device, and so are the reductions over the M rows (``sum``,
-``mean`` and the mean's count: ``cross_entropy_reduce``, one CTA, in a fixed order, so
-one launch where torch's ops took four, and the same bits on every run); the backward's
-per-row scale (dloss over the count) is a few torch or numpy ops. A target outside [0, V) other than
+kernels (``tile_mlir.kernels.library``). The per-row work (loss, lse, dlogits) is on the
+device, and so are the reductions over the M rows (``sum``, ``mean`` and the mean's
+count: ``cross_entropy_reduce``, one CTA in a fixed order, so one launch where torch's
+ops took four, and the same bits on every run) and the backward's per-row scale (dloss
+over the count: ``cross_entropy_row_scale``). A target outside [0, V) other than
 ignore_index is an error on numpy and CPU tensors; on a CUDA tensor it is not checked
 (that would wait for the device): its row's x[target] is read at the target clamped into
 [0, V), and its dlogits have no -(1 - ε) at any column.
@@ -127,19 +127,19 @@ def cross_entropy_backward(logits, target, lse, dloss, ignore_index: int = -100,
     if L._is_torch(x) and x.is_cuda and backend == "cuda":
         import torch
 
-        valid = t != ignore_index
-        g = _scale(torch.as_tensor(dloss, dtype=torch.float32, device=x.device), valid, reduction, torch.where)
+        g = _row_scale(torch.as_tensor(dloss, dtype=torch.float32, device=x.device), t, ignore_index, reduction,
+                       backend)
         out = x if inplace else torch.empty_like(x)
         if M:
             c = L.compiled(name, M, V, dtype, backend="cuda", **overrides)
             lse32 = lse.to(device=x.device, dtype=torch.float32).contiguous()
             L.launch_tensors(c.kernel, c.grid, c.block, torch_stream(x.get_device()),
-                             (x, t, lse32, g.contiguous(), out, float(eps), M))
+                             (x, t, lse32, g, out, float(eps), M))
         return out
     hx, ht = _host_arrays(name, x, t, dtype, ignore_index, V)
     if inplace and not L._is_torch(x) and not (isinstance(x, np.ndarray) and x.flags.c_contiguous):
         raise LaunchError(f"{name}: inplace needs a C-contiguous numpy array of logits, got {L._summary(x)}")
-    g = _scale(np.asarray(_numpy(dloss), np.float32), ht != ignore_index, reduction, np.where).astype(np.float32)
+    g = _row_scale(np.asarray(_numpy(dloss), np.float32), ht, ignore_index, reduction, backend)
     out = hx if inplace else np.empty_like(hx)
     if M:
         c = L.compiled(name, M, V, dtype, backend=backend, **overrides)
@@ -263,14 +263,26 @@ def _on_rows(loss, target, ignore_index: int, mode: str, backend: str):
     return out
 
 
-def _scale(dloss, valid, reduction: str, where):
-    """Each row's factor of the backward: dloss (the row's, for ``none``), over the count
-    of rows not ignored for ``mean``, and 0 for an ignored row."""
-    zero = dloss * 0 if reduction == "none" else 0.0
-    if reduction == "mean":
-        count = valid.sum()
-        dloss = dloss / (count if not isinstance(count, (int, np.integer)) else max(int(count), 1))
-    return where(valid, dloss, zero)
+def _row_scale(dloss, target, ignore_index: int, reduction: str, backend: str):
+    """Each row's factor of the backward, f32, an array of the kind of ``dloss`` (a torch
+    tensor on the logits' device, or numpy): dloss over the count of rows not ignored for
+    ``mean``, dloss for ``sum`` (both from ``cross_entropy_row_scale``, one launch), the
+    row's own dloss for ``none``; 0 for an ignored row."""
+    if reduction == "none":
+        valid = target != ignore_index
+        if L._is_torch(dloss):
+            return dloss.where(valid, 0.0).contiguous()
+        return np.where(valid, dloss, np.float32(0)).astype(np.float32)
+    c = L.compiled("cross_entropy_row_scale", 1, 1, backend=backend)  # one plan whatever the shape
+    M, mode = int(target.shape[0]), L.REDUCE_MODES[reduction]
+    if L._is_torch(dloss):
+        g = dloss.new_empty(M)
+        L.launch_tensors(c.kernel, 1, c.block, torch_stream(dloss.get_device()),
+                         (target, dloss.reshape(1), g, int(ignore_index), mode, M))
+        return g
+    g = np.empty(M, np.float32)
+    c.kernel.launch(1, c.block, target, dloss.reshape(1), g, np.int64(ignore_index), np.int32(mode), M)
+    return g
 
 
 def bytes_moved(M: int, V: int, dtype: str) -> dict[str, int]:

@@ -127,12 +127,13 @@ def check_expected(name: str, labels, got: np.ndarray) -> None:
 
 
 # Cross-entropy's shapes on the GPU (test/gpu/test_cross_entropy_gpu.py): (M, V); its
-# kernels (forward, backward, fused, the fused one's scale by dloss, and the reduction over
-# the rows, which has one plan) and both dtypes of each are compiled ahead by prepare.
+# kernels (forward, backward, fused, the fused one's scale by dloss, and the two one-CTA
+# kernels over the rows, which have one plan each) and both dtypes of each are compiled
+# ahead by prepare.
 CE_GPU_SHAPES = ((4096, 32000), (64, 131072), (16, 256000), (37, 1000))
 CE_GPU_CASES = [(name, M, V, dtype) for name in ("cross_entropy", "cross_entropy_backward", "cross_entropy_fused",
                                                  "scale_unless_one")
-                for (M, V) in CE_GPU_SHAPES for dtype in DTYPES] + [("cross_entropy_reduce", 1, 1, "f32")]  # one plan
+                for (M, V) in CE_GPU_SHAPES for dtype in DTYPES] + [(name, 1, 1, "f32") for name in ("cross_entropy_reduce", "cross_entropy_row_scale")]  # one plan each
 
 # argmax and argmin on the GPU (test/gpu/test_selection_gpu.py): the vocabularies of
 # cross-entropy and the argmax benchmark's rows, both dtypes, compiled ahead by prepare.
