@@ -21,8 +21,8 @@ functional API is ``tile_mlir.kernels.loss``, and docs/fused-kernels.md
   CTA: by ``mode``, the mean's scale 1 / max(count, 1) (the fused kernel's g), the mean
   Σ loss / count, or the sum Σ loss, where count is the rows whose target is not
   ``ignore``. Each thread sums the rows i = t, t + T, t + 2T, ... in ascending order (T
-  the CTA's threads), then one combiner reduction of the (sum, count) pairs: the same
-  bits on every run for a given M, and one launch where torch's ops took four.
+  the CTA's threads), then a reduction over the CTA of the counts and one of the sums:
+  the same bits on every run for a given M, and one launch where torch's ops took four.
 * ``cross_entropy_row_scale``: the backward's per-row scale G (dloss over the count for a
   mean, dloss for a sum, 0 for an ignored row), in one CTA as ``cross_entropy_reduce``.
 * ``scale_unless_one``: X *= SCALE[0], in place, where SCALE[0] is not 1; where it is,
