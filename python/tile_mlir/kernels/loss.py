@@ -242,25 +242,26 @@ def _reduce(loss, target, ignore_index: int, reduction: str, backend: str):
     array of the losses' kind, from ``cross_entropy_reduce`` (``_on_rows``)."""
     if reduction == "none":
         return loss
-    out = _on_rows(loss, target, ignore_index, reduction, backend)
-    return out.view(()) if L._is_torch(out) else out.reshape(())
+    return _on_rows(loss, target, ignore_index, reduction, backend, shape=())
 
 
-def _on_rows(loss, target, ignore_index: int, mode: str, backend: str):
+def _on_rows(loss, target, ignore_index: int, mode: str, backend: str, shape: tuple = (1,)):
     """``cross_entropy_reduce`` in ``mode`` (``REDUCE_MODES``) of the M rows' f32 ``loss``
-    and int64 ``target``: one f32, in a (1,) array of the kind of ``loss`` (a CUDA tensor
-    on the device, on torch's stream; numpy on ``backend``). The loss is not read for the
-    scale."""
+    and int64 ``target``: one f32, in an array of ``shape`` (``(1,)`` or ``()``) of the kind
+    of ``loss`` (a CUDA tensor on the device, on torch's stream; numpy on ``backend``). A
+    0-d tensor is made as such, not as a view (a loss that autograd returns must not be
+    one: the caller may write over it). The loss is not read for the scale."""
     c = L.compiled("cross_entropy_reduce", 1, 1, backend=backend)  # one plan whatever the shape
     M = int(loss.shape[0])
     if L._is_torch(loss):
-        out = loss.new_empty(1)
+        out = loss.new_empty(shape)
         L.launch_tensors(c.kernel, 1, c.block, torch_stream(loss.get_device()),
-                         (loss, target, out, int(ignore_index), L.REDUCE_MODES[mode], M))
+                         (loss, target, out.view(1) if shape == () else out, int(ignore_index),
+                          L.REDUCE_MODES[mode], M))
         return out
     out = np.empty(1, np.float32)
     c.kernel.launch(1, c.block, loss, target, out, np.int64(ignore_index), np.int32(L.REDUCE_MODES[mode]), M)
-    return out
+    return out.reshape(shape)
 
 
 def _row_scale(dloss, target, ignore_index: int, reduction: str, backend: str):
