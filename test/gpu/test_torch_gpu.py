@@ -60,6 +60,36 @@ def test_functions_and_gradients_against_torch(name, dtype):
         assert all(torch.equal(a, b) for a, b in zip(g[1:], again[1:]))
 
 
+@pytest.mark.parametrize("shape, dtype", [((4, 64, N), "f32"), ((4, 64, N), "bf16"), ((8, 512, 512), "f32")],
+                         ids=["f32", "bf16", "train-step-f32"])
+def test_add_rms_norm_and_its_gradients_against_torch(shape, dtype):
+    """``tt.add_rms_norm(x, r, w) -> (y, h)`` (h = x + r, y its RMSNorm) and the gradients of
+    x, r and w from both outputs against torch's autograd in float64; h bit for bit torch's
+    ``x + r``; dw the same bits on a second run. The shapes: TORCH_GPU_SHAPES (the last,
+    benchmarks/train_step.py's)."""
+    tdt, n = DTYPES[dtype], shape[-1]
+    x, r = rand(*shape, dtype=tdt, seed=50), rand(*shape, dtype=tdt, seed=51)
+    w = 1 + rand(n, dtype=tdt, seed=52, scale=0.3)
+    dy, dh = rand(*shape, dtype=tdt, seed=53), rand(*shape, dtype=tdt, seed=54)
+
+    def run(fn, inputs):
+        leaves = [a.detach().requires_grad_() for a in inputs]
+        y, h = fn(*leaves)
+        return (y, h), torch.autograd.grad((y * dy.to(y.dtype)).sum() + (h * dh.to(h.dtype)).sum(), leaves)
+
+    def theirs(x, r, w):
+        h = x + r
+        return F.rms_norm(h, (n,), w, 1e-6), h
+
+    (y, h), g = run(lambda x, r, w: tt.add_rms_norm(x, r, w, 1e-6), (x, r, w))
+    (y64, _), g64 = run(theirs, (x.double(), r.double(), w.double()))
+    assert y.dtype == h.dtype == tdt and y.is_cuda and torch.equal(h, x + r) and rel(y, y64) < TOLERANCE[dtype]
+    for a, b in zip(g, g64):
+        assert a.dtype == tdt and rel(a, b) < 2 * TOLERANCE[dtype]
+    _, again = run(lambda x, r, w: tt.add_rms_norm(x, r, w, 1e-6), (x, r, w))
+    assert torch.equal(g[2], again[2])
+
+
 @pytest.mark.parametrize("dtype", list(DTYPES))
 def test_cross_entropy_loss_module(dtype):
     x = rand(4096, 32000, dtype=DTYPES[dtype], seed=3, scale=2.0)

@@ -1,5 +1,5 @@
 """The backward kernels (``K.softmax_backward``, ``K.logsumexp_backward``,
-``K.rms_norm_backward``, ``K.layer_norm_backward``) in the CPU interpreter: against their
+``K.rms_norm_backward``, ``K.add_rms_norm_backward``, ``K.layer_norm_backward``) in the CPU interpreter: against their
 float64 formulas on fresh random inputs (f32: relative L2 error < 1e-5; bf16: within
 twice bf16's rounding), N not a power of two, in each kind of row plan; against finite
 differences of the float64 forward; rows of special values; and dw, db deterministic:
@@ -39,6 +39,10 @@ def formulas(name, *a):
     if name == "logsumexp_backward":
         x, l, dl = a
         return (dl[..., None] * np.exp(x - l[..., None]),)
+    if name == "add_rmsnorm_backward":  # the norm's, of h, and the gradient that reached h itself
+        dy, dh, h, w, rstd = a
+        dx, dw = formulas("rmsnorm_backward", dy, h, w, rstd)
+        return dx + dh, dw
     if name == "rmsnorm_backward":
         dy, x, w, rstd = a
         xhat, g = x * rstd[..., None], dy * w
@@ -60,6 +64,10 @@ def inputs(rng, name, shape, dtype):
         return x, K.logsumexp(x, **I), to_dtype(rng.standard_normal(shape[:-1]), dtype)
     if name == "rmsnorm_backward":
         return (dy, x, w, K.rms_norm(x, w, **I)[1])
+    if name == "add_rmsnorm_backward":
+        r, dh = (to_dtype(rng.standard_normal(shape), dtype) for _ in range(2))
+        h, _, rstd = K.add_rms_norm(x, r, w, **I)
+        return (dy, dh, h, w, rstd)
     return (dy, x, w, *K.layer_norm(x, w, b, **I)[1:])
 
 

@@ -87,6 +87,8 @@ def backward_inputs(rng, name, M, N, dtype):
         return x, REFERENCES["logsumexp"](x)[0], rng.standard_normal(M)
     if name == "rmsnorm_backward":
         return dy, x, w, REFERENCES["rmsnorm"](x, w, 1e-6)[1]
+    if name == "add_rmsnorm_backward":  # x as add_rms_norm's h, and the gradient that reached it
+        return dy, as_f64(to_dtype(rng.standard_normal((M, N)), dtype)), x, w, REFERENCES["rmsnorm"](x, w, 1e-6)[1]
     return dy, x, w, *REFERENCES["layernorm"](x, w, b, 1e-5)[1:]
 
 
@@ -94,7 +96,7 @@ def backward_inputs(rng, name, M, N, dtype):
 @pytest.mark.parametrize("N, plan", [(45, "warp"), (45, "warps"), (997, "cluster")],
                          ids=["one warp per row", "two warps per row", "cluster"])
 def test_backward_kernels_compile_once_for_every_m(builds, N, plan, dtype):
-    """The four backward passes at M = 1, 3, 7, 64 (4 rows per CTA; ``cluster``: the
+    """The backward passes at M = 1, 3, 7, 64 (4 rows per CTA; ``cluster``: the
     scaled-down table splits a row over a cluster), the norms on their default
     persistent grid (which grows with M) and on 3 CTAs (clusters): one build of each row
     kernel and of each column sums (dW; dW and dB), right at every M."""

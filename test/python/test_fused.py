@@ -93,6 +93,32 @@ def test_random_inputs_against_numpy(name, M, N, dtype, overrides, kind, ctas):
     assert_all_agree(name, outputs, refs, dtype)
 
 
+@pytest.mark.parametrize("M, N, dtype, overrides, kind, ctas", [c for c in SHAPES if "rows" not in c[3]],
+                         ids=lambda v: ("small" if "table" in v else str(v)) if isinstance(v, dict) else str(v))
+def test_add_rms_norm_against_numpy(M, N, dtype, overrides, kind, ctas):
+    """``K.add_rms_norm(x, r, w)``: h is x + r rounded once to the dtype (as torch's
+    ``x + r``), bit for bit; y and rstd are RMSNorm's of h, against float64; on every kind
+    of RMSNorm's plans (it takes them)."""
+    p = K.plan(M, N, dtype, "rmsnorm", **overrides)
+    assert (p.kind, p.CL) == ((kind, ctas) if kind else (p.kind, p.CL))
+    rng = np.random.default_rng()
+    x, r, w = (*random_inputs(rng, M, N, dtype, 0), *random_inputs(rng, M, N, dtype, 1))
+    h, y, rstd = K.run("add_rmsnorm", x, r, w, backend="interpreter", eps=1e-6, **overrides)
+    want_h = to_dtype(as_f64(x) + as_f64(r), dtype)  # the f32 sum, rounded once to the dtype
+    assert h.dtype == x.dtype and np.array_equal(h, want_h)
+    want_y, want_rstd = REFERENCES["rmsnorm"](as_f64(want_h), as_f64(w), eps=1e-6)
+    assert_agrees(y, want_y, dtype)
+    assert_agrees(rstd, want_rstd, "f32")
+
+
+def test_add_rms_norm_reports_a_residual_of_another_shape():
+    x = np.zeros((3, 64), np.float32)
+    with pytest.raises(LaunchError, match=r"add_rmsnorm: residual must have x's shape \(3, 64\)"):
+        K.add_rms_norm(x, np.zeros((3, 63), np.float32), np.ones(64, np.float32), backend="interpreter")
+    with pytest.raises(LaunchError, match="takes x and 2 more array"):
+        K.run("add_rmsnorm", x, np.ones(64, np.float32), backend="interpreter")
+
+
 # --- special values ---------------------------------------------------------------------
 
 INF, NAN = np.inf, np.nan

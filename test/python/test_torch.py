@@ -63,6 +63,39 @@ def test_functions_and_gradients_against_torch_in_float64(name, dtype):
         assert rel(a, b) < (tol if dtype == torch.float32 else 2.0**-6)  # bf16: the rounded dy and y
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+def test_add_rms_norm_and_its_gradients_against_torch_in_float64(dtype):
+    """``tt.add_rms_norm(x, r, w) -> (y, h)``: h = x + r, y = F.rms_norm(h), and the
+    gradients of x, r and w from both outputs' (each alone, and together) against torch's
+    autograd in float64; the module ``RMSNorm(x, residual)`` gives the same."""
+    x, r = rand(M, N, dtype=dtype, seed=40), rand(M, N, dtype=dtype, seed=41)
+    w = 1 + rand(N, dtype=dtype, seed=42, scale=0.3)
+    dy, dh = rand(M, N, dtype=dtype, seed=43), rand(M, N, dtype=dtype, seed=44)
+    tol, gtol = (1e-5, 1e-5) if dtype == torch.float32 else (2.0**-7, 2.0**-6)
+
+    def run(fn, inputs, uses):
+        leaves = [a.detach().requires_grad_() for a in inputs]
+        y, h = fn(*leaves)
+        total = sum(((y * dy.to(y.dtype)).sum(), (h * dh.to(h.dtype)).sum())[i] for i in uses)
+        return (y, h), torch.autograd.grad(total, leaves, allow_unused=True)
+
+    def theirs(x, r, w):
+        h = x + r
+        return F.rms_norm(h, (N,), w, 1e-6), h
+
+    for uses in ((0, 1), (0,), (1,)):
+        (y, h), g = run(lambda x, r, w: tt.add_rms_norm(x, r, w, 1e-6), (x, r, w), uses)
+        (y64, h64), g64 = run(theirs, (x.double(), r.double(), w.double()), uses)
+        assert y.dtype == h.dtype == dtype and rel(y, y64) < tol and torch.equal(h, x + r)
+        for a, b in zip(g, g64):
+            if b is None:  # h alone: w has no gradient
+                assert a is None or not a.any()
+                continue
+            assert a.dtype == dtype and rel(a, b) < gtol, uses
+    norm = tt.RMSNorm(N, dtype=dtype)
+    assert all(torch.equal(a, b) for a, b in zip(norm(x, r), tt.add_rms_norm(x, r, norm.weight, 1e-6)))
+
+
 @pytest.mark.parametrize("reduction, smoothing", [("mean", 0.0), ("sum", 0.1), ("none", 0.2)])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
 def test_cross_entropy_against_torch_in_float64(reduction, smoothing, dtype):
@@ -181,9 +214,11 @@ def test_torch_compile_fullgraph_keeps_the_custom_ops():
         def __init__(self):
             super().__init__()
             self.norm, self.proj, self.loss = tt.RMSNorm(N), torch.nn.Linear(N, 24), tt.CrossEntropyLoss()
+            self.first = tt.RMSNorm(N)
 
         def forward(self, x, t):
-            return self.loss(self.proj(self.norm(x)), t)
+            y, h = self.first(x, x * 2)  # a residual add and the next norm: add_rms_norm
+            return self.loss(self.proj(self.norm(y + h)), t)
 
     torch.manual_seed(0)
     model, x = Head(), rand(M, N, seed=13)
@@ -217,7 +252,8 @@ def test_torch_compile_fullgraph_keeps_the_custom_ops():
     # forward kernel (and the backward's), not the loss and dlogits of one kernel, whose
     # dloss pass a graph cannot skip
     assert {"tile_mlir_raw.rms_norm", "tile_mlir_raw.cross_entropy", "tile_mlir_raw.rms_norm_backward",
-            "tile_mlir_raw.cross_entropy_backward"} <= set(seen), seen
+            "tile_mlir_raw.cross_entropy_backward", "tile_mlir_raw.add_rms_norm",
+            "tile_mlir_raw.add_rms_norm_backward"} <= set(seen), seen
     assert not any(s.startswith("tile_mlir.") for s in seen), seen  # no op's Python autograd layer
     assert "tile_mlir_raw.cross_entropy_with_grad" not in seen
 

@@ -7,6 +7,7 @@ with the leading dims as rows::
     y = K.softmax(x)
     l = K.logsumexp(x)
     y, rstd = K.rms_norm(x, w, eps=1e-6)
+    h, y, rstd = K.add_rms_norm(x, residual, w, eps=1e-6)   # h = x + residual, y = rms_norm(h)
     y, mean, rstd = K.layer_norm(x, w, b, eps=1e-5)
     loss, lse = K.cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean")
     dlogits = K.cross_entropy_backward(logits, target, lse, dloss, ignore_index=-100, label_smoothing=0.0,
@@ -20,6 +21,7 @@ and their backward passes (``tile_mlir.kernels.backward``, ``tile_mlir.kernels.t
     dx = K.softmax_backward(y, dy)
     dx = K.logsumexp_backward(x, l, dl)
     dx, dw = K.rms_norm_backward(dy, x, w, rstd)
+    dx, dw = K.add_rms_norm_backward(dy, dh, h, w, rstd)   # dx: of x and of residual alike
     dx, dw, db = K.layer_norm_backward(dy, x, w, mean, rstd)
 
 Outputs have x's kind, and x's dtype, except ``mean`` and ``rstd``: f32, one per row
@@ -46,7 +48,8 @@ from .library import SPECS, Compiled, compiled, kernel_text, run
 from .plan import KERNELS, TABLES, RowPlan, Table, Tier, candidates, plan, registers_table
 from .training import BACKWARD, compiled_backward, run_backward, text_backward
 
-__all__ = ["BACKWARD", "KERNELS", "SPECS", "TABLES", "Compiled", "RowPlan", "Table", "Tier", "argmax", "argmin",
+__all__ = ["BACKWARD", "KERNELS", "SPECS", "TABLES", "Compiled", "RowPlan", "Table", "Tier", "add_rms_norm",
+           "add_rms_norm_backward", "argmax", "argmin",
            "candidates", "compiled",
            "compiled_backward", "cross_entropy", "cross_entropy_backward", "cross_entropy_with_grad", "kernel_text",
            "layer_norm",
@@ -69,6 +72,13 @@ def rms_norm(x, weight, eps: float = 1e-6, *, backend: str = "auto"):
     return run("rmsnorm", x, weight, eps=eps, backend=backend)
 
 
+def add_rms_norm(x, residual, weight, eps: float = 1e-6, *, backend: str = "auto"):
+    """(h, y, rstd): h = x + residual (in x's dtype, each sum rounded once, as torch's
+    ``x + residual``), then ``rms_norm`` of h: a transformer block's residual add and the
+    next norm in one pass over the row (h is written once, not written then read again)."""
+    return run("add_rmsnorm", x, residual, weight, eps=eps, backend=backend)
+
+
 def layer_norm(x, weight, bias, eps: float = 1e-5, *, backend: str = "auto"):
     """(y, mean, rstd): y = (x - mean) · rstd · weight + bias, rstd = 1 / sqrt(var + eps)
     (the biased variance); mean and rstd f32 per row."""
@@ -89,6 +99,13 @@ def rms_norm_backward(dy, x, weight, rstd, *, backend: str = "auto", ctas: int |
     """(dx, dw) of rms_norm from rms_norm's rstd (f32 per row): x̂ = x · rstd, g = dy · w,
     dx = rstd · (g − x̂ · mean(g · x̂)), dw = Σ over rows of dy · x̂ (deterministic)."""
     return run_backward("rmsnorm_backward", dy, x, weight, rstd, backend=backend, ctas=ctas)
+
+
+def add_rms_norm_backward(dy, dh, h, weight, rstd, *, backend: str = "auto", ctas: int | None = None):
+    """(dx, dw) of ``add_rms_norm`` from its h and rstd: dy and dh the gradients of y and h;
+    dx = dh + rms_norm_backward's dx of h (the gradient of x and of residual alike), dw as
+    ``rms_norm_backward``'s. One pass over the row, as rms_norm_backward's, reading dh too."""
+    return run_backward("add_rmsnorm_backward", dy, dh, h, weight, rstd, backend=backend, ctas=ctas)
 
 
 def layer_norm_backward(dy, x, weight, mean, rstd, *, backend: str = "auto", ctas: int | None = None):

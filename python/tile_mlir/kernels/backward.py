@@ -78,13 +78,17 @@ def logsumexp_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     return r.k
 
 
-def rmsnorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas: int | None = None):
+def rmsnorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas: int | None = None,
+                     residual: bool = False):
     """dX = rstd · (g − x̂ · mean(g · x̂)), g = dY · W, x̂ = X · rstd; and the partial rows
-    of dW = Σ dY · x̂ (module docstring), on a persistent grid of ``ctas`` CTAs."""
-    args = [("DY", "rows"), ("X", "rows"), ("W", "cols"), ("RSTD", "stat"), ("DX", "rows"),
-            *_partials(p, ctas, ["DWP"])]
-    with row_kernel("rmsnorm_backward", p, M, args, chip) as r:
+    of dW = Σ dY · x̂ (module docstring), on a persistent grid of ``ctas`` CTAs. With
+    ``residual`` (the kernel ``add_rmsnorm_backward``, X being ``add_rmsnorm``'s H): dX
+    plus DH, the gradient that reached H itself."""
+    args = [("DY", "rows"), *((("DH", "rows"),) if residual else ()), ("X", "rows"), ("W", "cols"),
+            ("RSTD", "stat"), ("DX", "rows"), *_partials(p, ctas, ["DWP"])]
+    with row_kernel("add_rmsnorm_backward" if residual else "rmsnorm_backward", p, M, args, chip) as r:
         k, x, dy, w = r.k, r.tile(), r.tile(), r.tile()
+        dh = r.tile() if residual else None
         sums = Partials(r, ["DWP"], ctas)
         for _ in sums.rows():
             rstd = load_row(r, "RSTD")
@@ -100,16 +104,24 @@ def rmsnorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas: 
             scale = r.splat(rstd)
             for col in r.chunks(x, "X", reverse=True, kept=_keeps(r)):
                 _second_pass_loads(r, col, dy, w)
+                if residual:
+                    r.load(dh, "DH", col)
                 (dw,) = sums.chunk(col)
                 for i, v in r.vectors(x):
                     d, xhat = _f32(r, dy, i), arith.mulf(v, scale)
                     g = arith.mulf(d, _f32(r, w, i))
                     k.vstore(math.fma(d, xhat, k.vload(dw, i, r.V)), dw, i)
-                    r.put(x, i, arith.mulf(arith.subf(g, arith.mulf(xhat, m)), scale))
+                    dx = arith.mulf(arith.subf(g, arith.mulf(xhat, m)), scale)
+                    r.put(x, i, arith.addf(dx, _f32(r, dh, i)) if residual else dx)
                 r.store("DX", x, col)
                 sums.done(col)
         sums.finish()
     return k
+
+
+def add_rmsnorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas: int | None = None):
+    """``rmsnorm_backward`` of ``add_rmsnorm``: dX (of X and of R alike) = DH + the norm's dX."""
+    return rmsnorm_backward(p, M, chip, ctas, residual=True)
 
 
 def layernorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas: int | None = None):
@@ -348,7 +360,7 @@ def column_sums_of(p: RowPlan, P: int, chip: str = DEFAULT_CHIP, arrays: int = 1
 
 BUILDERS = {"softmax_backward": softmax_backward, "logsumexp_backward": logsumexp_backward,
             "rmsnorm_backward": rmsnorm_backward, "layernorm_backward": layernorm_backward,
-            "column_sums": column_sums_of}
+            "add_rmsnorm_backward": add_rmsnorm_backward, "column_sums": column_sums_of}
 # The forward whose row plan each backward takes.
 FORWARD = {"softmax_backward": "softmax", "logsumexp_backward": "logsumexp", "rmsnorm_backward": "rmsnorm",
-           "layernorm_backward": "layernorm"}
+           "layernorm_backward": "layernorm", "add_rmsnorm_backward": "rmsnorm"}

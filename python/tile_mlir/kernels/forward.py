@@ -1,5 +1,5 @@
-"""The four forward row kernels, written with the builder: softmax, logsumexp, RMSNorm,
-LayerNorm.
+"""The forward row kernels, written with the builder: softmax, logsumexp, RMSNorm,
+LayerNorm, and RMSNorm after a residual add (``add_rmsnorm``).
 
 Each function builds one kernel over M rows of a plan (``tile_mlir.kernels.plan``), from
 the steps of ``tile_mlir.kernels.rows`` (the CTA's part of a row loaded once with
@@ -115,21 +115,39 @@ def online_softmax(left, right):
     return [arith.maximumf(lm, rm), math.fma(small, e, big)]
 
 
-def rmsnorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
-    """Y = X / sqrt(mean(X²) + eps) · W, and RSTD = 1 / sqrt(mean(X²) + eps) per row."""
-    args = [("X", "rows"), ("W", "cols"), ("Y", "rows"), ("RSTD", "stat"), ("eps", "f32")]
-    with row_kernel("rmsnorm", p, M, args, chip) as r:
+def rmsnorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, residual: bool = False):
+    """Y = X / sqrt(mean(X²) + eps) · W, and RSTD = 1 / sqrt(mean(X²) + eps) per row.
+    With ``residual`` (the kernel ``add_rmsnorm``): H = X + R first, in the dtype (each
+    sum rounded once, as torch's ``x + r``), written out, and the norm is H's."""
+    names = ["X", "R", "W", "H"] if residual else ["X", "W"]
+    roles = {"X": "rows", "R": "rows", "W": "cols", "H": "rows"}
+    args = [*((n, roles[n]) for n in names), ("Y", "rows"), ("RSTD", "stat"), ("eps", "f32")]
+    with row_kernel("add_rmsnorm" if residual else "rmsnorm", p, M, args, chip) as r:
         k, x = r.k, r.tile()
         r.load(x, "X")
-        for i, v, acc, ss in r.vectors(x, carry=r.f32(0.0)):
+        first = 0
+        if residual:
+            res = r.tile()
+            r.load(res, "R")
+            for i, v in r.vectors(x):
+                r.put(x, i, arith.addf(v, r.widen(k.vload(res, i, r.V))))
+            r.store("H", x)
+            first = 1
+        for i, v, acc, ss in r.vectors(x, carry=r.f32(0.0), nth=first):
             k.yield_(k.reduction("add", arith.mulf(v, v), acc))
         mean = arith.divf(r.reduce(ss, "sum"), r.f32(float(p.N)))
         rstd = math.rsqrt(arith.addf(mean, k.args["eps"]))
         r.store_row("RSTD", rstd)
         scale = r.splat(rstd)
-        for i, v in r.vectors(x, nth=1):
+        for i, v in r.vectors(x, nth=first + 1):
             r.store_vector("Y", i, arith.mulf(arith.mulf(v, scale), r.col_vector("W", i)))
     return k
+
+
+def add_rmsnorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
+    """H = X + R, then RMSNorm of H (``rmsnorm`` with ``residual``): a transformer block's
+    residual add and the next norm in one pass, on RMSNorm's plans."""
+    return rmsnorm(p, M, chip, residual=True)
 
 
 def layernorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
@@ -160,4 +178,5 @@ def layernorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     return k
 
 
-BUILDERS = {"softmax": softmax, "logsumexp": logsumexp, "rmsnorm": rmsnorm, "layernorm": layernorm}
+BUILDERS = {"softmax": softmax, "logsumexp": logsumexp, "rmsnorm": rmsnorm, "layernorm": layernorm,
+            "add_rmsnorm": add_rmsnorm}

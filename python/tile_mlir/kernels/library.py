@@ -43,7 +43,8 @@ __all__ = ["SPECS", "Compiled", "Kernel", "compiled", "kernel_text", "run"]
 
 @dataclass(frozen=True)
 class Kernel:
-    """What a kernel takes and gives: x, then the per-column ``params`` (N each), the
+    """What a kernel takes and gives: x, then the ``rows_params`` (arrays of x's shape), the
+    per-column ``params`` (N each), the
     ``outputs`` as (name, role) (``rows``: like x; ``row``: one value per row of x's
     dtype; ``stat``: one f32 per row), then ``eps`` if it has a default. A kernel of
     another ``module`` than ``forward`` (its ``BUILDERS`` build it) has its own functional
@@ -56,10 +57,11 @@ class Kernel:
     eps: float | None = None
     module: str = "forward"
     args: tuple[str, ...] = ()
+    rows_params: tuple[str, ...] = ()
 
     @property
     def signature(self) -> str:
-        names = self.args or ("x", *self.params, *(n for n, _ in self.outputs),
+        names = self.args or ("x", *self.rows_params, *self.params, *(n for n, _ in self.outputs),
                               *(("eps",) if self.eps is not None else ()), "rows")
         return f"{self.name}({', '.join(names)})"
 
@@ -68,6 +70,8 @@ SPECS = {
     "softmax": Kernel("softmax"),
     "logsumexp": Kernel("logsumexp", outputs=(("y", "row"),)),
     "rmsnorm": Kernel("rmsnorm", ("weight",), (("y", "rows"), ("rstd", "stat")), 1e-6),
+    "add_rmsnorm": Kernel("add_rmsnorm", ("weight",), (("h", "rows"), ("y", "rows"), ("rstd", "stat")), 1e-6,
+                          rows_params=("residual",)),
     "layernorm": Kernel("layernorm", ("weight", "bias"), (("y", "rows"), ("mean", "stat"), ("rstd", "stat")), 1e-5),
     "cross_entropy": Kernel("cross_entropy", module="cross_entropy_kernels",
                             args=("logits", "target", "loss", "lse", "ignore_index", "label_smoothing", "rows")),
@@ -137,6 +141,7 @@ def _compiled_for(name: str, M: int, N: int, dtype: str, backend: str, chip: str
 
 
 LOSS_SEARCHED = "cross_entropy_fused"  # the measured table's name for cross-entropy's plans
+PLANS_OF = {"add_rmsnorm": "rmsnorm"}  # a forward that takes the plans (table, measured) of another
 # ``cross_entropy_reduce`` and ``cross_entropy_row_scale`` (``ROW_KERNELS``: the loss's
 # sum, mean or the mean's scale over the rows, the backward's per-row scale, on the device:
 # ``cross_entropy_kernels``): one CTA of 8 warps whatever the shape (the plan gives only the
@@ -148,7 +153,7 @@ ROW_KERNELS = ("cross_entropy_reduce", "cross_entropy_row_scale")
 
 def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
     """The row plan of kernel ``name``: the forward kernels' names select their tables
-    and measured plans. Cross-entropy's three kernels take the plan measured for the fused
+    and measured plans (``add_rmsnorm`` RMSNorm's: ``PLANS_OF``). Cross-entropy's three kernels take the plan measured for the fused
     one (``LOSS_SEARCHED``, ``benchmarks.plan_search``) at the vocabularies it searched,
     on softmax's register budget: the same plan for all three, so that the loss alone and
     the fused kernel give the same lse bits. Elsewhere they, and the other kernels, take
@@ -156,8 +161,8 @@ def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
     several CTAs an SM (``per_sm``), which caps a thread's registers to what softmax
     needs: the fused kernel keeps more (the exponentials in f32 and dlogits' terms) and
     would spill. ``ROW_KERNELS`` have one plan (``REDUCE_PLAN``), whatever the shape."""
-    if name in KERNELS:
-        return plan(M, N, dtype, name, **overrides)
+    if name in KERNELS or name in PLANS_OF:
+        return plan(M, N, dtype, PLANS_OF.get(name, name), **overrides)
     if name in ROW_KERNELS:
         return plan(1, 2048, "f32", "softmax", **REDUCE_PLAN)
     if name.startswith("cross_entropy") and not overrides:
@@ -251,9 +256,13 @@ def run(name: str, x, *params, eps: float | None = None, backend: str = "auto", 
     spec = _spec(name)
     if spec.module != "forward":
         raise LaunchError(f"{name} is not run by run(): call tile_mlir.kernels.{name}")
-    if len(params) != len(spec.params):
-        raise LaunchError(f"{name} takes x and {len(spec.params)} more array(s) {spec.params}, got {len(params)}")
+    wanted = (*spec.rows_params, *spec.params)
+    if len(params) != len(wanted):
+        raise LaunchError(f"{name} takes x and {len(wanted)} more array(s) {wanted}, got {len(params)}")
     torch_in, dtype, M, N = rows_of(name, x)
+    for a, what in zip(params, spec.rows_params):
+        if tuple(getattr(a, "shape", ())) != tuple(x.shape):
+            raise LaunchError(f"{name}: {what} must have x's shape {tuple(x.shape)}, got {_summary(a)}")
     scalars = (float(spec.eps if eps is None else eps),) if spec.eps is not None else ()
     backend = api.choose_backend(backend)
     if torch_in and x.is_cuda and backend == "cuda":
@@ -263,7 +272,8 @@ def run(name: str, x, *params, eps: float | None = None, backend: str = "auto", 
             for _, role in spec.outputs]
     if M:
         c = compiled(name, M, N, dtype, backend=backend, **overrides)
-        inputs = [host[0].reshape(M, N), *(_param(spec, a, N) for a in host[1:])]
+        rows_in = len(spec.rows_params)
+        inputs = [h.reshape(M, N) for h in host[: 1 + rows_in]] + [_param(spec, a, N) for a in host[1 + rows_in:]]
         c.kernel.launch(c.grid, c.block, *inputs, *outs, *scalars, M)
     outs = [o.reshape(_shape(x, role)) for o, (_, role) in zip(outs, spec.outputs)]
     if torch_in:
@@ -282,8 +292,8 @@ def _on_device(spec: Kernel, x, params, scalars, M, N, dtype, overrides) -> tupl
     _PLAIN.update((torch.Tensor, torch.nn.Parameter))
     for a in params:
         if not (_is_torch(a) and a.is_cuda and a.dtype == x.dtype):
-            raise LaunchError(f"{spec.name}: with a CUDA x, {', '.join(spec.params)} must be CUDA tensors of"
-                              f" {x.dtype}, got {_summary(a)}")
+            names = ", ".join((*spec.rows_params, *spec.params))
+            raise LaunchError(f"{spec.name}: with a CUDA x, {names} must be CUDA tensors of {x.dtype}, got {_summary(a)}")
     shape = x.shape
     flat = len(shape) == 2  # (M, N) already: no views
     x = x.contiguous() if flat else x.reshape(M, N).contiguous()
@@ -291,7 +301,9 @@ def _on_device(spec: Kernel, x, params, scalars, M, N, dtype, overrides) -> tupl
             x.new_empty((M,), dtype=torch.float32 if role == "stat" else x.dtype) for _, role in spec.outputs]
     if M:
         c = _compiled_for(spec.name, M, N, dtype, "cuda", DEFAULT_CHIP, tuple(sorted(overrides.items())))
-        inputs = [x, *(_param(spec, a.contiguous(), N) for a in params)]
+        rows_in = len(spec.rows_params)
+        inputs = [x, *(a.contiguous() if flat else a.reshape(M, N).contiguous() for a in params[:rows_in]),
+                  *(_param(spec, a.contiguous(), N) for a in params[rows_in:])]
         c.kernel.launch(c.grid, c.block, *inputs, *outs, *scalars, M, stream=torch_stream(x.get_device()))
         if not overrides and hasattr(c.kernel, "launch_trusted"):
             _FAST[(spec.name, shape, x.dtype)] = _Fast(spec, c, shape, torch, x.device)
@@ -311,12 +323,13 @@ _PLAIN: set = set()  # torch.Tensor and torch.nn.Parameter: exact types, never a
 
 
 class _Fast:
-    __slots__ = ("align", "block", "device", "eps", "grid", "kernel", "M", "nparams", "outputs", "row_shape", "stat",
-                 "torch")
+    __slots__ = ("align", "block", "device", "eps", "grid", "kernel", "M", "nparams", "nrows", "outputs", "row_shape",
+                 "stat", "torch")
 
     def __init__(self, spec: Kernel, c: Compiled, shape, torch, device):
         self.kernel, self.grid, self.block = c.kernel, c.grid, c.block
-        self.M, self.nparams, self.eps = math.prod(shape[:-1]), len(spec.params), spec.eps
+        self.M, self.eps = math.prod(shape[:-1]), spec.eps
+        self.nrows, self.nparams = len(spec.rows_params), len(spec.rows_params) + len(spec.params)
         self.outputs = tuple(role for _, role in spec.outputs)
         self.align = c.kernel.memref_align
         self.stat, self.torch, self.device = torch.float32, torch, device
@@ -329,8 +342,10 @@ class _Fast:
             return None
         values = [pointer]
         N = x.shape[-1]
-        for a in params:
-            if not (type(a) in _PLAIN and a.dtype is x.dtype and a.dim() == 1 and a.shape[0] == N and a.is_cuda):
+        for j, a in enumerate(params):
+            if not (type(a) in _PLAIN and a.dtype is x.dtype and a.is_cuda):
+                return None
+            if not (a.shape == x.shape if j < self.nrows else a.dim() == 1 and a.shape[0] == N):
                 return None
             pointer = _pointer(a, self.align)
             if pointer is None:

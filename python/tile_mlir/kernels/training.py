@@ -100,12 +100,18 @@ def column_sums_grid(N: int) -> Sums:
 @dataclass(frozen=True)
 class Backward:
     """A backward kernel: its inputs as (name, role), the forward whose plan it takes, and
-    how many column sums it ends with (0; 1: dW; 2: dW and dB)."""
+    how many column sums it ends with (0; 1: dW; 2: dW and dB); ``searched``: whose
+    measured plans it takes, if not its own (``add_rmsnorm_backward``: RMSNorm's)."""
 
     name: str
     forward: str
     inputs: tuple[tuple[str, str], ...]
     sums: int = 0
+    searched: str = ""  # the measured table's name for its plans, if not its own
+
+    @property
+    def plans(self) -> str:
+        return self.searched or self.name
 
     @property
     def signature(self) -> str:
@@ -118,6 +124,9 @@ BACKWARD = {
     "logsumexp_backward": Backward("logsumexp_backward", "logsumexp", (("x", "rows"), ("l", "row"), ("dl", "row"))),
     "rmsnorm_backward": Backward("rmsnorm_backward", "rmsnorm",
                                  (("dy", "rows"), ("x", "rows"), ("weight", "cols"), ("rstd", "stat")), 1),
+    "add_rmsnorm_backward": Backward("add_rmsnorm_backward", "rmsnorm",
+                                     (("dy", "rows"), ("dh", "rows"), ("x", "rows"), ("weight", "cols"),
+                                      ("rstd", "stat")), 1, searched="rmsnorm_backward"),
     "layernorm_backward": Backward("layernorm_backward", "layernorm",
                                    (("dy", "rows"), ("x", "rows"), ("weight", "cols"), ("mean", "stat"),
                                     ("rstd", "stat")), 2),
@@ -152,9 +161,15 @@ def backward_plan(name: str, M: int, N: int, dtype: str = "f32", **overrides) ->
     a cluster of CL CTAs per row, up to the plan table's longest row (``plan`` refuses a
     longer one); where that is a cluster and nothing is forced, the cluster of
     ``BACKWARD_TABLES`` if that holds the row, else one of MAX_CLUSTER_CTAS."""
-    forward = _spec(name).forward
+    spec = _spec(name)
+    forward = spec.forward
     if not overrides:  # the measured search of the backward (benchmarks.plan_search), where it covers N
-        chosen = measured_plan(forward, N, dtype, searched=name)
+        chosen = measured_plan(forward, N, dtype, searched=spec.plans)
+        if chosen is not None and spec.searched and chosen.O > 1:
+            # another kernel's plan: its occupancy demand caps the registers at what that
+            # kernel needs (ptxas then spilled add_rmsnorm_backward's one more tile)
+            return replace(chosen, ctas_per_sm=1, why=f"backward, {spec.searched}'s plan without its demand of"
+                                                      f" {chosen.O} CTAs an SM: {chosen.why}")
         if chosen is not None:
             return replace(chosen, why=f"backward: {chosen.why}")
     # the forward's registers table, not its measured plans (measured on the forwards), one

@@ -145,6 +145,8 @@ SELECTION_GPU_CASES = [(name, M, N, dtype) for name in ("argmax", "argmin")
 # RMSNorm of benchmarks/train_step.py, whose cross-entropy is CE_GPU_SHAPES' first): every
 # kernel of tile_mlir.kernels.SPECS but cross-entropy's, compiled ahead by prepare.
 TORCH_GPU_SHAPES = ((256, 1024, "f32"), (256, 1024, "bf16"), (4096, 512, "f32"))
+# the backward kernels that tile_mlir.torch's autograd calls at those shapes
+TORCH_BACKWARD_KERNELS = (*BACKWARD_KERNELS, "add_rmsnorm_backward")
 
 
 def model_sums(partials, row_warps: int) -> np.ndarray:

@@ -38,7 +38,8 @@ from ..options import Options
 from ..vocab import DEFAULT_CHIP
 from . import copies, dynamic_shared, loops, triton_port
 from .combiner_matrix import COMBINER_CASES
-from .fused import BACKWARD_CASES, BACKWARD_KERNELS, CE_GPU_CASES, GPU_CASES, SELECTION_GPU_CASES, TORCH_GPU_SHAPES
+from .fused import (BACKWARD_CASES, CE_GPU_CASES, GPU_CASES, SELECTION_GPU_CASES, TORCH_BACKWARD_KERNELS,
+                    TORCH_GPU_SHAPES)
 from .matrix import CASES as REDUCE_CASES
 from .shared_cases import SHARED_CASES
 
@@ -56,7 +57,7 @@ FUSED = GPU_CASES + CE_GPU_CASES + SELECTION_GPU_CASES + [
     (name, M, N, dtype) for name in SPECS if SPECS[name].module == "forward" for M, N, dtype in TORCH_GPU_SHAPES]
 # the backward kernels (a row kernel each, and the norms' column sums), also at the
 # shapes of test/gpu/test_torch_gpu.py (its autograd calls them)
-BACKWARD = BACKWARD_CASES + [(name, M, N, dtype) for name in BACKWARD_KERNELS for M, N, dtype in TORCH_GPU_SHAPES]
+BACKWARD = BACKWARD_CASES + [(name, M, N, dtype) for name in TORCH_BACKWARD_KERNELS for M, N, dtype in TORCH_GPU_SHAPES]
 
 
 def prepare_one(text: str, chip: str) -> bool:

@@ -7,6 +7,7 @@ ops that ``torch.compile(fullgraph=True)`` keeps in its graph, and ``nn.Module``
 
     y = tt.softmax(x);  l = tt.logsumexp(x)
     y = tt.rms_norm(x, weight, eps=1e-6);  y = tt.layer_norm(x, weight, bias, eps=1e-5)
+    y, h = tt.add_rms_norm(x, residual, weight, eps=1e-6)   # h = x + residual, y = rms_norm(h)
     loss = tt.cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean")
     i = tt.argmax(x);  i = tt.argmin(x)      # int64, torch.argmax(x, dim=-1)'s rule
     norm, ln, loss_fn = tt.RMSNorm(d), tt.LayerNorm(d), tt.CrossEntropyLoss()
@@ -30,7 +31,8 @@ from tile_mlir.errors import OptionError
 from tile_mlir.torch import ops
 from tile_mlir.torch.ops import formula_backwards
 
-__all__ = ["CrossEntropyLoss", "LayerNorm", "RMSNorm", "argmax", "argmin", "cross_entropy", "formula_backwards",
+__all__ = ["CrossEntropyLoss", "LayerNorm", "RMSNorm", "add_rms_norm", "argmax", "argmin", "cross_entropy",
+           "formula_backwards",
            "layer_norm", "logsumexp", "ops", "rms_norm", "softmax"]
 
 
@@ -62,6 +64,15 @@ def argmin(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """F.rms_norm(x, (N,), weight, eps)."""
     return ops.call("rms_norm", x, weight, float(eps))[0]
+
+
+def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
+                 eps: float = 1e-6) -> tuple[torch.Tensor, torch.Tensor]:
+    """(y, h): h = x + residual, y = F.rms_norm(h, (N,), weight, eps), in one kernel (a
+    transformer block's residual add and the next norm; the order of vLLM's fused
+    ``RMSNorm(x, residual)``). Both take gradients; x's and residual's are equal."""
+    h, y, _ = ops.call("add_rms_norm", x, residual, weight, float(eps))
+    return y, h
 
 
 def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
@@ -103,7 +114,9 @@ def _features(normalized_shape) -> int:
 
 class RMSNorm(torch.nn.Module):
     """torch.nn.RMSNorm over the last dim, with the fused kernel: y = x / sqrt(mean(x²) +
-    eps) · weight. ``eps=None`` is torch's default (the dtype's machine epsilon)."""
+    eps) · weight. ``eps=None`` is torch's default (the dtype's machine epsilon). Called
+    with a residual, ``norm(x, residual)`` gives ``(y, h)``: h = x + residual and y its
+    norm, from one kernel (``add_rms_norm``)."""
 
     def __init__(self, normalized_shape, eps: float | None = 1e-6, elementwise_affine: bool = True, device=None,
                  dtype=None):
@@ -115,10 +128,12 @@ class RMSNorm(torch.nn.Module):
         else:
             self.register_parameter("weight", None)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, residual: torch.Tensor | None = None):
+        """``rms_norm(x)``; with ``residual``, ``(y, h)`` of ``add_rms_norm(x, residual)``: h = x
+        + residual, y its norm."""
         eps = torch.finfo(x.dtype).eps if self.eps is None else self.eps
-        w = self.weight if self.weight is not None else x.new_ones(self.normalized_shape)
-        return rms_norm(x, ops._as(w, x.dtype), eps)
+        w = ops._as(self.weight if self.weight is not None else x.new_ones(self.normalized_shape), x.dtype)
+        return rms_norm(x, w, eps) if residual is None else add_rms_norm(x, residual, w, eps)
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"

@@ -13,6 +13,8 @@ forward                                backward
 ``softmax(x) -> y``                    ``softmax_backward(y, dy) -> dx``
 ``logsumexp(x) -> l``                  ``logsumexp_backward(x, l, dl) -> dx``
 ``rms_norm(x, w, eps) -> (y, rstd)``   ``rms_norm_backward(dy, x, w, rstd) -> (dx, dw)``
+``add_rms_norm(x, r, w, eps) ->        ``add_rms_norm_backward(dy, dh, h, w, rstd) ->
+(h, y, rstd)``                         (dx, dw)``
 ``layer_norm(x, w, b, eps) ->          ``layer_norm_backward(dy, x, w, mean, rstd) ->
 (y, mean, rstd)``                      (dx, dw, db)``
 ``cross_entropy(logits, target,        ``cross_entropy_backward(logits, target, lse,
@@ -41,6 +43,7 @@ op's implementation itself, and, where an input requires grad, through a
 backward's ops taking the same path). Anywhere else it calls the twins, as above: the same
 results, the op kept whole in a traced graph.
 
+Cross-entropy's ops are in ``tile_mlir.torch.loss_ops``, registered here with the others.
 Every tensor is made contiguous first. ``mean``, ``rstd``, ``lse`` and the loss are f32.
 A backward whose kernel ``tile_mlir.kernels`` does not have yet (``BACKWARD``) is torch's
 formula in f32 (``_formula``), named in ``formula_backwards()``.
@@ -51,9 +54,8 @@ from __future__ import annotations
 import torch
 
 from tile_mlir import kernels as K
-from tile_mlir.errors import OptionError
 
-__all__ = ["BACKWARD", "call", "formula_backwards"]
+__all__ = ["BACKWARD", "CrossEntropyInplace", "call", "formula_backwards"]
 
 LIB = "tile_mlir"
 RAW = "tile_mlir_raw"  # the ops' twins without autograd (module docstring)
@@ -62,7 +64,7 @@ _FAKES: dict = {}  # op name -> its fake kernel, for its twin
 
 # The backward kernels of the functional API the ops call, by op name.
 BACKWARD = {"softmax": "softmax_backward", "logsumexp": "logsumexp_backward", "rms_norm": "rms_norm_backward",
-            "layer_norm": "layer_norm_backward"}
+            "layer_norm": "layer_norm_backward", "add_rms_norm": "add_rms_norm_backward"}
 
 
 def formula_backwards() -> list[str]:
@@ -136,12 +138,12 @@ def _fake(op):
     return register
 
 
-def _register(op, impl, setup=None, grad=None, mutates=()) -> None:
+def _register(op, impl, setup=None, grad=None, mutates=(), differentiable: int = 1) -> None:
     """Give op ``op`` (its implementation ``impl``) its autograd (``register_autograd``),
     its twin without autograd (``tile_mlir_raw.<name>``: the same schema, implementation
     and fake kernel) and the ``call`` paths: an autograd.Function with the same ``setup``
-    and ``grad``, the outputs after the first non-differentiable (statistics), which runs
-    the implementation eagerly and the twin traced."""
+    and ``grad``, the outputs after the first ``differentiable`` non-differentiable
+    (statistics), which runs the implementation eagerly and the twin traced."""
     name = op._name
     _RAW_LIB.define(name + str(torch.library.infer_schema(impl, mutates_args=mutates)))
     _RAW_LIB.impl(name, impl, "CompositeExplicitAutograd")
@@ -157,12 +159,12 @@ def _register(op, impl, setup=None, grad=None, mutates=()) -> None:
             output = impl(*inputs) if _eager(inputs) else raw(*inputs)
             setup(ctx, inputs, output)
             if isinstance(output, tuple):
-                ctx.mark_non_differentiable(*output[1:])
+                ctx.mark_non_differentiable(*output[differentiable:])
             return output
 
         @torch.autograd.function.once_differentiable
         def backward(ctx, *grads):
-            if grads[0] is None:  # the first output is not used
+            if all(g is None for g in grads[:differentiable]):  # no differentiable output is used
                 return (None,) * ctx.arity
             return grad(ctx, *grads)
 
@@ -305,6 +307,59 @@ _register(rms_norm, _rms_norm, _rms_norm_setup, _rms_norm_grad)
 _register(rms_norm_backward, _rms_norm_backward)
 
 
+# --- RMSNorm after a residual add: h = x + residual, y = RMSNorm of h (K.add_rms_norm) ---
+
+
+def _add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
+                  eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(h, y, rstd), h and y differentiable: the backward kernel adds h's own gradient to
+    the norm's dx, which is x's and residual's gradient alike."""
+    return K.add_rms_norm(_c(x), _c(residual), _c(weight), eps)
+
+
+add_rms_norm = torch.library.custom_op(f"{LIB}::add_rms_norm", _add_rms_norm, mutates_args=())
+
+
+@_fake(add_rms_norm)
+def _(x, residual, weight, eps):
+    c = torch.contiguous_format
+    return torch.empty_like(x, memory_format=c), torch.empty_like(x, memory_format=c), _stat_like(x)
+
+
+def _add_rms_norm_backward(dy: torch.Tensor, dh: torch.Tensor, h: torch.Tensor, weight: torch.Tensor,
+                           rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    dx, dw = K.add_rms_norm_backward(_c(dy), _c(dh), _c(h), _c(weight), _c(rstd))
+    return _as(dx, h.dtype), _as(dw, weight.dtype)
+
+
+add_rms_norm_backward = torch.library.custom_op(f"{LIB}::add_rms_norm_backward", _add_rms_norm_backward,
+                                                mutates_args=())
+
+
+@_fake(add_rms_norm_backward)
+def _(dy, dh, h, weight, rstd):
+    return torch.empty_like(h, memory_format=torch.contiguous_format), torch.empty_like(weight)
+
+
+def _add_rms_norm_setup(ctx, inputs, output):
+    ctx.save_for_backward(output[0], inputs[2], output[2])  # h, weight, rstd
+
+
+def _add_rms_norm_grad(ctx, dh, dy, _drstd):
+    h, w, rstd = ctx.saved_tensors
+    if dy is None:  # y not used: x and residual get h's gradient
+        return dh, dh, None, None
+    if dh is None:  # h not used (a last norm's): the norm's backward alone
+        dx, dw = call("rms_norm_backward", _as(dy, h.dtype), h, w, rstd)
+    else:
+        dx, dw = call("add_rms_norm_backward", _as(dy, h.dtype), _as(dh, h.dtype), h, w, rstd)
+    return dx, dx, dw, None
+
+
+_register(add_rms_norm, _add_rms_norm, _add_rms_norm_setup, _add_rms_norm_grad, differentiable=2)
+_register(add_rms_norm_backward, _add_rms_norm_backward)
+
+
 # --- LayerNorm ------------------------------------------------------------------------
 
 
@@ -358,167 +413,6 @@ _register(layer_norm, _layer_norm, _layer_norm_setup, _layer_norm_grad)
 _register(layer_norm_backward, _layer_norm_backward)
 
 
-# --- cross-entropy --------------------------------------------------------------------
-
-
-def _cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int, label_smoothing: float,
-                  reduction: str) -> tuple[torch.Tensor, torch.Tensor]:
-    return K.cross_entropy(_c(logits), _c(target), ignore_index, label_smoothing, reduction)
-
-
-cross_entropy = torch.library.custom_op(f"{LIB}::cross_entropy", _cross_entropy, mutates_args=())
-
-
-@_fake(cross_entropy)
-def _(logits, target, ignore_index, label_smoothing, reduction):
-    shape = logits.shape[:1] if reduction == "none" else ()
-    return logits.new_empty(shape, dtype=torch.float32), _stat_like(logits)
-
-
-def _cross_entropy_backward(logits: torch.Tensor, target: torch.Tensor, lse: torch.Tensor, dloss: torch.Tensor,
-                           ignore_index: int, label_smoothing: float, reduction: str) -> torch.Tensor:
-    return K.cross_entropy_backward(_c(logits), _c(target), _c(lse), _c(_as(dloss, torch.float32)), ignore_index,
-                                    label_smoothing, reduction)
-
-
-cross_entropy_backward = torch.library.custom_op(f"{LIB}::cross_entropy_backward", _cross_entropy_backward,
-                                                 mutates_args=())
-
-
-@_fake(cross_entropy_backward)
-def _(logits, target, lse, dloss, ignore_index, label_smoothing, reduction):
-    return torch.empty_like(logits, memory_format=torch.contiguous_format)
-
-
-def _cross_entropy_setup(ctx, inputs, output):
-    logits, target, ctx.ignore_index, ctx.label_smoothing, ctx.reduction = inputs
-    ctx.save_for_backward(logits, target, output[1])
-
-
-def _cross_entropy_grad(ctx, dloss, _dlse):
-    logits, target, lse = ctx.saved_tensors
-    dx = call("cross_entropy_backward", logits, target, lse, dloss, ctx.ignore_index, ctx.label_smoothing,
-              ctx.reduction)
-    return dx, None, None, None, None
-
-
-_register(cross_entropy, _cross_entropy, _cross_entropy_setup, _cross_entropy_grad)
-_register(cross_entropy_backward, _cross_entropy_backward)
-
-
-# The loss and its gradient from one read of the logits (``K.cross_entropy_with_grad``):
-# what ``tile_mlir.torch.cross_entropy`` runs where the logits require grad. The backward
-# scales the saved dlogits by dloss, and on the eager path, outside a CUDA graph capture,
-# skips that pass where dloss is 1 (``loss.backward()``'s), as Liger does.
-
-
-def _cross_entropy_with_grad(logits: torch.Tensor, target: torch.Tensor, ignore_index: int, label_smoothing: float,
-                             reduction: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    return K.cross_entropy_with_grad(_c(logits), _c(target), ignore_index, label_smoothing, reduction)
-
-
-cross_entropy_with_grad = torch.library.custom_op(f"{LIB}::cross_entropy_with_grad", _cross_entropy_with_grad,
-                                                  mutates_args=())
-
-
-@_fake(cross_entropy_with_grad)
-def _(logits, target, ignore_index, label_smoothing, reduction):
-    shape = logits.shape[:1] if reduction == "none" else ()
-    return (logits.new_empty(shape, dtype=torch.float32), _stat_like(logits),
-            torch.empty_like(logits, memory_format=torch.contiguous_format))
-
-
-def _cross_entropy_with_grad_setup(ctx, inputs, output):
-    ctx.reduction = inputs[4]
-    ctx.save_for_backward(output[2])
-
-
-def _cross_entropy_with_grad_grad(ctx, dloss, _dlse, _ddlogits):
-    (dx,) = ctx.saved_tensors
-    scale = dloss[:, None] if ctx.reduction == "none" else dloss
-    capturing = dx.is_cuda and torch.cuda.is_current_stream_capturing()
-    if not (_traced() or capturing) and bool((dloss == 1).all()):
-        return dx, None, None, None, None  # one host sync, not a pass over dlogits
-    return (dx * scale).to(dx.dtype), None, None, None, None
-
-
-_register(cross_entropy_with_grad, _cross_entropy_with_grad, _cross_entropy_with_grad_setup,
-          _cross_entropy_with_grad_grad)
-
-
-# ``inplace`` (``tile_mlir.torch.cross_entropy(..., inplace=True)``, as Liger's): the same
-# kernel writes dlogits over the logits themselves, an op that mutates its input, so that
-# no second M x V buffer exists (in a graph, Inductor keeps the mutation in place).
-
-
-def _cross_entropy_with_grad_(logits: torch.Tensor, target: torch.Tensor, ignore_index: int, label_smoothing: float,
-                              reduction: str) -> tuple[torch.Tensor, torch.Tensor]:
-    if not logits.is_contiguous():
-        raise OptionError("tile_mlir.torch.cross_entropy(inplace=True) writes over contiguous logits only")
-    loss, lse, _ = K.cross_entropy_with_grad(logits, _c(target), ignore_index, label_smoothing, reduction,
-                                             inplace=True)
-    return loss, lse
-
-
-cross_entropy_with_grad_ = torch.library.custom_op(f"{LIB}::cross_entropy_with_grad_", _cross_entropy_with_grad_,
-                                                   mutates_args=("logits",))
-
-
-@_fake(cross_entropy_with_grad_)
-def _(logits, target, ignore_index, label_smoothing, reduction):
-    shape = logits.shape[:1] if reduction == "none" else ()
-    return logits.new_empty(shape, dtype=torch.float32), _stat_like(logits)
-
-
-_register(cross_entropy_with_grad_, _cross_entropy_with_grad_, mutates=("logits",))  # its autograd: below
-
-
-class CrossEntropyInplace(torch.autograd.Function):
-    """The autograd of ``cross_entropy_with_grad_`` (an op that mutates its input takes
-    none of ``register_autograd``'s). The forward writes dlogits over the logits, which it
-    keeps for the backward; the logits are not marked dirty (Dynamo of torch 2.11 breaks
-    its graph at a Function that marks one), which autograd allows because nothing saved
-    them before (an LM head's matmul saves its inputs, not its output). The backward
-    scales them by dloss:
-
-    * eagerly, in place, with ``K.scale_unless_one`` (a kernel that reads dloss on the
-      device and, where it is 1, stops: no pass over dlogits and no host sync, so it is
-      captured in a CUDA graph too), or torch's in-place product for ``reduction="none"``
-      (a dloss a row). So it runs once: a second backward raises;
-    * traced, as the product ``dx * dloss``, which Inductor writes into the donated
-      buffer: one pass over dlogits. An op that scaled them in place would cost as much
-      there: Inductor does not re-inplace a mutation of a backward graph's input, and
-      copies the buffer onto itself before it (torch 2.13's ``reinplace`` pass).
-
-    Traced (Dynamo traces a Function), it calls the op's twin; eagerly, its implementation."""
-
-    @staticmethod
-    def forward(ctx, logits, target, ignore_index, label_smoothing, reduction):
-        fn = _cross_entropy_with_grad_ if _eager((logits, target)) else _OPS["cross_entropy_with_grad_"][0]
-        loss, lse = fn(logits, target, ignore_index, label_smoothing, reduction)
-        ctx.mark_non_differentiable(lse)
-        ctx.save_for_backward(logits)
-        ctx.reduction = reduction
-        return loss, lse
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, dloss, _dlse):
-        (dx,) = ctx.saved_tensors
-        scale = dloss[:, None] if ctx.reduction == "none" else dloss
-        if _traced():
-            return (dx * scale).to(dx.dtype), None, None, None, None
-        if getattr(ctx, "scaled", False):
-            raise RuntimeError("tile_mlir.torch.cross_entropy(inplace=True): its backward runs once (it scales"
-                               " dlogits where they lie, over the logits); call backward once, or use inplace=False")
-        ctx.scaled = True
-        if ctx.reduction == "none":
-            dx.mul_(scale.to(dx.dtype))
-        else:
-            K.scale_unless_one(dx, dloss)
-        return dx, None, None, None, None
-
-
 # --- argmax, argmin ---------------------------------------------------------------------
 # Integer outputs: no gradient, so no autograd (``call`` runs the implementation).
 
@@ -547,3 +441,7 @@ def _(x):
 
 _register(argmax, _argmax)
 _register(argmin, _argmin)
+
+
+# Cross-entropy's ops are in their own module; importing it registers them (``_register``).
+from tile_mlir.torch.loss_ops import CrossEntropyInplace  # noqa: E402,F401 (tile_mlir.torch uses it)
