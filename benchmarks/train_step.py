@@ -3,7 +3,7 @@ torch's RMSNorm and cross-entropy, once with ``tile_mlir.torch``'s, both under t
 
     PYTHONPATH=python python3 -m benchmarks.train_step [--out DIR] [--steps 50] [--batch 8] [--seq 512]
                                                      [--no-compile] [--fullgraph] [--device cuda] [--tiny]
-                                                     [--inplace] [--profile STEPS]
+                                                     [--inplace] [--fused-residual] [--profile STEPS]
 
 The model (plain torch): a token embedding (vocabulary 32000, d_model 512), 4 blocks of
 pre-norm RMSNorm + causal self-attention (8 heads, ``F.scaled_dot_product_attention``) and
@@ -19,7 +19,10 @@ with a synchronize) and peak memory (``torch.cuda.max_memory_allocated``, reset 
 each run). When ``tile_mlir.torch`` does not import, or lacks ``RMSNorm`` or
 ``CrossEntropyLoss``, it says "tile_mlir.torch: not built" and runs the baseline alone.
 ``--inplace`` gives tile_mlir's loss ``inplace=True`` (dlogits written over the logits,
-as Liger's: one M x V buffer, not two); ``--profile STEPS`` prints the CUDA kernels of
+as Liger's: one M x V buffer, not two); ``--fused-residual`` makes tile_mlir's model add
+each residual in the next norm (``RMSNorm(x, residual)``: ``add_rms_norm``, one kernel for
+the add and the norm, and one for both gradients), where Inductor fuses torch's adds into
+its own norm kernels; ``--profile STEPS`` prints the CUDA kernels of
 STEPS more steps of each run (``torch.profiler``, by GPU time). With ``--out`` it writes
 ``train_step.json``. About 1-2 minutes on the H200, most of it
 the two compiles. ``--tiny --device cpu --no-compile`` runs a small model for 2 steps on
@@ -38,9 +41,13 @@ from pathlib import Path
 TARGET_REL = 1e-3
 
 
-def build(torch, vocab: int, d: int, layers: int, heads: int, norm, loss_fn):
+def build(torch, vocab: int, d: int, layers: int, heads: int, norm, loss_fn, fused: bool = False):
     """The model class's instance, with ``norm(d)`` for every RMSNorm and ``loss_fn`` the
-    module for the cross-entropy."""
+    module for the cross-entropy. ``fused``: each residual add is made by the next norm
+    (``norm(x, residual) -> (y, x + residual)``, ``tile_mlir.torch.RMSNorm``'s; vLLM's
+    order): a block takes the stream and the last sublayer's output not yet added to it.
+    The same sums, each ``output + stream`` where torch's is ``stream + output`` (the same
+    bits), and the same parameters."""
     nn, F = torch.nn, torch.nn.functional
 
     class Block(nn.Module):
@@ -50,12 +57,19 @@ def build(torch, vocab: int, d: int, layers: int, heads: int, norm, loss_fn):
             self.qkv, self.proj = nn.Linear(d, 3 * d, bias=False), nn.Linear(d, d, bias=False)
             self.up, self.down = nn.Linear(d, 4 * d, bias=False), nn.Linear(4 * d, d, bias=False)
 
-        def forward(self, h):
-            B, T, _ = h.shape
-            q, k, v = self.qkv(self.norm1(h)).view(B, T, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+        def attention(self, y):
+            B, T, _ = y.shape
+            q, k, v = self.qkv(y).view(B, T, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
             a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            h = h + self.proj(a.transpose(1, 2).reshape(B, T, d))
-            return h + self.down(F.gelu(self.up(self.norm2(h))))
+            return self.proj(a.transpose(1, 2).reshape(B, T, d))
+
+        def forward(self, h, pending=None):
+            if not fused:
+                h = h + self.attention(self.norm1(h))
+                return h + self.down(F.gelu(self.up(self.norm2(h))))
+            y, h = (self.norm1(h), h) if pending is None else self.norm1(pending, h)
+            y, h = self.norm2(self.attention(y), h)
+            return h, self.down(F.gelu(self.up(y)))
 
     class LM(nn.Module):
         def __init__(self):
@@ -68,9 +82,16 @@ def build(torch, vocab: int, d: int, layers: int, heads: int, norm, loss_fn):
 
         def forward(self, tokens):
             h = self.embed(tokens[:, :-1])
-            for block in self.blocks:
-                h = block(h)
-            logits = self.head(self.norm(h))
+            if fused:
+                pending = None
+                for block in self.blocks:
+                    h, pending = block(h, pending)
+                y, _ = self.norm(pending, h)
+            else:
+                for block in self.blocks:
+                    h = block(h)
+                y = self.norm(h)
+            logits = self.head(y)
             return self.loss(logits.reshape(-1, vocab), tokens[:, 1:].reshape(-1))
 
     return LM()
@@ -189,6 +210,8 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--inplace", action="store_true",
                    help="tile_mlir.torch.CrossEntropyLoss(inplace=True): dlogits over the logits, as Liger's")
+    p.add_argument("--fused-residual", action="store_true",
+                   help="tile_mlir's model makes each residual add in the next norm (RMSNorm(x, residual))")
     p.add_argument("--profile", type=int, default=0, metavar="STEPS",
                    help="after the timed steps, print the CUDA kernels of STEPS more (torch.profiler)")
     p.add_argument("--profile-cpu", action="store_true",
@@ -205,9 +228,9 @@ def main(argv=None) -> int:
     gen = torch.Generator(device="cpu").manual_seed(args.seed + 1)
     batches = [torch.randint(0, args.vocab, (args.batch, args.seq + 1), generator=gen).to(dev) for _ in range(args.steps)]
 
-    def model(norm, loss):
+    def model(norm, loss, fused=False):
         torch.manual_seed(args.seed)
-        return build(torch, args.vocab, args.d_model, args.layers, args.heads, norm, loss).to(dev)
+        return build(torch, args.vocab, args.d_model, args.layers, args.heads, norm, loss, fused).to(dev)
 
     base = model(lambda d: torch.nn.RMSNorm(d, eps=1e-6), torch.nn.CrossEntropyLoss())
     state = {k: v.detach().clone() for k, v in base.state_dict().items()}
@@ -226,7 +249,7 @@ def main(argv=None) -> int:
         RMSNorm, CrossEntropyLoss = mine
         if not args.no_compile:
             torch._dynamo.reset()
-        tile = model(lambda d: RMSNorm(d, eps=1e-6), CrossEntropyLoss(inplace=args.inplace))
+        tile = model(lambda d: RMSNorm(d, eps=1e-6), CrossEntropyLoss(inplace=args.inplace), args.fused_residual)
         try:
             tile.load_state_dict(state)  # the same weights, whatever the modules initialised
         except RuntimeError as e:
