@@ -232,3 +232,39 @@ def test_the_interpreter_runs_every_op_a_combiner_may_hold():
     ops_ = {cls.OPERATION_NAME for module in (_arith_ops_gen, _math_ops_gen) for cls in vars(module).values()
             if hasattr(cls, "OPERATION_NAME")}
     assert ops_ - set(HANDLERS) == {"arith.scaling_extf", "arith.scaling_truncf", "math.clampf"}
+
+
+def test_irdl_limits_that_make_the_combiner_a_function():
+    """docs/spec.md ("Why a function, not a region"): in IRDL, an op declared with a region
+    must always carry one, and an IRDL op cannot end a block (it is no terminator), while
+    an upstream terminator without a parent constraint can. Should a newer MLIR lift
+    either, this test fails, and the combiner may become a region."""
+    from mlir.dialects import irdl
+    from mlir.ir import Context, Location, Module
+
+    with Context() as ctx, Location.unknown():
+        irdl.load_dialects(Module.parse("""
+        irdl.dialect @t {
+          irdl.operation @red {
+            %a = irdl.any
+            irdl.operands(x: %a)
+            %r = irdl.region
+            irdl.regions(body: %r)
+          }
+          irdl.operation @yield {
+            %a = irdl.any
+            irdl.operands(v: variadic %a)
+          }
+        }"""))
+        ctx.allow_unregistered_dialects = False
+
+        def parse(body):
+            return Module.parse(f'func.func @f(%x: f32) {{\n"t.red"(%x) {body} : (f32) -> ()\nreturn\n}}')
+
+        region = '({{\n^bb0(%v: f32):\n  %s = arith.addf %v, %v : f32\n  {}(%s) : (f32) -> ()\n}})'
+        with pytest.raises(Exception, match="block with no terminator"):
+            parse(region.format('"t.yield"'))
+        parse(region.format('"gpu.yield"'))  # another dialect's terminator verifies
+        parse("({})")  # an empty region: what an op with a kind would have to carry
+        with pytest.raises(Exception, match="unexpected number of regions: expected 1 but got 0"):
+            parse("")
