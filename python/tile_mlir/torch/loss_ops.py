@@ -1,5 +1,5 @@
-"""Cross-entropy as ``torch.library`` custom ops (``tile_mlir.torch.ops`` registers them
-with the others, and its docstring says how the ops, their twins and ``call`` work):
+"""Cross-entropy as ``torch.library`` custom ops (made and called by
+``tile_mlir.torch.registry``, as ``tile_mlir.torch.ops``' are):
 ``cross_entropy`` (the loss and lse) and its backward's, ``cross_entropy_with_grad`` (the
 loss and dlogits from one read of the logits) and ``cross_entropy_with_grad_``, which
 writes dlogits over the logits (``inplace=True``), with its ``autograd.Function``."""
@@ -10,7 +10,7 @@ import torch
 
 from tile_mlir import kernels as K
 from tile_mlir.errors import OptionError
-from tile_mlir.torch.ops import _OPS, LIB, _as, _c, _eager, _fake, _register, _stat_like, _traced, call
+from tile_mlir.torch.registry import _OPS, LIB, _as, _c, _eager, _fake, _register, _stat_like, _traced, call
 
 # --- cross-entropy --------------------------------------------------------------------
 
