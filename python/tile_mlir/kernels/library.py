@@ -153,8 +153,8 @@ ROW_KERNELS = ("cross_entropy_reduce", "cross_entropy_row_scale")
 
 def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
     """The row plan of kernel ``name``: the forward kernels' names select their tables
-    and measured plans (``add_rmsnorm`` RMSNorm's: ``PLANS_OF``). Cross-entropy's three kernels take the plan measured for the fused
-    one (``LOSS_SEARCHED``, ``benchmarks.plan_search``) at the vocabularies it searched,
+    and measured plans (``add_rmsnorm`` RMSNorm's: ``PLANS_OF``). Cross-entropy's three
+    kernels take the plan measured for the fused one (``LOSS_SEARCHED``, ``benchmarks.plan_search``) at the vocabularies it searched,
     on softmax's register budget: the same plan for all three, so that the loss alone and
     the fused kernel give the same lse bits. Elsewhere they, and the other kernels, take
     softmax's plan (one pass over the row with a little more), without its demand of
@@ -293,7 +293,8 @@ def _on_device(spec: Kernel, x, params, scalars, M, N, dtype, overrides) -> tupl
     for a in params:
         if not (_is_torch(a) and a.is_cuda and a.dtype == x.dtype):
             names = ", ".join((*spec.rows_params, *spec.params))
-            raise LaunchError(f"{spec.name}: with a CUDA x, {names} must be CUDA tensors of {x.dtype}, got {_summary(a)}")
+            raise LaunchError(f"{spec.name}: with a CUDA x, {names} must be CUDA tensors of {x.dtype},"
+                              f" got {_summary(a)}")
     shape = x.shape
     flat = len(shape) == 2  # (M, N) already: no views
     x = x.contiguous() if flat else x.reshape(M, N).contiguous()
