@@ -13,6 +13,8 @@ with the leading dims as rows::
     dlogits = K.cross_entropy_backward(logits, target, lse, dloss, ignore_index=-100, label_smoothing=0.0,
                                        reduction="mean", inplace=False)
     loss, lse, dlogits = K.cross_entropy_with_grad(logits, target, ...)   # one read of the logits
+    loss = K.linear_cross_entropy(h, weight, target, ...)              # cross_entropy(h @ weight.T, ...),
+    loss, dh, dweight = K.linear_cross_entropy_with_grad(h, weight, target, ...)  # chunk by chunk
     K.scale_unless_one(dlogits, dloss)    # in place; where dloss is 1, decided on the device: no pass
     i = K.argmax(x);  i = K.argmin(x)      # int64 columns, torch.argmax's rule (first of equals, NaN first)
 
@@ -43,6 +45,7 @@ softmax`` runs one on a random matrix and checks it against numpy.
 from __future__ import annotations
 
 from .loss import cross_entropy, cross_entropy_backward, cross_entropy_with_grad, scale_unless_one
+from .linear_loss import linear_cross_entropy, linear_cross_entropy_with_grad
 from .selection import argmax, argmin
 from .library import SPECS, Compiled, compiled, kernel_text, run
 from .plan import KERNELS, TABLES, RowPlan, Table, Tier, candidates, plan, registers_table
@@ -53,7 +56,7 @@ __all__ = ["BACKWARD", "KERNELS", "SPECS", "TABLES", "Compiled", "RowPlan", "Tab
            "candidates", "compiled",
            "compiled_backward", "cross_entropy", "cross_entropy_backward", "cross_entropy_with_grad", "kernel_text",
            "layer_norm",
-           "layer_norm_backward", "logsumexp", "logsumexp_backward", "plan", "registers_table", "rms_norm",
+           "layer_norm_backward", "linear_cross_entropy", "linear_cross_entropy_with_grad", "logsumexp", "logsumexp_backward", "plan", "registers_table", "rms_norm",
            "rms_norm_backward", "run", "run_backward", "scale_unless_one", "softmax", "softmax_backward", "text_backward"]
 
 

@@ -77,39 +77,51 @@ def cross_entropy_with_grad(logits, target, ignore_index: int = -100, label_smoo
     once and dlogits written once (over the logits with ``inplace``, on every plan: the
     kernel orders each read of x[target] before the writes, ``cross_entropy_kernels``).
     A dloss other than 1 is dlogits times dloss."""
-    name = "cross_entropy_fused"
     x, t, M, V, dtype, eps = _arguments("cross_entropy", logits, target, ignore_index, label_smoothing, reduction)
     backend = api.choose_backend(backend)
+    loss, lse, dx, t = _fused(x, t, M, V, dtype, eps, ignore_index, reduction, inplace, backend, None, overrides)
+    out = _reduce(loss, t, ignore_index, reduction, backend), lse
+    if L._is_torch(x) and not L._is_torch(loss):  # a CPU tensor, run on the host
+        out = tuple(L._to_torch(np.asarray(o), x) for o in out)
+    return (*out, dx)
+
+
+def _fused(x, t, M, V, dtype, eps, ignore_index, reduction, inplace, backend, scale, overrides):
+    """``cross_entropy_with_grad`` on checked arguments, the rows' losses not reduced:
+    (loss, lse, dlogits, target): dlogits of x's kind; loss, lse and target CUDA tensors
+    on the GPU, else numpy (the host's). dlogits are for dloss = 1 of ``reduction`` times
+    ``scale`` (a 1-element f32 array of the kind of x, None: 1 over the count of rows not
+    ignored for a mean, else 1); ``linear_cross_entropy`` passes its whole batch's."""
+    name = "cross_entropy_fused"
     if L._is_torch(x) and x.is_cuda and backend == "cuda":
         import torch
 
         loss = torch.empty(M, dtype=torch.float32, device=x.device)
         lse = torch.empty(M, dtype=torch.float32, device=x.device)
-        # dlogits' scale: 1 / max(count, 1) for a mean (the rows not ignored, counted on
-        # the device), else 1
-        scale = (_on_rows(loss, t, ignore_index, "scale", backend) if reduction == "mean" else
-                 torch.ones(1, dtype=torch.float32, device=x.device))
+        if scale is None:  # 1 / max(count, 1) for a mean (counted on the device), else 1
+            scale = (_on_rows(loss, t, ignore_index, "scale", backend) if reduction == "mean" else
+                     torch.ones(1, dtype=torch.float32, device=x.device))
         dx = x if inplace else torch.empty_like(x)
         if M:
             c = L.compiled(name, M, V, dtype, backend="cuda", **overrides)
             L.launch_tensors(c.kernel, c.grid, c.block, torch_stream(x.get_device()),
                              (x, t, loss, lse, dx, scale, int(ignore_index), float(eps), M))
-        return _reduce(loss, t, ignore_index, reduction, backend), lse, dx
+        return loss, lse, dx, t
     hx, ht = _host_arrays("cross_entropy", x, t, dtype, ignore_index, V)
     if inplace and not L._is_torch(x) and not (isinstance(x, np.ndarray) and x.flags.c_contiguous):
         raise LaunchError(f"{name}: inplace needs a C-contiguous numpy array of logits, got {L._summary(x)}")
     loss, lse = np.zeros(M, np.float32), np.zeros(M, np.float32)
-    scale = (_on_rows(loss, ht, ignore_index, "scale", backend) if reduction == "mean" else
-             np.ones(1, np.float32))
+    if scale is None:
+        scale = (_on_rows(loss, ht, ignore_index, "scale", backend) if reduction == "mean" else
+                 np.ones(1, np.float32))
     dx = hx if inplace else np.empty_like(hx)
     if M:
         c = L.compiled(name, M, V, dtype, backend=backend, **overrides)
-        c.kernel.launch(c.grid, c.block, hx, ht, loss, lse, dx, scale, np.int64(ignore_index), eps, M)
-    out = _reduce(loss, ht, ignore_index, reduction, backend), lse
+        c.kernel.launch(c.grid, c.block, hx, ht, loss, lse, dx, np.asarray(_numpy(scale), np.float32).reshape(1),
+                        np.int64(ignore_index), eps, M)
     if L._is_torch(x):
         dx = x.copy_(L._to_torch(dx, x)) if inplace else L._to_torch(dx, x)
-        return (*(L._to_torch(np.asarray(o), x) for o in out), dx)
-    return (*out, dx)
+    return loss, lse, dx, ht
 
 
 def cross_entropy_backward(logits, target, lse, dloss, ignore_index: int = -100, label_smoothing: float = 0.0,
