@@ -401,3 +401,79 @@ def test_argmax_and_argmin_as_torch(dtype):
     torch._dynamo.reset()
     fn = torch.compile(lambda t: tt.argmax(t * 2), backend=backend, fullgraph=True)
     assert torch.equal(fn(x), torch.argmax(x * 2, dim=-1)) and "tile_mlir_raw.argmax" in seen, seen
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_linear_cross_entropy_and_its_gradients_against_torch_in_float64(reduction):
+    """tt.linear_cross_entropy (and the module) against F.cross_entropy(F.linear(h, w)) and
+    its gradients in float64, with a dloss other than 1, in chunks of 8 rows (3 chunks);
+    without grad, the forward op alone."""
+    M_, D, V = 19, 8, 40
+    h, w = rand(M_, D, seed=30), rand(V, D, seed=31, scale=0.5)
+    t = torch.randint(0, V, (M_,), generator=torch.Generator().manual_seed(32))
+    t[2::6] = -100
+
+    def ours(h, w):
+        return 1.75 * tt.LinearCrossEntropyLoss(reduction=reduction, label_smoothing=0.1, chunk_rows=8)(h, w, t)
+
+    def theirs(h, w):
+        return 1.75 * F.cross_entropy(F.linear(h, w), t, label_smoothing=0.1, reduction=reduction)
+
+    got, (dh, dw) = grads(ours, h, w)
+    want, (want_dh, want_dw) = grads(theirs, h.double(), w.double())
+    assert got.dtype == torch.float32 and rel(got, want) < 1e-6
+    assert rel(dh, want_dh) < 1e-5 and rel(dw, want_dw) < 1e-5
+    with torch.no_grad():
+        assert rel(tt.linear_cross_entropy(h, w, t, -100, 0.1, reduction, 8) * 1.75, want) < 1e-6
+
+
+def test_linear_cross_entropy_stays_whole_in_a_compiled_graph():
+    """Under torch.compile(fullgraph=True), the loss of a head is one node, the op with its
+    gradients, and the backward only scales them: the same loss bits as eagerly."""
+    M_, D, V = 16, 8, 24
+    head = torch.nn.Linear(D, V, bias=False)
+    h = rand(M_, D, seed=33).requires_grad_()
+    t = torch.randint(0, V, (M_,), generator=torch.Generator().manual_seed(34))
+    seen = []
+
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+
+    def record(gm, example_inputs):
+        seen.extend(str(n.target).removesuffix(".default") for n in gm.graph.nodes if n.op == "call_function")
+        return make_boxed_func(gm)
+
+    def step(h):
+        return tt.linear_cross_entropy(h * 2, head.weight, t)
+
+    torch._dynamo.reset()
+    loss = torch.compile(step, backend=aot_autograd(fw_compiler=record, bw_compiler=record), fullgraph=True)(h)
+    loss.backward()
+    got = (h.grad.clone(), head.weight.grad.clone())
+    h.grad = head.weight.grad = None
+    eager = step(h)
+    eager.backward()
+    assert torch.equal(loss, eager)
+    assert torch.equal(got[0], h.grad) and torch.equal(got[1], head.weight.grad)
+    assert "tile_mlir_raw.linear_cross_entropy_with_grad" in seen, seen
+    assert "aten.mm" not in seen, seen  # no logits in the graph: the matmuls are the op's
+
+
+def test_linear_cross_entropy_refuses_a_loss_per_row():
+    with pytest.raises(OptionError, match="mean or sum"):
+        tt.LinearCrossEntropyLoss(reduction="none")
+    with pytest.raises(OptionError, match=r"\(M, D\)"):
+        tt.LinearCrossEntropyLoss()(rand(2, 3, 4), rand(5, 4), torch.zeros(6, dtype=torch.int64))
+
+
+@pytest.mark.parametrize("flags", [["--fused-linear", "--fused-residual"], ["--inplace"]])
+def test_the_training_step_script_trains_both_models_alike(tmp_path, flags):
+    """benchmarks/train_step.py at its tiny size on the CPU (eager): tile_mlir's model, with
+    the head's loss in one module or the logits' loss in place, gives torch's losses."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from benchmarks import train_step
+
+    assert train_step.main(["--tiny", "--device", "cpu", "--no-compile", "--out", str(tmp_path), *flags]) == 0
+    summary = json.loads((tmp_path / "train_step.json").read_text())
+    assert summary["not_built"] is None and len(summary["tile_mlir"]["losses"]) == 2
+    assert summary["worst_rel_diff"] <= 1e-5, summary["worst_rel_diff"]

@@ -9,8 +9,10 @@ ops that ``torch.compile(fullgraph=True)`` keeps in its graph, and ``nn.Module``
     y = tt.rms_norm(x, weight, eps=1e-6);  y = tt.layer_norm(x, weight, bias, eps=1e-5)
     y, h = tt.add_rms_norm(x, residual, weight, eps=1e-6)   # h = x + residual, y = rms_norm(h)
     loss = tt.cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean")
+    loss = tt.linear_cross_entropy(h, head.weight, target)   # cross_entropy(F.linear(h, weight), ...)
     i = tt.argmax(x);  i = tt.argmin(x)      # int64, torch.argmax(x, dim=-1)'s rule
     norm, ln, loss_fn = tt.RMSNorm(d), tt.LayerNorm(d), tt.CrossEntropyLoss()
+    head_loss = tt.LinearCrossEntropyLoss()   # head_loss(h, head.weight, target)
 
 Over the last dim, the leading dims as rows; float32 and bfloat16 (every reduction and
 all math f32); the output has the input's dtype (cross-entropy's loss the logits', as
@@ -31,9 +33,8 @@ from tile_mlir.errors import OptionError
 from tile_mlir.torch import ops
 from tile_mlir.torch.ops import formula_backwards
 
-__all__ = ["CrossEntropyLoss", "LayerNorm", "RMSNorm", "add_rms_norm", "argmax", "argmin", "cross_entropy",
-           "formula_backwards",
-           "layer_norm", "logsumexp", "ops", "rms_norm", "softmax"]
+__all__ = ["CrossEntropyLoss", "LayerNorm", "LinearCrossEntropyLoss", "RMSNorm", "add_rms_norm", "argmax", "argmin",
+           "cross_entropy", "formula_backwards", "layer_norm", "linear_cross_entropy", "logsumexp", "ops", "rms_norm", "softmax"]
 
 
 def softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
@@ -98,6 +99,23 @@ def cross_entropy(logits: torch.Tensor, target: torch.Tensor, ignore_index: int 
         fused = logits.requires_grad and torch.is_grad_enabled() and not torch.compiler.is_compiling()
         loss = ops.call("cross_entropy_with_grad" if fused else "cross_entropy", logits, target, *args)[0]
     return loss if loss.dtype == logits.dtype else loss.to(logits.dtype)
+
+
+def linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, target: torch.Tensor, ignore_index: int = -100,
+                         label_smoothing: float = 0.0, reduction: str = "mean",
+                         chunk_rows: int | None = None) -> torch.Tensor:
+    """F.cross_entropy(F.linear(h, weight), target, ...) for (M, D) h, a (V, D) weight and
+    M int64 class indices, without the M x V logits (``K.linear_cross_entropy``): chunk by
+    chunk, their loss and, where h or the weight require grad, both gradients, which the
+    backward scales by dloss (a pass it skips eagerly where dloss is 1). ``reduction`` mean
+    or sum; the loss in h's dtype, as torch's."""
+    args = (int(ignore_index), float(label_smoothing), reduction, int(chunk_rows or 0))
+    grad = (h.requires_grad or weight.requires_grad) and torch.is_grad_enabled()
+    if grad:
+        loss = ops.call("linear_cross_entropy_with_grad", h, weight, target, *args)[0]
+    else:
+        loss = ops.call("linear_cross_entropy", h, weight, target, *args)
+    return loss if loss.dtype == h.dtype else loss.to(h.dtype)
 
 
 def _last(dim: int, x: torch.Tensor) -> None:
@@ -185,3 +203,27 @@ class CrossEntropyLoss(torch.nn.Module):
             raise OptionError(f"tile_mlir.torch.CrossEntropyLoss takes (M, V) logits, got shape {tuple(logits.shape)}:"
                               " flatten the rows first (logits.view(-1, V), target.view(-1))")
         return cross_entropy(logits, target, self.ignore_index, self.label_smoothing, self.reduction, self.inplace)
+
+
+class LinearCrossEntropyLoss(torch.nn.Module):
+    """The cross-entropy of a linear layer's output, ``forward(h, weight, target)``, without
+    the logits (``linear_cross_entropy``): an LM head and its loss in one module, as
+    Liger's ``LigerFusedLinearCrossEntropyLoss`` (the weight is the head's, passed in, so
+    the head keeps its parameter and its name). ``chunk_rows``: rows per chunk (None: the
+    rule of ``K.linear_cross_entropy``)."""
+
+    def __init__(self, ignore_index: int = -100, reduction: str = "mean", label_smoothing: float = 0.0,
+                 chunk_rows: int | None = None):
+        super().__init__()
+        if not 0.0 <= label_smoothing <= 1.0 or reduction not in ("mean", "sum"):
+            raise OptionError(f"label_smoothing must be in [0, 1] and reduction mean or sum; got"
+                              f" {label_smoothing!r}, {reduction!r}")
+        self.ignore_index, self.reduction, self.label_smoothing = ignore_index, reduction, label_smoothing
+        self.chunk_rows = chunk_rows
+
+    def forward(self, h: torch.Tensor, weight: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        if h.dim() != 2:
+            raise OptionError(f"tile_mlir.torch.LinearCrossEntropyLoss takes (M, D) inputs, got shape"
+                              f" {tuple(h.shape)}: flatten the rows first (h.view(-1, D), target.view(-1))")
+        return linear_cross_entropy(h, weight, target, self.ignore_index, self.label_smoothing, self.reduction,
+                                    self.chunk_rows)

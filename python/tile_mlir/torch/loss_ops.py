@@ -2,7 +2,9 @@
 ``tile_mlir.torch.registry``, as ``tile_mlir.torch.ops``' are):
 ``cross_entropy`` (the loss and lse) and its backward's, ``cross_entropy_with_grad`` (the
 loss and dlogits from one read of the logits) and ``cross_entropy_with_grad_``, which
-writes dlogits over the logits (``inplace=True``), with its ``autograd.Function``."""
+writes dlogits over the logits (``inplace=True``), with its ``autograd.Function``; and
+``linear_cross_entropy`` and ``linear_cross_entropy_with_grad``, the loss of a linear
+layer's output without its logits (``K.linear_cross_entropy``)."""
 
 from __future__ import annotations
 
@@ -66,6 +68,16 @@ _register(cross_entropy_backward, _cross_entropy_backward)
 # skips that pass where dloss is 1 (``loss.backward()``'s), as Liger does.
 
 
+def _skips_product(grad, dloss) -> bool:
+    """Whether a backward returns its saved gradient as it is, not times dloss: eagerly,
+    outside a CUDA graph capture, where dloss is 1 (a host sync, cheaper than the pass).
+    ``_traced`` first: Dynamo cannot trace the capture query, and a graph break there
+    would leave the op out of the graph (which the H200's training step showed)."""
+    if _traced() or (grad.is_cuda and torch.cuda.is_current_stream_capturing()):
+        return False
+    return bool((dloss == 1).all())
+
+
 def _cross_entropy_with_grad(logits: torch.Tensor, target: torch.Tensor, ignore_index: int, label_smoothing: float,
                              reduction: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return K.cross_entropy_with_grad(_c(logits), _c(target), ignore_index, label_smoothing, reduction)
@@ -90,8 +102,7 @@ def _cross_entropy_with_grad_setup(ctx, inputs, output):
 def _cross_entropy_with_grad_grad(ctx, dloss, _dlse, _ddlogits):
     (dx,) = ctx.saved_tensors
     scale = dloss[:, None] if ctx.reduction == "none" else dloss
-    capturing = dx.is_cuda and torch.cuda.is_current_stream_capturing()
-    if not (_traced() or capturing) and bool((dloss == 1).all()):
+    if _skips_product(dx, dloss):
         return dx, None, None, None, None  # one host sync, not a pass over dlogits
     return (dx * scale).to(dx.dtype), None, None, None, None
 
@@ -171,3 +182,59 @@ class CrossEntropyInplace(torch.autograd.Function):
         else:
             K.scale_unless_one(dx, dloss)
         return dx, None, None, None, None
+
+
+# --- cross-entropy of a linear layer's output (``K.linear_cross_entropy``) ----------------
+# The loss and both gradients (h's and the weight's) in the forward, chunk by chunk,
+# never holding the M x V logits; the backward scales them by dloss (a pass over dh and
+# dweight, skipped eagerly where dloss is 1, as ``cross_entropy_with_grad``'s).
+
+
+def _linear_cross_entropy(h: torch.Tensor, weight: torch.Tensor, target: torch.Tensor, ignore_index: int,
+                          label_smoothing: float, reduction: str, chunk_rows: int) -> torch.Tensor:
+    return K.linear_cross_entropy(h, weight, target, ignore_index, label_smoothing, reduction,
+                                  chunk_rows=chunk_rows or None)
+
+
+linear_cross_entropy = torch.library.custom_op(f"{LIB}::linear_cross_entropy", _linear_cross_entropy,
+                                               mutates_args=())
+
+
+@_fake(linear_cross_entropy)
+def _(h, weight, target, ignore_index, label_smoothing, reduction, chunk_rows):
+    return h.new_empty((), dtype=torch.float32)
+
+
+_register(linear_cross_entropy, _linear_cross_entropy)
+
+
+def _linear_cross_entropy_with_grad(h: torch.Tensor, weight: torch.Tensor, target: torch.Tensor, ignore_index: int,
+                                    label_smoothing: float, reduction: str,
+                                    chunk_rows: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return K.linear_cross_entropy_with_grad(h, weight, target, ignore_index, label_smoothing, reduction,
+                                            chunk_rows=chunk_rows or None)
+
+
+linear_cross_entropy_with_grad = torch.library.custom_op(f"{LIB}::linear_cross_entropy_with_grad",
+                                                         _linear_cross_entropy_with_grad, mutates_args=())
+
+
+@_fake(linear_cross_entropy_with_grad)
+def _(h, weight, target, ignore_index, label_smoothing, reduction, chunk_rows):
+    return (h.new_empty((), dtype=torch.float32), torch.empty_like(h, memory_format=torch.contiguous_format),
+            torch.empty_like(weight, memory_format=torch.contiguous_format))
+
+
+def _linear_cross_entropy_setup(ctx, inputs, output):
+    ctx.save_for_backward(output[1], output[2])
+
+
+def _linear_cross_entropy_grad(ctx, dloss, _ddh, _ddw):
+    dh, dw = ctx.saved_tensors
+    if _skips_product(dh, dloss):
+        return dh, dw, None, None, None, None, None  # one host sync, not a pass over dh and dweight
+    return (dh * dloss).to(dh.dtype), (dw * dloss).to(dw.dtype), None, None, None, None, None
+
+
+_register(linear_cross_entropy_with_grad, _linear_cross_entropy_with_grad, _linear_cross_entropy_setup,
+          _linear_cross_entropy_grad)
