@@ -3,7 +3,8 @@ torch's RMSNorm and cross-entropy, once with ``tile_mlir.torch``'s, both under t
 
     PYTHONPATH=python python3 -m benchmarks.train_step [--out DIR] [--steps 50] [--batch 8] [--seq 512]
                                                      [--no-compile] [--fullgraph] [--device cuda] [--tiny]
-                                                     [--inplace] [--fused-residual] [--profile STEPS]
+                                                     [--inplace] [--fused-residual] [--fused-linear]
+                                                     [--profile STEPS]
 
 The model (plain torch): a token embedding (vocabulary 32000, d_model 512), 4 blocks of
 pre-norm RMSNorm + causal self-attention (8 heads, ``F.scaled_dot_product_attention``) and
@@ -22,7 +23,9 @@ each run). When ``tile_mlir.torch`` does not import, or lacks ``RMSNorm`` or
 as Liger's: one M x V buffer, not two); ``--fused-residual`` makes tile_mlir's model add
 each residual in the next norm (``RMSNorm(x, residual)``: ``add_rms_norm``, one kernel for
 the add and the norm, and one for both gradients), where Inductor fuses torch's adds into
-its own norm kernels; ``--profile STEPS`` prints the CUDA kernels of
+its own norm kernels; ``--fused-linear`` gives tile_mlir's model the output projection
+and its loss in one module (``LinearCrossEntropyLoss``: the logits a chunk at a time, never
+all M x V of them; the same parameter, ``head.weight``); ``--profile STEPS`` prints the CUDA kernels of
 STEPS more steps of each run (``torch.profiler``, by GPU time). With ``--out`` it writes
 ``train_step.json``. About 1-2 minutes on the H200, most of it
 the two compiles. ``--tiny --device cpu --no-compile`` runs a small model for 2 steps on
@@ -41,9 +44,11 @@ from pathlib import Path
 TARGET_REL = 1e-3
 
 
-def build(torch, vocab: int, d: int, layers: int, heads: int, norm, loss_fn, fused: bool = False):
+def build(torch, vocab: int, d: int, layers: int, heads: int, norm, loss_fn, fused: bool = False,
+          linear_loss: bool = False):
     """The model class's instance, with ``norm(d)`` for every RMSNorm and ``loss_fn`` the
-    module for the cross-entropy. ``fused``: each residual add is made by the next norm
+    module for the cross-entropy (with ``linear_loss``, of the head's input and weight, not
+    of the logits: ``loss_fn(y, head.weight, target)``). ``fused``: each residual add is made by the next norm
     (``norm(x, residual) -> (y, x + residual)``, ``tile_mlir.torch.RMSNorm``'s; vLLM's
     order): a block takes the stream and the last sublayer's output not yet added to it.
     The same sums, each ``output + stream`` where torch's is ``stream + output`` (the same
@@ -91,22 +96,25 @@ def build(torch, vocab: int, d: int, layers: int, heads: int, norm, loss_fn, fus
                 for block in self.blocks:
                     h = block(h)
                 y = self.norm(h)
-            logits = self.head(y)
-            return self.loss(logits.reshape(-1, vocab), tokens[:, 1:].reshape(-1))
+            target = tokens[:, 1:].reshape(-1)
+            if linear_loss:
+                return self.loss(y.reshape(-1, d), self.head.weight, target)
+            return self.loss(self.head(y).reshape(-1, vocab), target)
 
     return LM()
 
 
 def ours():
-    """(RMSNorm class, CrossEntropyLoss class) of ``tile_mlir.torch``, or why not."""
+    """(RMSNorm class, CrossEntropyLoss class, LinearCrossEntropyLoss class) of
+    ``tile_mlir.torch``, or why not."""
     try:
         import tile_mlir.torch as tt
     except Exception as e:  # noqa: BLE001 - not built yet, or broken: said, and the baseline runs alone
         return f"tile_mlir.torch: not built ({type(e).__name__}: {e})"
-    lacking = [n for n in ("RMSNorm", "CrossEntropyLoss") if not hasattr(tt, n)]
+    lacking = [n for n in ("RMSNorm", "CrossEntropyLoss", "LinearCrossEntropyLoss") if not hasattr(tt, n)]
     if lacking:
         return f"tile_mlir.torch: not built (no {', '.join(lacking)})"
-    return tt.RMSNorm, tt.CrossEntropyLoss
+    return tt.RMSNorm, tt.CrossEntropyLoss, tt.LinearCrossEntropyLoss
 
 
 def train(torch, model, batches, steps: int, compile_: bool, fullgraph: bool, device: str, profile: int = 0,
@@ -212,6 +220,8 @@ def main(argv=None) -> int:
                    help="tile_mlir.torch.CrossEntropyLoss(inplace=True): dlogits over the logits, as Liger's")
     p.add_argument("--fused-residual", action="store_true",
                    help="tile_mlir's model makes each residual add in the next norm (RMSNorm(x, residual))")
+    p.add_argument("--fused-linear", action="store_true",
+                   help="tile_mlir's model computes the head and its loss in one module (LinearCrossEntropyLoss)")
     p.add_argument("--profile", type=int, default=0, metavar="STEPS",
                    help="after the timed steps, print the CUDA kernels of STEPS more (torch.profiler)")
     p.add_argument("--profile-cpu", action="store_true",
@@ -228,9 +238,9 @@ def main(argv=None) -> int:
     gen = torch.Generator(device="cpu").manual_seed(args.seed + 1)
     batches = [torch.randint(0, args.vocab, (args.batch, args.seq + 1), generator=gen).to(dev) for _ in range(args.steps)]
 
-    def model(norm, loss, fused=False):
+    def model(norm, loss, fused=False, linear_loss=False):
         torch.manual_seed(args.seed)
-        return build(torch, args.vocab, args.d_model, args.layers, args.heads, norm, loss, fused).to(dev)
+        return build(torch, args.vocab, args.d_model, args.layers, args.heads, norm, loss, fused, linear_loss).to(dev)
 
     base = model(lambda d: torch.nn.RMSNorm(d, eps=1e-6), torch.nn.CrossEntropyLoss())
     state = {k: v.detach().clone() for k, v in base.state_dict().items()}
@@ -246,10 +256,11 @@ def main(argv=None) -> int:
     if isinstance(mine, str):
         print(mine, flush=True)
     else:
-        RMSNorm, CrossEntropyLoss = mine
+        RMSNorm, CrossEntropyLoss, LinearCrossEntropyLoss = mine
         if not args.no_compile:
             torch._dynamo.reset()
-        tile = model(lambda d: RMSNorm(d, eps=1e-6), CrossEntropyLoss(inplace=args.inplace), args.fused_residual)
+        loss = LinearCrossEntropyLoss() if args.fused_linear else CrossEntropyLoss(inplace=args.inplace)
+        tile = model(lambda d: RMSNorm(d, eps=1e-6), loss, args.fused_residual, args.fused_linear)
         try:
             tile.load_state_dict(state)  # the same weights, whatever the modules initialised
         except RuntimeError as e:
