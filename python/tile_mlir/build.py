@@ -293,6 +293,16 @@ class KernelBuilder:
             memref.GlobalOp(name, ir.TypeAttr.get(t), sym_visibility="private", alignment=alignment)
         return memref.get_global(t, name)
 
+    def dynamic_shared(self, shape: Sequence[int], dtype: TypeLike, *, offset: int = 0) -> ir.Value:
+        """A view of the launch's dynamic shared memory from byte ``offset``: ``memref.view``
+        of ``gpu.dynamic_shared_memory`` as ``memref<shape x dtype, workgroup>``. A launch
+        gives the bytes (``shared_mem=``: at least ``offset`` plus the view's)."""
+        space = ir.Attribute.parse(address_space("shared"))
+        raw = gpu.DynamicSharedMemoryOp(ir.MemRefType.get([ir.ShapedType.get_dynamic_size()],
+                                                          ir.IntegerType.get_signless(8), memory_space=space))
+        t = ir.MemRefType.get(list(shape), _type(dtype), memory_space=space)
+        return memref.view(t, raw.result, self.index(offset), [])
+
     def load(self, ref: ir.Value, indices: Sequence[IndexLike]) -> ir.Value:
         """``memref.load ref[indices]``; int indices become index constants."""
         return memref.load(ref, [self.index(i) for i in indices])

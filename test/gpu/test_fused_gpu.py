@@ -85,7 +85,7 @@ def test_fused_kernel(name, M, N, dtype, seed):
         c = K.compiled(name, M, N, dtype, backend=BACKEND)
         outs = [np.full((M, N) if role == "rows" else (M,), np.nan, np.float32) if role == "stat" or dtype == "f32"
                 else np.full((M, N) if role == "rows" else (M,), 0xFFFF, np.uint16) for _, role in spec.outputs]
-        c.kernel.launch(c.plan.CL, c.block, x, *params, *outs, *eps.values(), M)
+        c.kernel.launch(c.plan.CL, c.block, x, *params, *outs, *eps.values(), M, shared_mem=c.plan.shared_bytes)
         rows = c.plan.R
         refs = formula(x[:rows], *params)
         outs = [o[:rows] for o in outs]

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from fakecuda import DeviceArray, param
 from tile_mlir import kernels as K
-from tile_mlir.errors import LaunchError
+from tile_mlir.errors import LaunchError, OptionError
 from tile_mlir.kernels.plan import candidates, registers_table
 from tile_mlir.kernels.reference import REFERENCES
 from tile_mlir.testing.fused import ATOL, RTOL, as_f64, check, check_expected, random_inputs, special_rows, to_dtype
@@ -30,7 +30,7 @@ NAMES = list(K.KERNELS)  # the forward row kernels (K.SPECS also has the others)
 # Register budgets scaled down (16 bytes of row per thread, 2 warps per CTA), so that
 # every tier of the plan table, clusters of 16 CTAs included, shows up at a few thousand
 # columns, where the interpreter is quick.
-SMALL = {dtype: registers_table(dtype, data_bytes=16, max_warps=2) for dtype in ("f32", "bf16")}
+SMALL = {dtype: registers_table(dtype, data_bytes=16, max_warps=2, shared=True) for dtype in ("f32", "bf16")}
 
 # (M, N, dtype, plan overrides) -> the kind and CTAs per row it must plan.
 SHAPES = [
@@ -210,7 +210,8 @@ def test_every_length_is_one_read_with_at_most_one_vector_of_tail(dtype):
         for N in Ns:
             p = K.plan(3, N, dtype, table=table)
             threads = 32 * p.W * p.CL
-            assert p.C == -(-N // (threads * p.V)) and p.CH * p.CL >= N, (N, p.label())
+            parts = 1 + p.S // p.C  # past the registers, the row's other parts in shared memory
+            assert p.C == -(-N // (threads * p.V * parts)) and p.CH * p.CL >= N, (N, p.label())
             assert p.E <= table.elements(p.threads)
             tier = next(t for t in table.tiers if N <= t.longest)
             assert (p.CL, p.R) == (tier.ctas, tier.rows) and p.K == 1
@@ -294,7 +295,7 @@ def test_plan_says_why_and_rejects_what_it_cannot_do(capsys):
                           (lambda: K.plan(4, 100, "f32", vectors=0), "at least 1"), (lambda: K.plan(0, 100, "f32"), "at least one row"),
                           (lambda: K.plan(4, 100, "f32", "gelu"), "kernel must be one of"),
                           (lambda: K.plan(4, 100, "f32", pair="yes"), "pair must be True, False or None"),
-                          (lambda: K.plan(4, 262145, "f32"), r"longer than the longest row the plan table holds on chip \(262144"),
+                          (lambda: K.plan(4, 1048577, "f32"), r"longer than the longest row the plan table holds on chip \(1048576"),
                           (lambda: K.plan(4, 5000, "f32", warps=2), "a thread of a CTA of 64 keeps at most 32"),
                           (lambda: K.plan(4, 5000, "f32", ctas=32), "at most 16 CTAs per row"),
                           (lambda: K.plan(4, 100, "f32", table=SMALL["bf16"]), "table is for bf16")]:
@@ -611,3 +612,68 @@ def test_each_kernel_fits_on_a_screen():
     said = re.search(r"the softmax is (\d+) lines of code, and the statistics it shares with\s+logsumexp (\d+) more;"
                      r" LayerNorm, the longest, (\d+)", doc).groups()
     assert tuple(map(int, said)) == (counts["softmax"], shared, counts["layernorm"])
+
+
+# Plans that keep part of the row in dynamic shared memory (``row_in`` registers+shared:
+# C vectors a thread in registers, then S = shared · C in shared memory): forced, in a
+# cluster of 2 with one row or two rows a CTA, N odd; and the scaled-down table's tiers
+# past a cluster of 16's registers (1 and 3 times the registers' share in shared memory).
+SHARED_SHAPES = [
+    (3, 501, "f32", {"ctas": 2, "warps": 1, "rows": 1, "shared": 1}, 1),
+    (5, 700, "f32", {"ctas": 2, "warps": 1, "rows": 2, "shared": 2}, 2),
+    (2, 5001, "f32", {"table": SMALL["f32"]}, 1),
+    (2, 15000, "f32", {"table": SMALL["f32"]}, 3),
+    (3, 999, "bf16", {"ctas": 2, "warps": 1, "rows": 1, "shared": 1}, 1),
+    (2, 9001, "bf16", {"table": SMALL["bf16"]}, 1),
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("M, N, dtype, overrides, parts", SHARED_SHAPES,
+                         ids=lambda v: ("small" if "table" in v else str(v)) if isinstance(v, dict) else str(v))
+def test_plans_with_shared_memory_against_numpy(name, M, N, dtype, overrides, parts):
+    """Each kernel on a plan that keeps S vectors a thread in dynamic shared memory: the
+    launch gives the bytes (``shared_bytes``), every output against float64 (the
+    interpreter checks every shared access for races and bounds)."""
+    p = K.plan(M, N, dtype, name, **overrides)
+    assert p.row_in == "registers+shared" and p.S == parts * p.C and p.kind == "cluster"
+    assert p.shared_bytes == p.S * 16 * p.threads and p.CH * p.CL >= N
+    rng = np.random.default_rng()
+    x, *params = random_inputs(rng, M, N, dtype, len(K.SPECS[name].params))
+    outputs, refs = run(name, x, *params, **overrides)
+    assert_all_agree(name, outputs, refs, dtype)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_shared_memory_plans_keep_special_rows_as_torch(name):
+    """Rows of -inf, NaN and +inf on a shared-memory plan, whose shared part holds them."""
+    M, N, dtype = 6, 501, "f32"
+    overrides = {"ctas": 2, "warps": 1, "rows": 1, "shared": 1}
+    x, *params = random_inputs(np.random.default_rng(5), M, N, dtype, len(K.SPECS[name].params))
+    x[1, :] = -np.inf
+    x[2, 400] = np.nan  # in the shared part of CTA 1
+    x[3, 300] = np.inf
+    x[4, 130] = -np.inf  # in the shared part of CTA 0
+    outputs, refs = run(name, x, *params, **overrides)
+    assert_all_agree(name, outputs, refs, dtype)
+
+
+@pytest.mark.parametrize("N, dtype, parts", [(262145, "f32", 1), (524288, "f32", 1), (1048576, "f32", 3),
+                                             (524289, "bf16", 1), (2097152, "bf16", 3)])
+def test_plan_past_the_registers_keeps_the_rest_in_shared_memory(N, dtype, parts):
+    p = K.plan(16, N, dtype, "softmax")
+    assert (p.kind, p.CL, p.threads, p.row_in, p.S) == ("cluster", 16, 1024, "registers+shared", parts * p.C)
+    assert p.CH * p.CL >= N and p.shared_bytes <= 192 * 1024
+    assert "dynamic shared memory" in p.why and "in dynamic shared memory" in str(p)
+
+
+def test_what_shared_memory_plans_refuse():
+    with pytest.raises(OptionError, match="longer than the longest row"):
+        K.plan(16, 1048577, "f32", "softmax")
+    with pytest.raises(OptionError, match="shared must be 0 .. 3"):
+        K.plan(16, 1000, "f32", "softmax", shared=4)
+    with pytest.raises(OptionError, match="more than the 196608"):
+        K.plan(16, 300000, "f32", "softmax", ctas=4, warps=32, shared=3, vectors=5)
+    x, r, w = (np.ones(s, np.float32) for s in ((2, 501), (2, 501), (501,)))
+    with pytest.raises(OptionError, match="add_rmsnorm keeps its row in registers only"):
+        K.run("add_rmsnorm", x, r, w, ctas=2, warps=1, rows=1, shared=1)

@@ -30,11 +30,12 @@ def softmax(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     and sum S (``max_sum``), then Y = e · exp(m - A) / S from the e = exp(x - a) that
     ``max_sum`` kept in f32 (a the thread's own shift: one exponential per element); or,
     where E f32 would take more than half the plan's registers (bf16 under a ``per_sm``
-    cap), Y = exp(x - A) / S again from the bf16 row."""
-    with row_kernel("softmax", p, M, [("X", "rows"), ("Y", "rows")], chip) as r:
+    cap) or the plan keeps part of the row in shared memory, Y = exp(x - A) / S again
+    from the row."""
+    with row_kernel("softmax", p, M, [("X", "rows"), ("Y", "rows")], chip, shared=True) as r:
         x = r.tile()
         r.load(x, "X", padding=NEG_INF)
-        e = r.tile("f32") if r.T == "f32" or p.E <= p.max_registers // 2 else None
+        e = r.tile("f32") if not p.S and (r.T == "f32" or p.E <= p.max_registers // 2) else None
         A, S, rescale = max_sum(r, x, shift_zero=lambda m: r.eq(m, r.f32(NEG_INF)), keep=e, writes_row=True)
         if e is not None:
             scale = r.splat(arith.divf(rescale, S))
@@ -51,7 +52,7 @@ def softmax(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
 def logsumexp(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     """Y[r] = A + log(sum(exp(X[r] - A))), A the row's max, or 0 where it is infinite (as
     torch.logsumexp): one value per row."""
-    with row_kernel("logsumexp", p, M, [("X", "rows"), ("Y", "row")], chip) as r:
+    with row_kernel("logsumexp", p, M, [("X", "rows"), ("Y", "row")], chip, shared=True) as r:
         x = r.tile()
         r.load(x, "X", padding=NEG_INF)
         A, S, _ = max_sum(r, x, shift_zero=lambda m: r.eq(math.absf(m), r.f32(INF)))
@@ -122,7 +123,7 @@ def rmsnorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, residual: bool 
     names = ["X", "R", "W", "H"] if residual else ["X", "W"]
     roles = {"X": "rows", "R": "rows", "W": "cols", "H": "rows"}
     args = [*((n, roles[n]) for n in names), ("Y", "rows"), ("RSTD", "stat"), ("eps", "f32")]
-    with row_kernel("add_rmsnorm" if residual else "rmsnorm", p, M, args, chip) as r:
+    with row_kernel("add_rmsnorm" if residual else "rmsnorm", p, M, args, chip, shared=not residual) as r:
         k, x = r.k, r.tile()
         r.load(x, "X")
         first = 0
@@ -157,7 +158,7 @@ def layernorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     the padding is 0, not the mean, so it is masked out), then the output."""
     args = [("X", "rows"), ("W", "cols"), ("B", "cols"), ("Y", "rows"), ("MEAN", "stat"), ("RSTD", "stat"),
             ("eps", "f32")]
-    with row_kernel("layernorm", p, M, args, chip) as r:
+    with row_kernel("layernorm", p, M, args, chip, shared=True) as r:
         k, x = r.k, r.tile()
         n, zero = r.f32(float(p.N)), r.f32(0.0)
         r.load(x, "X")

@@ -169,7 +169,7 @@ def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
         p = measured_plan("softmax", N, dtype, searched=LOSS_SEARCHED)
         if p is not None:
             return p
-    p = plan(M, N, dtype, "softmax", **overrides)
+    p = plan(M, N, dtype, "softmax", **{"shared": 0, **overrides})  # their rows in registers only
     if p.O > 1 and "per_sm" not in overrides:
         p = dataclasses.replace(p, ctas_per_sm=1, why=f"{p.why}; one CTA an SM asked (softmax's plan asks {p.O})")
     return p
@@ -274,7 +274,7 @@ def run(name: str, x, *params, eps: float | None = None, backend: str = "auto", 
         c = compiled(name, M, N, dtype, backend=backend, **overrides)
         rows_in = len(spec.rows_params)
         inputs = [h.reshape(M, N) for h in host[: 1 + rows_in]] + [_param(spec, a, N) for a in host[1 + rows_in:]]
-        c.kernel.launch(c.grid, c.block, *inputs, *outs, *scalars, M)
+        c.kernel.launch(c.grid, c.block, *inputs, *outs, *scalars, M, shared_mem=c.plan.shared_bytes)
     outs = [o.reshape(_shape(x, role)) for o, (_, role) in zip(outs, spec.outputs)]
     if torch_in:
         return tuple(_to_torch(o, x) for o in outs)
@@ -305,8 +305,9 @@ def _on_device(spec: Kernel, x, params, scalars, M, N, dtype, overrides) -> tupl
         rows_in = len(spec.rows_params)
         inputs = [x, *(a.contiguous() if flat else a.reshape(M, N).contiguous() for a in params[:rows_in]),
                   *(_param(spec, a.contiguous(), N) for a in params[rows_in:])]
-        c.kernel.launch(c.grid, c.block, *inputs, *outs, *scalars, M, stream=torch_stream(x.get_device()))
-        if not overrides and hasattr(c.kernel, "launch_trusted"):
+        c.kernel.launch(c.grid, c.block, *inputs, *outs, *scalars, M, shared_mem=c.plan.shared_bytes,
+                        stream=torch_stream(x.get_device()))
+        if not overrides and hasattr(c.kernel, "launch_trusted") and not c.plan.S:  # its path has no shared_mem
             _FAST[(spec.name, shape, x.dtype)] = _Fast(spec, c, shape, torch, x.device)
     if flat:
         return tuple(outs)

@@ -8,8 +8,14 @@ Every plan keeps the whole row on chip, so each element of x is read from HBM on
   ``rank`` holding the row's columns from ``rank * CH``;
 * the vector width (``vector_bytes``: 16, one ``ld.global.v4.b32``, so V = 4 f32 or 8
   bf16 elements);
-* where the row lives (``row_in``: ``registers``): each thread keeps E = C·V elements, C
-  vectors of V, so a CTA holds CH = 32·W·E columns of its row and a row CL·CH.
+* where the row lives (``row_in``): ``registers``, each thread keeping E = C·V elements, C
+  vectors of V, so a CTA holds CH = 32·W·E columns of its row and a row CL·CH; or
+  ``registers+shared``, where a row is longer than the registers of a cluster of 16 hold:
+  then each thread also keeps S = j·C vectors (j = 1..3, ``SHARED_PARTS``) in dynamic
+  shared memory (at most 192 KB a CTA), vector c of its part at column 32·W·V·c for c <
+  C + S, so CH = 32·W·(C + S)·V, and a row of up to 1048576 f32 or 2097152 bf16 columns
+  is still read once (``Rows.load``: the shared part goes through the register tile,
+  C vectors at a time).
 
 Three kinds of plan (``kind``):
 
@@ -21,7 +27,7 @@ Three kinds of plan (``kind``):
   distributed shared memory between two cluster barriers).
 
 **The plan table** (``Table``): tiers, each the longest row it serves and how (CTAs,
-warps, rows per CTA; warps ``None``: the rule below); ``plan`` takes the first tier that
+warps, rows per CTA, the parts in shared memory; warps ``None``: the rule below); ``plan`` takes the first tier that
 holds N. ``registers_table`` derives the default from the registers; a measured table
 can replace it (``plan(..., table=)``), and tests scale it down (``data_bytes``,
 ``max_warps``) so that a cluster of 16 shows up at a few thousand columns.
@@ -62,6 +68,8 @@ ROWS_PER_CTA = 4  # the warp plan: 4 rows (warps) per CTA
 DATA_BYTES = 128  # a thread keeps 32 registers of its row (64 bytes in a CTA of 1024 threads)
 CLUSTERS = (2, 4, 8, 16)
 SM_REGISTERS = 65536  # the register file of an SM (sm_80 .. sm_100)
+SHARED_PARTS = 3  # the registers' share of the row, at most this many times over, in shared memory
+SHARED_BUDGET = 192 * 1024  # the most dynamic shared memory a plan keeps its row in (sm_90 allows 227 KB)
 SM_THREADS = 2048  # the most threads an SM holds at once
 MAX_THREAD_REGISTERS = 255
 
@@ -83,6 +91,7 @@ class Tier:
     rows: int = 1
     why: str = ""
     per_sm: int = 1
+    shared: int = 0  # parts of C vectors a thread keeps in dynamic shared memory (S = shared · C)
 
 
 @dataclass(frozen=True)
@@ -104,9 +113,12 @@ class Table:
         return self.tiers[-1].longest
 
 
-def registers_table(dtype: str, data_bytes: int = DATA_BYTES, max_warps: int = MAX_WARPS) -> Table:
+def registers_table(dtype: str, data_bytes: int = DATA_BYTES, max_warps: int = MAX_WARPS,
+                    shared: bool = False) -> Table:
     """The plan table the registers give: one warp per row while a warp holds the row,
-    one CTA of up to ``max_warps`` warps while it does, then clusters of 2, 4, 8, 16."""
+    one CTA of up to ``max_warps`` warps while it does, then clusters of 2, 4, 8, 16;
+    with ``shared`` (the forward kernels' ``TABLES``), then a cluster of 16 with 1..3 times
+    its registers' share of the row in dynamic shared memory."""
     t, R = Table(dtype, (), data_bytes, max_warps), min(ROWS_PER_CTA, max_warps)
     warp, cta = WARP_SIZE * t.elements(WARP_SIZE * R), WARP_SIZE * max_warps * t.elements(WARP_SIZE * max_warps)
     tiers = [Tier(warp, 1, 1, R, f"fits in one warp's registers (at most {warp} {dtype} columns):"
@@ -117,6 +129,11 @@ def registers_table(dtype: str, data_bytes: int = DATA_BYTES, max_warps: int = M
                                         f" {dtype} columns): per reduction, a barrier in each CTA and one"
                                         " exchange of their partials through distributed shared memory")
               for c in CLUSTERS]
+    top = CLUSTERS[-1]
+    tiers += [Tier((1 + j) * top * cta, top, max_warps, 1, f"fits in the registers and dynamic shared memory of a"
+                   f" cluster of {top} CTAs (at most {(1 + j) * top * cta} {dtype} columns: {j} time(s) the"
+                   " registers' share of the row in shared memory)", shared=j)
+              for j in range(1, SHARED_PARTS + 1) if shared]
     return replace(t, tiers=tuple(tiers))
 
 
@@ -135,9 +152,10 @@ TWO_ROWS = Tier(16384, 1, 16, 2, "fits in 16 warps' registers (at most 16384 bf1
 
 # The plan tables, by dtype, and by (kernel, dtype) where a kernel differs: from the
 # registers today; the benchmark's measured search (``candidates``) is what should fill them.
-TABLES = {"f32": registers_table("f32"),
-          "bf16": _with(registers_table("bf16"), replace(registers_table("bf16").tiers[1], longest=8192), TWO_ROWS),
-          ("layernorm", "bf16"): registers_table("bf16")}
+TABLES = {"f32": registers_table("f32", shared=True),
+          "bf16": _with(registers_table("bf16", shared=True), replace(registers_table("bf16").tiers[1], longest=8192),
+                        TWO_ROWS),
+          ("layernorm", "bf16"): registers_table("bf16", shared=True)}
 
 
 @dataclass(frozen=True)
@@ -154,7 +172,7 @@ class RowPlan:
     ctas_per_row: int = 1  # CL
     ctas_per_sm: int = 1  # O: the CTAs an SM must hold at once (ptxas caps the registers)
     vector_bytes: int = MAX_VECTOR_BYTES
-    row_in: str = "registers"
+    shared_vectors: int = 0  # S: vectors per thread kept in dynamic shared memory, after the C in registers
     pair: bool | None = None  # softmax's (max, sum) in one exchange; None: packs_pair's rule
     why: str = field(default="", compare=False)
 
@@ -167,7 +185,19 @@ class RowPlan:
     C = property(lambda self: self.vectors)
     CL = property(lambda self: self.ctas_per_row)
     O = property(lambda self: self.ctas_per_sm)
+    S = property(lambda self: self.shared_vectors)
     K = property(lambda self: 1)  # chunks per CTA: the row is held whole
+
+    @property
+    def row_in(self) -> str:
+        """Where a thread keeps its part of the row: ``registers``, or ``registers+shared``
+        (C vectors in registers, then S in dynamic shared memory)."""
+        return "registers+shared" if self.S else "registers"
+
+    @property
+    def shared_bytes(self) -> int:
+        """The dynamic shared memory a CTA keeps its S vectors a thread in (0 without)."""
+        return self.S * self.vector_bytes * self.threads
 
     @property
     def V(self) -> int:
@@ -176,13 +206,14 @@ class RowPlan:
 
     @property
     def E(self) -> int:
-        """Elements per thread."""
+        """Elements per thread in registers."""
         return self.C * self.V
 
     @property
     def CH(self) -> int:
-        """Columns per CTA (the CTA of rank r holds columns r·CH .. (r + 1)·CH - 1)."""
-        return WARP_SIZE * self.W * self.E
+        """Columns per CTA (the CTA of rank r holds columns r·CH .. (r + 1)·CH - 1): C + S
+        vectors a thread, vector c at column 32·W·V·c of the CTA's part."""
+        return WARP_SIZE * self.W * (self.C + self.S) * self.V
 
     @property
     def threads(self) -> int:
@@ -207,6 +238,7 @@ class RowPlan:
     def label(self) -> str:
         """The plan in a few characters: ``cluster R1 W32 E16 CL4`` (`` O2``: 2 CTAs per SM)."""
         return (f"{self.kind} R{self.R} W{self.W} E{self.E} CL{self.CL}" + (f" O{self.O}" if self.O > 1 else "")
+                + (f" S{self.S}" if self.S else "")
                 + ("" if self.pair is None else (" pair" if self.pair else " two")))
 
     @property
@@ -216,8 +248,10 @@ class RowPlan:
 
     def describe(self) -> str:
         sm = f", {self.O} CTAs per SM (at most {self.max_registers} registers a thread)" if self.O > 1 else ""
+        shared = (f" in registers and {self.S * self.V} in dynamic shared memory ({self.shared_bytes} bytes a CTA)"
+                  if self.S else "")
         return (f"{self.kind}: {self.R} row(s) per CTA of {self.threads} threads, {self.W} warp(s) per row,"
-                f" {self.CL} CTA(s) per row, {self.E} elements per thread ({self.CH * self.CL} columns){sm}")
+                f" {self.CL} CTA(s) per row, {self.E} elements per thread{shared} ({self.CH * self.CL} columns){sm}")
 
     def __str__(self) -> str:
         return f"{self.describe()}\n  why: {self.why}" if self.why else self.describe()
@@ -251,20 +285,24 @@ class RowPlan:
 
 def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, ctas: int | None = None,
          warps: int | None = None, rows: int | None = None, vectors: int | None = None,
-         per_sm: int | None = None, pair: bool | None = None, table: Table | None = None) -> RowPlan:
+         per_sm: int | None = None, shared: int | None = None, pair: bool | None = None,
+         table: Table | None = None) -> RowPlan:
     """The plan for an M x N matrix of ``dtype`` run by ``kernel`` (module docstring),
     with why it was chosen: the first tier of ``table`` (default ``TABLES[kernel, dtype]``,
     else ``TABLES[dtype]``) that holds N. ``ctas``, ``warps`` (per row), ``rows`` (per CTA) and ``vectors`` (16-byte
-    vectors per thread) and ``per_sm`` (CTAs an SM must hold at once) override the tier's,
-    for tests and tuning; the plan must still hold the row within the table's register
-    budget. ``pair`` forces the (max, sum) pair's exchanges (``RowPlan.packs_pair``)."""
+    vectors per thread), ``per_sm`` (CTAs an SM must hold at once) and ``shared`` (the parts
+    of C vectors a thread keeps in dynamic shared memory beyond its C in registers: S =
+    shared · C; 0: registers only, the tiers with shared memory left out, for a kernel that
+    keeps its row in registers) override the tier's, for tests and tuning; the plan must still
+    hold the row within the table's register budget and ``SHARED_BUDGET``. ``pair`` forces the (max, sum) pair's exchanges (``RowPlan.packs_pair``)."""
     if pair is not None and not isinstance(pair, bool):
         raise OptionError(f"pair must be True, False or None, got {pair!r}")
-    p = _plan(M, N, dtype, kernel, ctas=ctas, warps=warps, rows=rows, vectors=vectors, per_sm=per_sm, table=table)
+    p = _plan(M, N, dtype, kernel, ctas=ctas, warps=warps, rows=rows, vectors=vectors, per_sm=per_sm,
+              shared=shared, table=table)
     return p if pair is None else replace(p, pair=pair, why=f"{p.why}; forced: pair = {pair}")
 
 
-def _plan(M: int, N: int, dtype: str, kernel: str | None, *, ctas, warps, rows, vectors, per_sm,
+def _plan(M: int, N: int, dtype: str, kernel: str | None, *, ctas, warps, rows, vectors, per_sm, shared,
           table: Table | None) -> RowPlan:
     """``plan`` but for ``pair``."""
     if dtype not in DTYPES:
@@ -273,7 +311,7 @@ def _plan(M: int, N: int, dtype: str, kernel: str | None, *, ctas, warps, rows, 
         raise OptionError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     if M < 1 or N < 1:
         raise OptionError(f"the matrix must have at least one row and one column, got {M} x {N}")
-    forced_any = any(v is not None for v in (ctas, warps, rows, vectors, per_sm))
+    forced_any = any(v is not None for v in (ctas, warps, rows, vectors, per_sm)) or bool(shared)
     if table is None and not forced_any and kernel is not None:
         chosen = measured_plan(kernel, N, dtype)
         if chosen is not None:
@@ -281,17 +319,23 @@ def _plan(M: int, N: int, dtype: str, kernel: str | None, *, ctas, warps, rows, 
     table = table or TABLES.get((kernel, dtype), TABLES[dtype])
     if table.dtype != dtype:
         raise OptionError(f"the plan table is for {table.dtype}, not {dtype}")
-    tier = next((t for t in table.tiers if N <= t.longest), None)
+    tiers = [t for t in table.tiers if not (shared == 0 and t.shared)]  # shared=0: registers only
+    tier = next((t for t in tiers if N <= t.longest), None)
     if tier is None:
-        raise OptionError(f"N = {N} is longer than the longest row the plan table holds on chip ({table.longest}"
-                          f" {dtype} columns: {table.tiers[-1].ctas} CTAs' registers)")
+        raise OptionError(f"N = {N} is longer than the longest row the plan table holds on chip ({tiers[-1].longest}"
+                          f" {dtype} columns: {tiers[-1].ctas} CTAs' registers"
+                          + (" and shared memory)" if tiers[-1].shared else ")"))
     forced = {k: v for k, v in (("ctas", ctas), ("warps", warps), ("rows", rows), ("vectors", vectors),
-                                ("per_sm", per_sm)) if v}
+                                ("per_sm", per_sm), ("shared", shared)) if v}
     for name, value in (("ctas", ctas), ("warps", warps), ("rows", rows)):
         if value is not None and (value < 1 or value & (value - 1)):
             raise OptionError(f"{name} must be a power of two, got {value}")
     if vectors is not None and vectors < 1:
         raise OptionError(f"vectors per thread must be at least 1, got {vectors}")
+    if shared is not None and not 0 <= shared <= SHARED_PARTS:
+        raise OptionError(f"shared must be 0 .. {SHARED_PARTS} (parts of the registers' share in shared memory),"
+                          f" got {shared}")
+    J = tier.shared if shared is None else shared
     CL = ctas or tier.ctas
     # forced warps: as many of the tier's rows as fit in a CTA
     R = rows or (min(tier.rows, max(1, table.max_warps // warps)) if warps else tier.rows)
@@ -300,12 +344,15 @@ def _plan(M: int, N: int, dtype: str, kernel: str | None, *, ctas, warps, rows, 
         raise OptionError(f"a plan has at most {MAX_CLUSTER_CTAS} CTAs per row and {table.max_warps} warps per CTA,"
                           f" got {CL} CTA(s) of {R} row(s) of {W} warp(s)")
     V = MAX_VECTOR_BYTES // DTYPE_BYTES[dtype]
-    C = vectors or -(-N // (CL * WARP_SIZE * W * V))
+    C = vectors or -(-N // (CL * WARP_SIZE * W * V * (1 + J)))
     O = per_sm or tier.per_sm
-    p = RowPlan(N, dtype, R, W, C, CL, O)
+    p = RowPlan(N, dtype, R, W, C, CL, O, shared_vectors=J * C)
     if O < 1 or p.threads * O > SM_THREADS:
         raise OptionError(f"an SM holds at most {SM_THREADS} threads: {O} CTA(s) of {p.threads} threads do not fit")
     budget = table.elements(p.threads)
+    if p.shared_bytes > SHARED_BUDGET:
+        raise OptionError(f"the plan {p.label()} keeps {p.shared_bytes} bytes of its row in shared memory a CTA,"
+                          f" more than the {SHARED_BUDGET} a plan may")
     if p.E > budget or p.CH * CL < N:
         raise OptionError(f"the plan {p.label()} holds {p.CH * CL} columns with {p.E} {dtype} elements per thread;"
                           f" N = {N} needs at least N columns, and a thread of a CTA of {p.threads} keeps at most"

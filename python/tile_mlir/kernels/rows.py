@@ -36,6 +36,7 @@ from dataclasses import replace
 from mlir.dialects import arith, math, vector
 
 from .. import build, dynamic_dims, ops
+from ..errors import BuildError, OptionError
 from ..ir import ir
 from ..vocab import DEFAULT_CHIP, LOG2E, MAX_PORTABLE_CLUSTER_CTAS, WARP_SIZE
 from .plan import RowPlan
@@ -59,7 +60,8 @@ PER_ROW = ("rows", "row", "stat", "targets")
 
 
 @contextmanager
-def row_kernel(name: str, p: RowPlan, M: int | None, args, chip: str = DEFAULT_CHIP, pairs: bool = False):
+def row_kernel(name: str, p: RowPlan, M: int | None, args, chip: str = DEFAULT_CHIP, pairs: bool = False,
+               shared: bool = False):
     """A kernel ``name`` over M rows of plan ``p``; ``args``: (name, role) pairs (a role
     ``arg_types`` does not name is the argument's MLIR type); ``pairs``: the kernel calls
     ``Rows.reduce_pair`` whatever the plan. M None: one kernel for every
@@ -69,7 +71,12 @@ def row_kernel(name: str, p: RowPlan, M: int | None, args, chip: str = DEFAULT_C
     cluster of up to 8 CTAs is fixed in the kernel (``known_cluster_size``, PTX
     ``.reqnctapercluster``); one of 16, a non-portable size, is given at the launch
     (``cuLaunchKernelEx``'s cluster dimension, the way proven on the H200 at 16), as the
-    runtime does for a kernel whose cluster its layouts name."""
+    runtime does for a kernel whose cluster its layouts name. ``shared``: the kernel keeps
+    its row tile's vectors past the registers in dynamic shared memory where the plan says
+    so (``RowPlan.S``; ``Rows.load``); a kernel without it refuses such a plan."""
+    if p.S and not shared:
+        raise OptionError(f"{name} keeps its row in registers only; the plan {p.label()} puts {p.S * p.V} elements"
+                          f" a thread in shared memory (N = {p.N} is longer than the registers of a cluster hold)")
     if M is None and "rows" not in (n for n, _ in args):
         args = [*args, ("rows", "index")]
     types = arg_types(p, "?" if M is None else M)
@@ -105,6 +112,10 @@ class Rows:
         self.rank = arith.remui(k.block_id(), k.index(p.CL)) if p.CL > 1 else None
         self.col = arith.muli(self.rank, k.index(p.CH)) if p.CL > 1 else k.index(0)
         self._one, self._all = k.registers([1], "f32"), k.registers([1], "f32")
+        # the row tile whose vectors E .. E + S·V - 1 are in dynamic shared memory (``load``):
+        # S vectors a thread, vector s of thread t at element (s · threads + t) · V
+        self._kept, self._in_shared = None, False
+        self._shared = k.dynamic_shared([p.S * p.threads * p.V], p.dtype) if p.S else None
         if pairs or p.CL > 1 or p.pair:  # reduce_pair's second operand (allocas belong at the entry)
             self._one2, self._all2 = k.registers([1], "f32"), k.registers([1], "f32")
 
@@ -174,11 +185,31 @@ class Rows:
         f32; with ``carry``, also the carried value and the loop's result. ``nth``: which
         pass over ``tile`` this is (0, 1, 2), where a kernel makes several: each widens
         bf16 in its own way (``widen``)."""
-        k = self.k
-        for it in k.range(0, self.p.E, self.V, carry=carry if carry is not None else (), unroll=True):
+        k, p = self.k, self.p
+        for it in k.range(0, p.E, self.V, carry=carry if carry is not None else (), unroll=True):
             i = it if carry is None else it[0]
             v = self.widen(k.vload(tile, i, self.V), nth)
             yield (i, v) if carry is None else (i, v, *it[1:])
+        if tile is not self._kept:
+            return
+        # the vectors in shared memory: slots E .. E + S·V - 1, the first loop's result carried on
+        carry = None if carry is None else it[2]
+        self._in_shared = True
+        try:
+            for it in k.range(p.E, p.E + p.S * self.V, self.V, carry=carry if carry is not None else (),
+                              unroll=True):
+                i = it if carry is None else it[0]
+                v = self.widen(k.vload(self._shared, self._shared_index(i), self.V), nth)
+                yield (i, v) if carry is None else (i, v, *it[1:])
+        finally:
+            self._in_shared = False
+
+    def _shared_index(self, i):
+        """Where this thread's vector of slot ``i`` (E .. E + S·V - 1) of the row tile is in
+        the shared part: vector s = (i - E) / V at element (s · threads + t) · V."""
+        k, p = self.k, self.p
+        s = arith.divui(arith.subi(i, k.index(p.E)), k.index(self.V))
+        return arith.muli(arith.addi(arith.muli(s, k.index(p.threads)), k.thread_id()), k.index(self.V))
 
     def widen(self, v, nth: int = 0):
         """The vector ``v`` in f32, exactly. A bf16 vector is widened in one of three ways,
@@ -218,13 +249,28 @@ class Rows:
         return arith.cmpi(arith.CmpIPredicate.slt, lanes, k.splat(arith.subi(k.index(p.N), first), V))
 
     def put(self, tile, i, value) -> None:
-        """Store the f32 vector ``value`` into ``tile`` at slot ``i``, in the tile's type."""
-        self.k.vstore(self.k.cast(value, ir.MemRefType(tile.type).element_type), tile, i)
+        """Store the f32 vector ``value`` into ``tile`` at slot ``i``, in the tile's type
+        (in a pass over the row tile's shared part, into shared memory)."""
+        element = ir.MemRefType(tile.type).element_type
+        if self._in_shared and tile is self._kept:
+            self.k.vstore(self.k.cast(value, element), self._shared, self._shared_index(i))
+            return
+        if self._in_shared and not isinstance(i, int):  # a slot of the row, not a staging tile's 0
+            raise BuildError("in a pass over the row's vectors in shared memory, only the row's tile has those"
+                             " slots (a plan with shared memory keeps no other tile of the row)")
+        self.k.vstore(self.k.cast(value, element), tile, i)
 
     def max(self, tile):
-        """The largest element of ``tile``, in f32 (one ``vector.reduction``)."""
+        """The largest element of ``tile``, in f32 (one ``vector.reduction``; and its vectors
+        in shared memory, one each)."""
         k = self.k
-        return k.cast(k.reduction("maximumf", k.vload(tile, 0, self.p.E)), "f32")
+        top = k.cast(k.reduction("maximumf", k.vload(tile, 0, self.p.E)), "f32")
+        if tile is not self._kept:
+            return top
+        for i, acc, result in k.range(self.p.E, self.p.E + self.p.S * self.V, self.V, carry=top, unroll=True):
+            v = k.vload(self._shared, self._shared_index(i), self.V)
+            k.yield_(arith.maximumf(acc, k.cast(k.reduction("maximumf", v), "f32")))
+        return result
 
     def reduce(self, value, kind: str):
         """``value`` (one f32 per thread) reduced over the row's threads: every thread of
@@ -252,8 +298,25 @@ class Rows:
 
     def load(self, tile, name: str, col=None, *, padding=None) -> None:
         """This CTA's part of rows ``name`` (from column ``col``, default ``self.col``)
-        into ``tile``, the columns past N as ``padding``."""
+        into ``tile``, the columns past N as ``padding``. Where the plan keeps S vectors a
+        thread in shared memory, ``tile`` is the row's tile: its S vectors are loaded first,
+        C at a time through ``tile`` (each part a ``tile.copy`` of the ROWS layout, C·32·W·V
+        columns further), and stored to shared memory; then its C vectors. ``vectors``,
+        ``put``, ``max`` and ``store`` then take both parts."""
         col = self.col if col is None else col
+        p, k = self.p, self.k
+        if p.S:
+            if self._kept is not None and self._kept is not tile:
+                raise BuildError("a plan with shared memory keeps one row tile's vectors there; this kernel loads"
+                                 " a second")
+            self._kept = tile
+            span = WARP_SIZE * p.W * p.E  # the columns of one part of C vectors a thread
+            for b in range(p.S // p.C):
+                ops.copy(tile, self.args[name], [self.row, arith.addi(col, k.index((1 + b) * span))],
+                         exec_scope="cta", layout=self.layout["ROWS"], padding=padding)
+                for c in range(p.C):
+                    i = k.index(p.E + (b * p.C + c) * self.V)
+                    k.vstore(k.vload(tile, c * self.V, self.V), self._shared, self._shared_index(i))
         ops.copy(tile, self.args[name], [self.row, col], exec_scope="cta", layout=self.layout["ROWS"],
                  padding=padding)
 
@@ -293,6 +356,16 @@ class Rows:
         ``self.col``)."""
         col = self.col if col is None else col
         ops.copy(self.args[name], tile, [self.row, col], exec_scope="cta", layout=self.layout["ROWS"])
+        if tile is not self._kept:
+            return
+        p, k = self.p, self.k
+        span = WARP_SIZE * p.W * p.E
+        for b in range(p.S // p.C):  # the shared part, C vectors at a time through tile (stored already)
+            for c in range(p.C):
+                i = k.index(p.E + (b * p.C + c) * self.V)
+                k.vstore(k.vload(self._shared, self._shared_index(i), self.V), tile, [c * self.V])
+            ops.copy(self.args[name], tile, [self.row, arith.addi(col, k.index((1 + b) * span))], exec_scope="cta",
+                     layout=self.layout["ROWS"])
 
     def store_row(self, name: str, value) -> None:
         """The f32 ``value`` (the row's, on each of its threads) into ``name``[row], in

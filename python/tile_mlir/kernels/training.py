@@ -176,7 +176,9 @@ def backward_plan(name: str, M: int, N: int, dtype: str = "f32", **overrides) ->
     # row per CTA for several warps a row: two rows a CTA (the bf16 tier of 8193..16384)
     # spilled 48-604 bytes here
     table_f = TABLES.get((forward, dtype), TABLES[dtype])
-    p = plan(M, N, dtype, forward, **overrides) if overrides else plan(M, N, dtype, table=table_f)
+    # shared=0: the backward kernels keep their rows in registers only
+    p = plan(M, N, dtype, forward, **{"shared": 0, **overrides}) if overrides else plan(M, N, dtype, table=table_f,
+                                                                                         shared=0)
     if p.kind == "warps" and p.R > 1 and not overrides:
         q = plan(M, N, dtype, rows=1, warps=p.W, table=table_f)
         p = replace(q, why=f"backward, one row per CTA ({p.R} spill here): {p.why}")
@@ -186,7 +188,7 @@ def backward_plan(name: str, M: int, N: int, dtype: str = "f32", **overrides) ->
     if N <= table.longest:
         q = plan(M, N, dtype, table=table)
         return replace(q, why=f"backward, at most {table.elements(q.threads)} elements a thread: {q.why}")
-    q = plan(M, N, dtype, forward, ctas=MAX_CLUSTER_CTAS)
+    q = plan(M, N, dtype, forward, ctas=MAX_CLUSTER_CTAS, shared=0)
     return replace(q, why=f"backward: N = {N} is longer than a cluster of {BACKWARD_ELEMENTS // 2}-element threads"
                           f" holds ({table.longest}), so the largest cluster, {MAX_CLUSTER_CTAS} CTAs")
 
