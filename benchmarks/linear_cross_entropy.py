@@ -39,7 +39,6 @@ def _liger_loss():
 def case(torch, M: int, D: int, V: int, dtype: str, peers: dict) -> dict:
     from benchmarks.measure import steady
 
-    F = torch.nn.functional
     g = torch.Generator(device="cuda").manual_seed(M + V)
     torch_dtype = torch.float32 if dtype == "f32" else torch.bfloat16
     h = torch.randn(M, D, device="cuda", generator=g).to(torch_dtype).requires_grad_()
@@ -66,8 +65,8 @@ def case(torch, M: int, D: int, V: int, dtype: str, peers: dict) -> dict:
             torch.cuda.synchronize()
             row["peak_mib"][who] = round((torch.cuda.max_memory_allocated() - base) / 2**20, 1)
             if reference is None:
-                reference = [o.double() for o in out]
-            row["error"][who] = max(float((o.double() - r).norm() / r.norm()) for o, r in zip(out, reference))
+                reference = [o.detach().double() for o in out]
+            row["error"][who] = max(float((o.detach().double() - r).norm() / r.norm()) for o, r in zip(out, reference))
             del out
             row["ms"][who] = round(steady([step], target_ms=200.0, repeat=3), 3)
         except Exception as e:  # noqa: BLE001 - a peer that fails says why, the others run

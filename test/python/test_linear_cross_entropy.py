@@ -91,6 +91,12 @@ def test_every_row_ignored():
     assert float(K.linear_cross_entropy_with_grad(h, w, t, reduction="sum")[0]) == 0.0
 
 
+def test_no_rows():
+    h, w = np.zeros((0, 4), np.float32), np.ones((20, 4), np.float32)
+    loss, dh, dw = K.linear_cross_entropy_with_grad(h, w, np.zeros(0, np.int64), reduction="sum")
+    assert float(loss) == 0.0 and dh.shape == (0, 4) and dw.shape == (20, 4) and not np.any(dw)
+
+
 def test_chunk_rows_rule():
     assert chunk_rows(4096, 32000, "f32") == chunk_rows(8192, 256000, "bf16") == 2048
     assert chunk_rows(5000, 32000, "f32") == 1672  # three chunks of 1667 rows, in whole 8s
@@ -103,6 +109,7 @@ def test_chunk_rows_rule():
     (lambda h, w, t: K.linear_cross_entropy(h, w, t, reduction="none"), OptionError, "mean or sum"),
     (lambda h, w, t: K.linear_cross_entropy(h, w, t, chunk_rows=12), OptionError, "multiple of 8"),
     (lambda h, w, t: K.linear_cross_entropy(h, w[:, :3], t), LaunchError, r"weight \(V, D\)"),
+    (lambda h, w, t: K.linear_cross_entropy(h, w[:0], t), LaunchError, "at least one class"),
     (lambda h, w, t: K.linear_cross_entropy(h, w.astype(np.float64), t), LaunchError, "f32 or bf16"),
     (lambda h, w, t: K.linear_cross_entropy(h, to_dtype(w, "bf16"), t), LaunchError, "one dtype"),
     (lambda h, w, t: K.linear_cross_entropy(h, w, t[:-1]), LaunchError, "target must have shape"),

@@ -104,7 +104,9 @@ def _run(name, h, weight, target, ignore_index, label_smoothing, reduction, rows
     wdtype = L._torch_dtype(weight) if torch_in else L._numpy_dtype(weight)
     if dtype != wdtype:
         raise LaunchError(f"{name}: h and weight must have one dtype, got {L._summary(h)} and {L._summary(weight)}")
-    (M, D), V = (int(d) for d in h.shape), int(weight.shape[0])
+    M, V = int(h.shape[0]), int(weight.shape[0])
+    if V < 1:
+        raise LaunchError(f"{name}: weight needs at least one class (row), got {L._summary(weight)}")
     rows = chunk_rows(M, V, dtype) if rows is None else int(rows)
     if rows < ROWS_MULTIPLE or rows % ROWS_MULTIPLE:
         raise OptionError(f"{name}: chunk_rows must be a positive multiple of {ROWS_MULTIPLE}, got {rows}")

@@ -34,7 +34,8 @@ from tile_mlir.torch import ops
 from tile_mlir.torch.ops import formula_backwards
 
 __all__ = ["CrossEntropyLoss", "LayerNorm", "LinearCrossEntropyLoss", "RMSNorm", "add_rms_norm", "argmax", "argmin",
-           "cross_entropy", "formula_backwards", "layer_norm", "linear_cross_entropy", "logsumexp", "ops", "rms_norm", "softmax"]
+           "cross_entropy", "formula_backwards", "layer_norm", "linear_cross_entropy", "logsumexp", "ops", "rms_norm",
+           "softmax"]
 
 
 def softmax(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
