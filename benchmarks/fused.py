@@ -128,9 +128,11 @@ def error(y, ref) -> float:
 
 
 def ours(name: str, M: int, N: int, dtype: str):
-    """(kernel, grid, block) of our kernel for the case, from the compile cache."""
+    """(kernel, grid, block, shared) of our kernel for the case, from the compile cache:
+    ``shared``, the dynamic shared memory its launch gives (``shared_mem=``; a plan that
+    keeps part of the row there)."""
     c = kernels().compiled(name, M, N, dtype)
-    return c.kernel, c.grid, c.block
+    return c.kernel, c.grid, c.block, c.plan.shared_bytes
 
 
 def selected(kernels=KERNELS, shapes=None, dtypes=None) -> list[tuple]:
@@ -200,10 +202,11 @@ def fused_case(name: str, M: int, N: int, dtype: str, triton_kernel, ceilings=No
         return [lambda i=i: fn(i) for i in range(nbuf)]
 
     # ours: the kernel compiled() picks, from the cache
-    kern, grid, block = ours(name, M, N, dtype)
+    kern, grid, block, shared = ours(name, M, N, dtype)
     scalars = (eps,) if PARAMS[name] else ()  # the norms take eps last: (x, weight, [bias,] y, [mean,] rstd, eps)
     stats = [[torch.empty(M, device="cuda", dtype=torch.float32) for _ in STATS.get(name, ())] for _ in range(nbuf)]
-    bound = [kern.bind(grid, block, xs[i], *params, ys[i], *stats[i], *scalars, M) for i in range(nbuf)]
+    bound = [kern.bind(grid, block, xs[i], *params, ys[i], *stats[i], *scalars, M, shared_mem=shared)
+             for i in range(nbuf)]
     checked("tile-mlir", bound[0])
     timed("ours", bound)
     row |= {"ours_grid": grid, "ours_block": block}
