@@ -18,9 +18,7 @@ does not import, its column says why.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -93,17 +91,14 @@ def prepare() -> int:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.linear_cross_entropy", description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", help="write linear_cross_entropy.json there")
-    p.add_argument("--prepare", action="store_true", help="only compile the kernels into the cache (needs MLIR)")
-    p.add_argument("--cache", help="the compile cache (default: $TILE_MLIR_CACHE_DIR, else the cache's default)")
-    args = p.parse_args(argv)
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
-    if args.cache:
-        os.environ["TILE_MLIR_CACHE_DIR"] = str(Path(args.cache).resolve())
-    if args.prepare:
-        print(f"compiled {prepare()} kernels into {args.cache or 'the default compile cache'}")
-        return 0
+    from benchmarks.measure import prepare_or_run
+
+    return prepare_or_run("python -m benchmarks.linear_cross_entropy", __doc__, prepare, run, argv,
+                          out="linear_cross_entropy.json")
+
+
+def run(out) -> None:
+    """Every shape, each peer checked and timed; the rows to ``out``/linear_cross_entropy.json."""
     import torch
 
     import tile_mlir.torch as tt
@@ -131,10 +126,9 @@ def main(argv=None) -> int:
             best = min(done, key=done.get)
             print(f"  ours {done[best] / r['ms']['ours']:.2f}x the fastest peer ({best}), memory"
                   f" {r['peak_mib']['ours']} MiB against {best}'s {r['peak_mib'][best]}", flush=True)
-    if args.out:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "linear_cross_entropy.json").write_text(json.dumps(rows, indent=1))
-    return 0
+    if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "linear_cross_entropy.json").write_text(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import statistics
 import time
+from pathlib import Path
 
 from . import kernels as K
 
@@ -306,18 +307,29 @@ def run_cuda(source: str, *args) -> list[dict]:
     return [json.loads(line) for line in done.stdout.strip().splitlines()]
 
 
-def prepare_or_run(prog: str, doc: str, prepare, run, argv=None) -> int:
+def prepare_or_run(prog: str, doc: str, prepare, run, argv=None, out: str | None = None) -> int:
     """The command line of a benchmark that is compiled here and timed there:
-    ``--prepare [--cache DIR]`` calls ``prepare`` (where MLIR is), otherwise ``run``."""
+    ``--prepare [--cache DIR]`` calls ``prepare`` (where MLIR is; a count it returns is
+    printed), otherwise ``run``; with ``out`` (what the run writes), ``--out DIR`` too,
+    which ``run`` takes (None without it)."""
     import argparse
     import os
 
     parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n")[0])
     parser.add_argument("--prepare", action="store_true", help="compile the kernels into the cache (where MLIR is)")
     parser.add_argument("--cache", help="the compile cache directory (with --prepare)")
+    if out:
+        parser.add_argument("--out", help=f"write {out} there")
     args = parser.parse_args(argv)
     if args.cache:
-        os.environ["TILE_MLIR_CACHE_DIR"] = args.cache
-    prepare() if args.prepare else run()
+        os.environ["TILE_MLIR_CACHE_DIR"] = str(Path(args.cache).resolve())
+    if args.prepare:
+        count = prepare()
+        if isinstance(count, int):
+            print(f"compiled {count} kernels into {args.cache or 'the default compile cache'}")
+    elif out:
+        run(args.out)
+    else:
+        run()
     return 0
 

@@ -15,9 +15,7 @@ checked against the default plan's.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -102,22 +100,16 @@ def run() -> list[dict]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.shared_plans", description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", help="write shared_plans.json there")
-    p.add_argument("--prepare", action="store_true", help="only compile the kernels into the cache (needs MLIR)")
-    p.add_argument("--cache", help="the compile cache (default: $TILE_MLIR_CACHE_DIR, else the cache's default)")
-    args = p.parse_args(argv)
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
-    if args.cache:
-        os.environ["TILE_MLIR_CACHE_DIR"] = str(Path(args.cache).resolve())
-    if args.prepare:
-        print(f"compiled {prepare()} kernels into {args.cache or 'the default compile cache'}")
-        return 0
-    rows = run()
-    if args.out:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "shared_plans.json").write_text(json.dumps(rows, indent=1))
-    return 0
+    from benchmarks.measure import prepare_or_run
+
+    def run_and_write(out):
+        rows = run()
+        if out:
+            Path(out).mkdir(parents=True, exist_ok=True)
+            (Path(out) / "shared_plans.json").write_text(json.dumps(rows, indent=1))
+
+    return prepare_or_run("python -m benchmarks.shared_plans", __doc__, prepare, run_and_write, argv,
+                          out="shared_plans.json")
 
 
 if __name__ == "__main__":
