@@ -403,13 +403,17 @@ def test_argmax_and_argmin_as_torch(dtype):
     assert torch.equal(fn(x), torch.argmax(x * 2, dim=-1)) and "tile_mlir_raw.argmax" in seen, seen
 
 
-@pytest.mark.parametrize("reduction", ["mean", "sum"])
-def test_linear_cross_entropy_and_its_gradients_against_torch_in_float64(reduction):
+@pytest.mark.parametrize("reduction, dtype", [("mean", torch.float32), ("sum", torch.float32),
+                                              ("mean", torch.bfloat16)])
+def test_linear_cross_entropy_and_its_gradients_against_torch_in_float64(reduction, dtype):
     """tt.linear_cross_entropy (and the module) against F.cross_entropy(F.linear(h, w)) and
     its gradients in float64, with a dloss other than 1, in chunks of 8 rows (3 chunks);
-    without grad, the forward op alone."""
+    without grad, the forward op alone. bf16: the logits and dlogits rounded to bf16, so
+    within a few of its roundings."""
     M_, D, V = 19, 8, 40
-    h, w = rand(M_, D, seed=30), rand(V, D, seed=31, scale=0.5)
+    tol = 1e-5 if dtype == torch.float32 else 2.0**-6
+    loss_tol = 1e-6 if dtype == torch.float32 else 2.0**-8  # the loss: f32, rounded once to the dtype
+    h, w = rand(M_, D, seed=30, dtype=dtype), rand(V, D, seed=31, scale=0.5, dtype=dtype)
     t = torch.randint(0, V, (M_,), generator=torch.Generator().manual_seed(32))
     t[2::6] = -100
 
@@ -421,10 +425,10 @@ def test_linear_cross_entropy_and_its_gradients_against_torch_in_float64(reducti
 
     got, (dh, dw) = grads(ours, h, w)
     want, (want_dh, want_dw) = grads(theirs, h.double(), w.double())
-    assert got.dtype == torch.float32 and rel(got, want) < 1e-6
-    assert rel(dh, want_dh) < 1e-5 and rel(dw, want_dw) < 1e-5
+    assert got.dtype == dtype and dh.dtype == dw.dtype == dtype and rel(got, want) < loss_tol
+    assert rel(dh, want_dh) < tol and rel(dw, want_dw) < tol
     with torch.no_grad():
-        assert rel(tt.linear_cross_entropy(h, w, t, -100, 0.1, reduction, 8) * 1.75, want) < 1e-6
+        assert rel(tt.linear_cross_entropy(h, w, t, -100, 0.1, reduction, 8) * 1.75, want) < loss_tol
 
 
 def test_linear_cross_entropy_stays_whole_in_a_compiled_graph():

@@ -187,7 +187,12 @@ def _chunk(logits, t, dtype, eps, ignore_index, backend, scale, grad: bool):
 
 
 def _values(a, dtype: str) -> np.ndarray:
-    """An f32 numpy array of ``a``'s values (bf16 exactly: its bits widened)."""
+    """An f32 numpy array of ``a``'s values (bf16 exactly: its bits widened; a bf16 torch
+    tensor through its bits, which numpy cannot hold otherwise)."""
+    if L._is_torch(a) and dtype == "bf16":
+        import torch
+
+        return bf16.from_bits(a.detach().cpu().contiguous().view(torch.int16).numpy().view(np.uint16))
     host = _numpy(a)
     if dtype == "bf16":
         return bf16.from_bits(bf16.bits_of(host) if host.dtype != np.uint16 else host).astype(np.float32)
