@@ -210,10 +210,11 @@ def test_every_length_is_one_read_with_at_most_one_vector_of_tail(dtype):
         for N in Ns:
             p = K.plan(3, N, dtype, table=table)
             threads = 32 * p.W * p.CL
-            parts = 1 + p.S // p.C  # past the registers, the row's other parts in shared memory
-            assert p.C == -(-N // (threads * p.V * parts)) and p.CH * p.CL >= N, (N, p.label())
-            assert p.E <= table.elements(p.threads)
             tier = next(t for t in table.tiers if N <= t.longest)
+            # C + S: registers and shared memory (past the registers), the fewest vectors
+            assert p.C + p.S == -(-N // (threads * p.V)) and p.CH * p.CL >= N, (N, p.label())
+            assert p.S <= tier.shared * p.C and p.C == -(-(p.C + p.S) // (1 + tier.shared))
+            assert p.E <= table.elements(p.threads)
             assert (p.CL, p.R) == (tier.ctas, tier.rows) and p.K == 1
 
 
@@ -625,6 +626,10 @@ SHARED_SHAPES = [
     (2, 15000, "f32", {"table": SMALL["f32"]}, 3),
     (3, 999, "bf16", {"ctas": 2, "warps": 1, "rows": 1, "shared": 1}, 1),
     (2, 9001, "bf16", {"table": SMALL["bf16"]}, 1),
+    # C of 3 or 4 vectors: a last part of S mod C vectors, through a smaller tile
+    (3, 1201, "f32", {"ctas": 2, "warps": 1, "rows": 1, "shared": 1}, 1),
+    (4, 1801, "f32", {"ctas": 2, "warps": 1, "rows": 2, "shared": 2}, 2),
+    (3, 3501, "bf16", {"ctas": 2, "warps": 1, "rows": 1, "shared": 1}, 1),
 ]
 
 
@@ -636,7 +641,8 @@ def test_plans_with_shared_memory_against_numpy(name, M, N, dtype, overrides, pa
     launch gives the bytes (``shared_bytes``), every output against float64 (the
     interpreter checks every shared access for races and bounds)."""
     p = K.plan(M, N, dtype, name, **overrides)
-    assert p.row_in == "registers+shared" and p.S == parts * p.C and p.kind == "cluster"
+    assert p.row_in == "registers+shared" and p.kind == "cluster" and 0 < p.S <= parts * p.C
+    assert p.C + p.S == -(-N // (p.CL * p.W * 32 * p.V)), "at most one vector a thread past an even split"
     assert p.shared_bytes == p.S * 16 * p.threads and p.CH * p.CL >= N
     rng = np.random.default_rng()
     x, *params = random_inputs(rng, M, N, dtype, len(K.SPECS[name].params))
@@ -662,7 +668,8 @@ def test_shared_memory_plans_keep_special_rows_as_torch(name):
                                              (524289, "bf16", 1), (2097152, "bf16", 3)])
 def test_plan_past_the_registers_keeps_the_rest_in_shared_memory(N, dtype, parts):
     p = K.plan(16, N, dtype, "softmax")
-    assert (p.kind, p.CL, p.threads, p.row_in, p.S) == ("cluster", 16, 1024, "registers+shared", parts * p.C)
+    assert (p.kind, p.CL, p.threads, p.row_in) == ("cluster", 16, 1024, "registers+shared")
+    assert p.C + p.S == -(-N // (16 * 1024 * p.V)) and (parts - 1) * p.C < p.S <= parts * p.C
     assert p.CH * p.CL >= N and p.shared_bytes <= 192 * 1024
     assert "dynamic shared memory" in p.why and "in dynamic shared memory" in str(p)
 

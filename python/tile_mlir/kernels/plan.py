@@ -11,11 +11,11 @@ Every plan keeps the whole row on chip, so each element of x is read from HBM on
 * where the row lives (``row_in``): ``registers``, each thread keeping E = C·V elements, C
   vectors of V, so a CTA holds CH = 32·W·E columns of its row and a row CL·CH; or
   ``registers+shared``, where a row is longer than the registers of a cluster of 16 hold:
-  then each thread also keeps S = j·C vectors (j = 1..3, ``SHARED_PARTS``) in dynamic
-  shared memory (at most 192 KB a CTA), vector c of its part at column 32·W·V·c for c <
-  C + S, so CH = 32·W·(C + S)·V, and a row of up to 1048576 f32 or 2097152 bf16 columns
-  is still read once (``Rows.load``: the shared part goes through the register tile,
-  C vectors at a time).
+  then each thread also keeps S ≤ j·C vectors (j = 1..3, ``SHARED_PARTS``; the T = C + S
+  it needs split as C = ⌈T / (1 + j)⌉ and S = T - C) in dynamic shared memory (at most 192
+  KB a CTA), vector c of its part at column 32·W·V·c for c < C + S, so CH = 32·W·(C +
+  S)·V, and a row of up to 1048576 f32 or 2097152 bf16 columns is still read once
+  (``Rows.load``: the shared part goes through the register tile, C vectors at a time).
 
 Three kinds of plan (``kind``):
 
@@ -344,9 +344,11 @@ def _plan(M: int, N: int, dtype: str, kernel: str | None, *, ctas, warps, rows, 
         raise OptionError(f"a plan has at most {MAX_CLUSTER_CTAS} CTAs per row and {table.max_warps} warps per CTA,"
                           f" got {CL} CTA(s) of {R} row(s) of {W} warp(s)")
     V = MAX_VECTOR_BYTES // DTYPE_BYTES[dtype]
-    C = vectors or -(-N // (CL * WARP_SIZE * W * V * (1 + J)))
+    T = -(-N // (CL * WARP_SIZE * W * V))  # the fewest vectors a thread that cover the row
+    C = vectors or -(-T // (1 + J))  # with J parts in shared memory: C in registers, the other T - C there
+    S = J * C if vectors else T - C
     O = per_sm or tier.per_sm
-    p = RowPlan(N, dtype, R, W, C, CL, O, shared_vectors=J * C)
+    p = RowPlan(N, dtype, R, W, C, CL, O, shared_vectors=S if J else 0)
     if O < 1 or p.threads * O > SM_THREADS:
         raise OptionError(f"an SM holds at most {SM_THREADS} threads: {O} CTA(s) of {p.threads} threads do not fit")
     budget = table.elements(p.threads)

@@ -310,13 +310,12 @@ class Rows:
                 raise BuildError("a plan with shared memory keeps one row tile's vectors there; this kernel loads"
                                  " a second")
             self._kept = tile
-            span = WARP_SIZE * p.W * p.E  # the columns of one part of C vectors a thread
-            for b in range(p.S // p.C):
-                ops.copy(tile, self.args[name], [self.row, arith.addi(col, k.index((1 + b) * span))],
-                         exec_scope="cta", layout=self.layout["ROWS"], padding=padding)
-                for c in range(p.C):
-                    i = k.index(p.E + (b * p.C + c) * self.V)
-                    k.vstore(k.vload(tile, c * self.V, self.V), self._shared, self._shared_index(i))
+            for first, stage, layout in self._shared_parts(tile):
+                ops.copy(stage, self.args[name], [self.row, arith.addi(col, k.index(first * WARP_SIZE * p.W))],
+                         exec_scope="cta", layout=layout, padding=padding)
+                for c in range(ir.MemRefType(stage.type).shape[0] // self.V):
+                    i = k.index(first + c * self.V)
+                    k.vstore(k.vload(stage, c * self.V, self.V), self._shared, self._shared_index(i))
         ops.copy(tile, self.args[name], [self.row, col], exec_scope="cta", layout=self.layout["ROWS"],
                  padding=padding)
 
@@ -359,13 +358,26 @@ class Rows:
         if tile is not self._kept:
             return
         p, k = self.p, self.k
-        span = WARP_SIZE * p.W * p.E
-        for b in range(p.S // p.C):  # the shared part, C vectors at a time through tile (stored already)
-            for c in range(p.C):
-                i = k.index(p.E + (b * p.C + c) * self.V)
-                k.vstore(k.vload(self._shared, self._shared_index(i), self.V), tile, [c * self.V])
-            ops.copy(self.args[name], tile, [self.row, arith.addi(col, k.index((1 + b) * span))], exec_scope="cta",
-                     layout=self.layout["ROWS"])
+        for first, stage, layout in self._shared_parts(tile):  # through tile, stored already
+            for c in range(ir.MemRefType(stage.type).shape[0] // self.V):
+                i = k.index(first + c * self.V)
+                k.vstore(k.vload(self._shared, self._shared_index(i), self.V), stage, [c * self.V])
+            ops.copy(self.args[name], stage, [self.row, arith.addi(col, k.index(first * WARP_SIZE * p.W))],
+                     exec_scope="cta", layout=layout)
+
+    def _shared_parts(self, tile):
+        """The shared part of the row tile as it goes between memory and shared memory: for
+        each part, its first slot (E + b·C·V), the register tile it passes through
+        (``tile`` for a part of C vectors, a smaller one for the last part's S mod C) and
+        the part's ROWS layout."""
+        p = self.p
+        for b in range(-(-p.S // p.C)):
+            n = min(p.C, p.S - b * p.C)
+            if n == p.C:
+                yield p.E + b * p.C * self.V, tile, self.layout["ROWS"]
+            else:
+                layout = replace(p, vectors=n, shared_vectors=0).layouts()["ROWS"]
+                yield p.E + b * p.C * self.V, self.k.registers([n * self.V], self.T), layout
 
     def store_row(self, name: str, value) -> None:
         """The f32 ``value`` (the row's, on each of its threads) into ``name``[row], in
