@@ -100,7 +100,7 @@ def launcher(x, cfg: tuple[int, int, int]):
 def read_times(xs) -> tuple[float, float, str]:
     """The pure-read kernel over the tensors ``xs``: the fastest of ``CONFIGS`` (steady, on
     all of ``xs``), then timed again steady and L2-flushed; (ms, ms, its configuration)."""
-    from .measure import flushed, steady
+    from .timing import flushed, steady
 
     timed = []
     for cfg in CONFIGS:

@@ -5,7 +5,8 @@ rates, and for the row reductions the check, the Triton peer and one measured ca
   once ``log.to(path)`` is set), with ``log.section(title)`` lines stamped with the UTC
   time and the seconds since the run started.
 * ``steady(fns)``: CUDA-event median of back-to-back calls rotating through input sets
-  that together are ~10x the L2; ``flushed(fn)``: ``triton.testing.do_bench`` (L2 flushed).
+  that together are ~10x the L2; ``flushed(fn)``: ``triton.testing.do_bench`` (L2 flushed)
+  (both ``benchmarks.timing``'s, which ``ceiling`` takes too).
 * ``copy_times(xs)``: the copy of the same tensors, the bandwidth ceiling (both timings);
   ``add_rates(row, ...)``: every peer's GB/s and ours against them, from the times.
 * ``triton_row_kernel(configs)``: one ``@triton.jit`` row reduction, wrapped in a fresh
@@ -19,11 +20,11 @@ rates, and for the row reductions the check, the Triton peer and one measured ca
 from __future__ import annotations
 
 import functools
-import statistics
 import time
 from pathlib import Path
 
 from . import kernels as K
+from .timing import flushed, steady  # noqa: F401 - the benchmarks take them from here too
 
 OPTIONS = {"chip": "sm_90a"}  # what benchmarks.prepare compiled with
 
@@ -58,13 +59,6 @@ class Log:
 
 
 log = Log()
-
-
-def flushed(fn) -> float:
-    """Median time of fn in ms (triton.testing.do_bench: CUDA events, L2 flushed between runs)."""
-    import triton.testing
-
-    return triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
 
 
 # One-row-per-program configurations (one warp's worth of columns or less per row, or
@@ -136,32 +130,6 @@ def row_ok(y, ref, kind: str) -> tuple[bool, float]:
 
 
 ROTATE_BYTES = 512 << 20  # input sets rotated through per timing loop: ~10x the 50 MB L2
-
-
-def steady(fns, target_ms: float = 30.0, repeat: int = 5) -> float:
-    """Median ms per call of back-to-back calls cycling through ``fns`` (one per input
-    set, so that no input is still in L2), timed with CUDA events around the loop."""
-    import torch
-
-    for f in fns:
-        f()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for f in fns:
-        f()
-    torch.cuda.synchronize()
-    per_call = (time.perf_counter() - t0) / len(fns)
-    iters = len(fns) * max(2, int(target_ms / 1e3 / per_call / len(fns)))
-    samples = []
-    for _ in range(repeat):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for i in range(iters):
-            fns[i % len(fns)]()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) / iters)
-    return statistics.median(samples)
 
 
 def copy_times(xs) -> tuple[float, float]:
