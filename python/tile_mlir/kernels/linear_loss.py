@@ -49,7 +49,7 @@ from .. import api, bf16
 from ..errors import LaunchError, OptionError
 from ..vocab import DTYPE_BYTES
 from . import library as L
-from .loss import _arguments, _fused, _numpy, _on_rows, _reduce, cross_entropy
+from .loss import _arguments, _fused, _host_targets, _numpy, _on_rows, _reduce, cross_entropy
 
 __all__ = ["CHUNK_BYTES", "CHUNK_ROWS", "chunk_rows", "linear_cross_entropy", "linear_cross_entropy_with_grad"]
 
@@ -148,11 +148,7 @@ def _host(h, weight, t, M, V, dtype, rows, ignore_index, eps, reduction, backend
     """The chunks on the host: numpy's matmuls in f32, the kernels in the interpreter."""
     torch_in = L._is_torch(h)
     hf, wf = (_values(a, dtype) for a in (h, weight))
-    ht = np.ascontiguousarray(t, np.int64)
-    bad = np.flatnonzero((ht != ignore_index) & ((ht < 0) | (ht >= V)))
-    if bad.size:
-        raise LaunchError(f"linear_cross_entropy: target[{bad[0]}] = {ht[bad[0]]} is not a class of [0, {V}) nor"
-                          f" ignore_index ({ignore_index})")
+    ht = _host_targets("linear_cross_entropy", t, ignore_index, V)
     loss = np.zeros(M, np.float32)
     scale = (_on_rows(loss, ht, ignore_index, "scale", backend) if reduction == "mean" else np.ones(1, np.float32))
     dh = np.zeros(hf.shape, np.float32) if grad else None
@@ -194,9 +190,7 @@ def _values(a, dtype: str) -> np.ndarray:
 
         return bf16.from_bits(a.detach().cpu().contiguous().view(torch.int16).numpy().view(np.uint16))
     host = _numpy(a)
-    if dtype == "bf16":
-        return bf16.from_bits(bf16.bits_of(host) if host.dtype != np.uint16 else host).astype(np.float32)
-    return np.ascontiguousarray(host, np.float32)
+    return bf16.from_bits(bf16.bits_of(host)) if dtype == "bf16" else np.ascontiguousarray(host, np.float32)
 
 
 def _like(values: np.ndarray, a, dtype: str):

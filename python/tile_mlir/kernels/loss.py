@@ -239,13 +239,17 @@ def _numpy(a) -> np.ndarray:
 def _host_arrays(name: str, x, t, dtype: str, ignore_index: int, V: int):
     """The logits and targets as contiguous numpy arrays; every target in [0, V) or
     ignore_index."""
-    hx = L._host(L.SPECS[name], x, dtype)
+    return L._host(L.SPECS[name], x, dtype), _host_targets(name, t, ignore_index, V)
+
+
+def _host_targets(name: str, t, ignore_index: int, V: int) -> np.ndarray:
+    """The targets as a contiguous int64 numpy array, each in [0, V) or ignore_index."""
     ht = np.ascontiguousarray(_numpy(t), np.int64)
     bad = np.flatnonzero((ht != ignore_index) & ((ht < 0) | (ht >= V)))
     if bad.size:
         raise LaunchError(f"{name}: target[{bad[0]}] = {ht[bad[0]]} is not a class of [0, {V}) nor ignore_index"
                           f" ({ignore_index})")
-    return hx, ht
+    return ht
 
 
 def _reduce(loss, target, ignore_index: int, reduction: str, backend: str):

@@ -116,6 +116,8 @@ class Rows:
         # S vectors a thread, vector s of thread t at element (s · threads + t) · V
         self._kept, self._in_shared = None, False
         self._shared = k.dynamic_shared([p.S * p.threads * p.V], p.dtype) if p.S else None
+        # the register tile the last part of S mod C vectors passes through (``_shared_parts``)
+        self._stage = k.registers([p.S % p.C * p.V], p.dtype) if p.S % p.C else None
         if pairs or p.CL > 1 or p.pair:  # reduce_pair's second operand (allocas belong at the entry)
             self._one2, self._all2 = k.registers([1], "f32"), k.registers([1], "f32")
 
@@ -376,8 +378,7 @@ class Rows:
             if n == p.C:
                 yield p.E + b * p.C * self.V, tile, self.layout["ROWS"]
             else:
-                layout = replace(p, vectors=n, shared_vectors=0).layouts()["ROWS"]
-                yield p.E + b * p.C * self.V, self.k.registers([n * self.V], self.T), layout
+                yield p.E + b * p.C * self.V, self._stage, replace(p, vectors=n, shared_vectors=0).layouts()["ROWS"]
 
     def store_row(self, name: str, value) -> None:
         """The f32 ``value`` (the row's, on each of its threads) into ``name``[row], in
