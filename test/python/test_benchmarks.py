@@ -18,6 +18,7 @@ from benchmarks import kernels as K
 from benchmarks import prepare, report, report_multiwarp
 
 
+@pytest.mark.sweep  # every benchmark kernel in the interpreter (7-13 s): with the sweeps
 def test_generators_in_the_interpreter():
     """Every multi-warp configuration the GPU run may time (on small shapes), the one-warp
     checks and the cross-warp latency kernel, on fresh random inputs against numpy."""

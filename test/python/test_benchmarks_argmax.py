@@ -19,6 +19,7 @@ from benchmarks import argmax_kernels as AK  # noqa: E402
 from benchmarks import prepare, report, report_argmax  # noqa: E402
 
 
+@pytest.mark.sweep  # every benchmark kernel in the interpreter (7-13 s): with the sweeps
 def test_every_argmax_kernel_in_the_interpreter():
     """Needs kind = "argmax" and combiner reductions (issue 17)."""
     assert not A.unsupported(), A.unsupported()
