@@ -677,8 +677,12 @@ def test_plan_past_the_registers_keeps_the_rest_in_shared_memory(N, dtype, parts
 def test_what_shared_memory_plans_refuse():
     with pytest.raises(OptionError, match="longer than the longest row"):
         K.plan(16, 1048577, "f32", "softmax")
-    with pytest.raises(OptionError, match="shared must be 0 .. 3"):
-        K.plan(16, 1000, "f32", "softmax", shared=4)
+    for override in ("ctas", "warps", "vectors"):
+        with pytest.raises(OptionError, match=f"{override} must be an int"):
+            K.plan(16, 1000, "f32", "softmax", **{override: 2.0})
+    for bad in (4, 1.5, "1", True):
+        with pytest.raises(OptionError, match="shared must be 0 .. 3"):
+            K.plan(16, 1000, "f32", "softmax", shared=bad)
     with pytest.raises(OptionError, match="more than the 196608"):
         K.plan(16, 300000, "f32", "softmax", ctas=4, warps=32, shared=3, vectors=5)
     x, r, w = (np.ones(s, np.float32) for s in ((2, 501), (2, 501), (501,)))

@@ -294,7 +294,8 @@ def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, ctas:
     of C vectors a thread keeps in dynamic shared memory beyond its C in registers: S =
     shared · C; 0: registers only, the tiers with shared memory left out, for a kernel that
     keeps its row in registers) override the tier's, for tests and tuning; the plan must still
-    hold the row within the table's register budget and ``SHARED_BUDGET``. ``pair`` forces the (max, sum) pair's exchanges (``RowPlan.packs_pair``)."""
+    hold the row within the table's register budget and ``SHARED_BUDGET``. ``pair`` forces
+    the (max, sum) pair's exchanges (``RowPlan.packs_pair``)."""
     if pair is not None and not isinstance(pair, bool):
         raise OptionError(f"pair must be True, False or None, got {pair!r}")
     p = _plan(M, N, dtype, kernel, ctas=ctas, warps=warps, rows=rows, vectors=vectors, per_sm=per_sm,
@@ -327,12 +328,15 @@ def _plan(M: int, N: int, dtype: str, kernel: str | None, *, ctas, warps, rows, 
                           + (" and shared memory)" if tiers[-1].shared else ")"))
     forced = {k: v for k, v in (("ctas", ctas), ("warps", warps), ("rows", rows), ("vectors", vectors),
                                 ("per_sm", per_sm), ("shared", shared)) if v}
+    for name, value in (("ctas", ctas), ("warps", warps), ("rows", rows), ("vectors", vectors), ("per_sm", per_sm)):
+        if value is not None and type(value) is not int:
+            raise OptionError(f"{name} must be an int, got {value!r}")
     for name, value in (("ctas", ctas), ("warps", warps), ("rows", rows)):
         if value is not None and (value < 1 or value & (value - 1)):
             raise OptionError(f"{name} must be a power of two, got {value}")
     if vectors is not None and vectors < 1:
         raise OptionError(f"vectors per thread must be at least 1, got {vectors}")
-    if shared is not None and not 0 <= shared <= SHARED_PARTS:
+    if shared is not None and (type(shared) is not int or not 0 <= shared <= SHARED_PARTS):
         raise OptionError(f"shared must be 0 .. {SHARED_PARTS} (parts of the registers' share in shared memory),"
                           f" got {shared}")
     J = tier.shared if shared is None else shared
