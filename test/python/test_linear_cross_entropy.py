@@ -108,6 +108,7 @@ def test_chunk_rows_rule():
 @pytest.mark.parametrize("call, error, match", [
     (lambda h, w, t: K.linear_cross_entropy(h, w, t, reduction="none"), OptionError, "mean or sum"),
     (lambda h, w, t: K.linear_cross_entropy(h, w, t, chunk_rows=12), OptionError, "multiple of 8"),
+    (lambda h, w, t: K.linear_cross_entropy(h, w, t, chunk_rows=16.5), OptionError, "multiple of 8"),
     (lambda h, w, t: K.linear_cross_entropy(h, w[:, :3], t), LaunchError, r"weight \(V, D\)"),
     (lambda h, w, t: K.linear_cross_entropy(h, w[:0], t), LaunchError, "at least one class"),
     (lambda h, w, t: K.linear_cross_entropy(h, w.astype(np.float64), t), LaunchError, "f32 or bf16"),

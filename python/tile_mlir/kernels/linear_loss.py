@@ -107,8 +107,8 @@ def _run(name, h, weight, target, ignore_index, label_smoothing, reduction, rows
     M, V = int(h.shape[0]), int(weight.shape[0])
     if V < 1:
         raise LaunchError(f"{name}: weight needs at least one class (row), got {L._summary(weight)}")
-    rows = chunk_rows(M, V, dtype) if rows is None else int(rows)
-    if rows < ROWS_MULTIPLE or rows % ROWS_MULTIPLE:
+    rows = chunk_rows(M, V, dtype) if rows is None else rows
+    if type(rows) is not int or rows < ROWS_MULTIPLE or rows % ROWS_MULTIPLE:
         raise OptionError(f"{name}: chunk_rows must be a positive multiple of {ROWS_MULTIPLE}, got {rows}")
     backend = api.choose_backend(backend)
     on_device = torch_in and h.is_cuda and backend == "cuda"
