@@ -683,6 +683,10 @@ def test_what_shared_memory_plans_refuse():
     for bad in (4, 1.5, "1", True):
         with pytest.raises(OptionError, match="shared must be 0 .. 3"):
             K.plan(16, 1000, "f32", "softmax", shared=bad)
+    for M, N in (("softmax", 1000), (16, 1000.0), (True, 1000), (16, (1000,))):  # the kernel's name first, a float
+        with pytest.raises(OptionError, match=r"M and N must be ints \(plan\(M, N, dtype, kernel\)\)"):
+            K.plan(M, N, "f32", "softmax")
+    assert K.plan(np.int64(16), np.int64(1000), "f32", "softmax") == K.plan(16, 1000, "f32", "softmax")
     with pytest.raises(OptionError, match="more than the 196608"):
         K.plan(16, 300000, "f32", "softmax", ctas=4, warps=32, shared=3, vectors=5)
     x, r, w = (np.ones(s, np.float32) for s in ((2, 501), (2, 501), (501,)))

@@ -50,6 +50,7 @@ import argparse
 import functools
 import json
 import math
+import operator
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -310,6 +311,12 @@ def _plan(M: int, N: int, dtype: str, kernel: str | None, *, ctas, warps, rows, 
         raise OptionError(f"dtype must be f32 or bf16, got {dtype!r}")
     if kernel is not None and kernel not in KERNELS:
         raise OptionError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
+    try:  # plan("softmax", ...) is plan(M, N, dtype, kernel); numpy's ints are ints
+        if isinstance(M, bool) or isinstance(N, bool):
+            raise TypeError
+        M, N = operator.index(M), operator.index(N)
+    except TypeError:
+        raise OptionError(f"M and N must be ints (plan(M, N, dtype, kernel)), got {M!r} x {N!r}") from None
     if M < 1 or N < 1:
         raise OptionError(f"the matrix must have at least one row and one column, got {M} x {N}")
     forced_any = any(v is not None for v in (ctas, warps, rows, vectors, per_sm)) or bool(shared)
