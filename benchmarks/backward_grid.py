@@ -54,20 +54,29 @@ def max_clusters(compiled) -> int | None:
     return compiled.kernel.max_active_clusters(compiled.block)
 
 
-def run() -> None:
+def inputs(name: str, M: int, N: int, dtype: str):
+    """(the ``K`` call of norm backward ``name``, its inputs on the GPU: dy, x, w, then the
+    statistics), random: x and dy normal, w about 1, the statistics in [0.5, 1.5)."""
     import torch
 
+    from tile_mlir import kernels as K
+
+    T = torch.float32 if dtype == "f32" else torch.bfloat16
+    x, dy = (torch.randn(M, N, device="cuda").to(T) for _ in range(2))
+    w = (1 + 0.5 * torch.randn(N, device="cuda")).to(T)
+    stats = [torch.rand(M, device="cuda") + 0.5 for _ in range(2 if name == "layernorm_backward" else 1)]
+    call = K.layer_norm_backward if name == "layernorm_backward" else K.rms_norm_backward
+    return call, (dy, x, w, *stats)
+
+
+def run() -> None:
     from tile_mlir import kernels as K
 
     from .measure import flushed
 
     for name, M, N, dtype in CASES:
         p, sizes, default = grids(name, M, N, dtype)
-        T = torch.float32 if dtype == "f32" else torch.bfloat16
-        x, dy = (torch.randn(M, N, device="cuda").to(T) for _ in range(2))
-        w = (1 + 0.5 * torch.randn(N, device="cuda")).to(T)
-        stats = [torch.rand(M, device="cuda") + 0.5 for _ in range(2 if name == "layernorm_backward" else 1)]
-        call = K.layer_norm_backward if name == "layernorm_backward" else K.rms_norm_backward
+        call, (dy, x, w, *stats) = inputs(name, M, N, dtype)
         for ctas in sorted({*sizes, default}):
             run_once = lambda: call(dy, x, w, *stats, ctas=ctas)  # noqa: E731
             run_once()

@@ -115,6 +115,41 @@ def test_cluster_plans_against_float64(name, dtype):
 
 
 BACKWARD_FORWARD = {name: spec.forward for name, spec in K.BACKWARD.items()}
+NORMS = [name for name, spec in K.BACKWARD.items() if spec.sums]
+
+
+@pytest.mark.parametrize("where", ["one CTA a row", "a cluster"])
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+@pytest.mark.parametrize("name", NORMS)
+def test_the_next_row_loaded_early_gives_the_same_bits(name, dtype, where):
+    """A norm's persistent loop with the next row loaded before this one is reduced
+    (``prefetch``): dx, dw (db) bit for bit those of the loop without it (only the loads
+    move), and against the float64 formulas; 7 rows on grids of 3 CTAs or 2 clusters, so
+    a CTA takes 2 or 3 rows and the last row's prefetch is past M (its copies skip it;
+    the interpreter stops at any access out of bounds)."""
+    shape, table = ((7, 300), None) if where == "one CTA a row" else ((7, 997), SMALL[dtype])
+    p = K.plan(*shape, dtype, BACKWARD_FORWARD[name], table=table)
+    assert (p.CL > 1) == (where == "a cluster")
+    args = inputs(np.random.default_rng(), name, shape, dtype)
+    more = {"table": table} if table else {}
+    runs = {on: run_backward(name, *args, **I, ctas=(2 * p.CL if table else 3), prefetch=on, **more)
+            for on in (False, True)}
+    for on, off in zip(runs[True], runs[False]):
+        assert on.tobytes() == off.tobytes()
+    for got, want in zip(runs[True], formulas(name, *(as_f64(a) for a in args))):
+        agrees(got, want, dtype)
+
+
+def test_prefetch_is_a_plan_choice_of_the_norms():
+    """``prefetch`` forces the choice (the plan says it: `` P``); it is the norms' alone
+    (the other backwards run a CTA a row, no loop), and a bool."""
+    p = backward_plan("rmsnorm_backward", 64, 4096, "f32", prefetch=True)
+    assert p.prefetch is True and p.label().endswith(" P") and "forced: prefetch = True" in p.why
+    assert backward_plan("rmsnorm_backward", 64, 4096, "f32", prefetch=False).prefetch is False
+    with pytest.raises(OptionError, match="prefetch is for the norms' persistent row loops; softmax_backward"):
+        backward_plan("softmax_backward", 64, 4096, "f32", prefetch=True)
+    with pytest.raises(OptionError, match="prefetch must be True, False or None, got 1"):
+        backward_plan("layernorm_backward", 64, 4096, "f32", prefetch=1)
 
 
 def test_a_forward_cluster_gives_the_backward_its_own_cluster(monkeypatch):
@@ -129,7 +164,8 @@ def test_a_forward_cluster_gives_the_backward_its_own_cluster(monkeypatch):
     monkeypatch.setitem(training.BACKWARD_TABLES, "f32", SMALL["f32"])
     monkeypatch.setattr(importlib.import_module("tile_mlir.kernels.plan"), "measured_table", lambda: {})  # the tables alone
     assert K.plan(5, 997, "f32", "layernorm").label() == "cluster R1 W2 E8 CL2"
-    assert training.backward_plan("layernorm_backward", 5, 997, "f32").label() == "cluster R1 W2 E4 CL4"
+    # `` P``: on a cluster the backward loads its next row early where its tiles fit
+    assert training.backward_plan("layernorm_backward", 5, 997, "f32").label() == "cluster R1 W2 E4 CL4 P"
     args = inputs(np.random.default_rng(), "layernorm_backward", (5, 997), "f32")
     for got, want in zip(K.layer_norm_backward(*args, **I), formulas("layernorm_backward", *map(as_f64, args))):
         agrees(got, want, "f32")
@@ -488,7 +524,7 @@ def test_rows_past_the_plan_table_and_a_grid_of_part_clusters_are_refused():
         K.compiled_backward("rmsnorm_backward", 4, 262145, "f32", backend="interpreter")
     x = x[:, :997]
     with pytest.raises(OptionError, match=r"ctas must be a positive int, a multiple of the plan's 4 CTA\(s\) per row"
-                                          r" \(cluster R1 W2 E4 CL4\), got 6"):
+                                          r" \(cluster R1 W2 E4 CL4 P\), got 6"):
         run_backward("rmsnorm_backward", x, x, x[0], x[:, 0], ctas=6, table=SMALL["f32"], **I)
 
 

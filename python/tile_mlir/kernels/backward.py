@@ -87,18 +87,20 @@ def rmsnorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas: 
     args = [("DY", "rows"), *((("DH", "rows"),) if residual else ()), ("X", "rows"), ("W", "cols"),
             ("RSTD", "stat"), ("DX", "rows"), *_partials(p, ctas, ["DWP"])]
     with row_kernel("add_rmsnorm_backward" if residual else "rmsnorm_backward", p, M, args, chip) as r:
-        k, x, dy, w = r.k, r.tile(), r.tile(), r.tile()
+        k, w = r.k, r.tile()
         dh = r.tile() if residual else None
         sums = Partials(r, ["DWP"], ctas)
+        inputs = Inputs(r, sums, ["X", "DY"], ["RSTD"])
+        x, dy = inputs["X"], inputs["DY"]
         for _ in sums.rows():
-            rstd = load_row(r, "RSTD")
-            for col, s0, s in r.chunks(x, "X", carry=r.f32(0.0)):
-                r.load(dy, "DY", col)
+            rstd = inputs.start()["RSTD"]
+            for col, s0, s in r.chunks(carry=r.f32(0.0)):
                 r.load_cols(w, "W", col)
                 for i, v, acc, s1 in r.vectors(x, carry=s0):
                     g = arith.mulf(_f32(r, dy, i), _f32(r, w, i))
                     k.yield_(k.reduction("add", arith.mulf(g, v), acc))
                 k.yield_(s1)
+            inputs.load_next()
             # mean(g · x̂) = rstd · Σ g·x / N
             m = r.splat(arith.mulf(rstd, arith.divf(r.reduce(s, "sum"), r.f32(float(p.N)))))
             scale = r.splat(rstd)
@@ -115,6 +117,7 @@ def rmsnorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas: 
                     r.put(x, i, arith.addf(dx, _f32(r, dh, i)) if residual else dx)
                 r.store("DX", x, col)
                 sums.done(col)
+            inputs.advance()
         sums.finish()
     return k
 
@@ -132,25 +135,28 @@ def layernorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas
     args = [("DY", "rows"), ("X", "rows"), ("W", "cols"), ("MEAN", "stat"), ("RSTD", "stat"), ("DX", "rows"),
             *_partials(p, ctas, ["DWP", "DBP"])]
     with row_kernel("layernorm_backward", p, M, args, chip, pairs=True) as r:
-        k, x, dy, w, n = r.k, r.tile(), r.tile(), r.tile(), r.f32(float(p.N))
+        k, w, n = r.k, r.tile(), r.f32(float(p.N))
         sums = Partials(r, ["DWP", "DBP"], ctas)
+        inputs = Inputs(r, sums, ["X", "DY"], ["MEAN", "RSTD"])
+        x, dy = inputs["X"], inputs["DY"]
         for _ in sums.rows():
-            mean, rstd = load_row(r, "MEAN"), load_row(r, "RSTD")
-            center, scale = r.splat(mean), r.splat(rstd)
+            stats = inputs.start()
+            center, scale = r.splat(stats["MEAN"]), r.splat(stats["RSTD"])
             zero = r.f32(0.0)
-            for col, (a0, b0), (sg, sgx) in r.chunks(x, "X", carry=[zero, zero]):
-                r.load(dy, "DY", col)
+            for col, (a0, b0), (sg, sgx) in r.chunks(carry=[zero, zero]):
                 r.load_cols(w, "W", col)
                 for i, v, (acc_g, acc_gx), ends in r.vectors(x, carry=[a0, b0]):
                     g = arith.mulf(_f32(r, dy, i), _f32(r, w, i))
                     xhat = arith.mulf(arith.subf(v, center), scale)
                     k.yield_(k.reduction("add", g, acc_g), k.reduction("add", arith.mulf(g, xhat), acc_gx))
                 k.yield_(*ends)
+            inputs.load_next()
             # One CTA a row: both sums in one combiner reduction, one exchange between the
-            # warps (one barrier) a row, not two. A cluster keeps two: the pair's exchange
-            # between the CTAs needs more registers than its plans have (the H200 measured
-            # 1024 x 65536 f32, capped at 32 registers, spilling 356 bytes: half the speed).
-            if p.CL == 1:
+            # warps (one barrier) a row, not two. A cluster keeps two unless the plan says
+            # ``pair``: the pair's exchange between the CTAs needs registers that CTAs of
+            # 1024 threads lack (the H200 measured 1024 x 65536 f32, capped at 32
+            # registers, spilling 356 bytes: half the speed); the measured table decides.
+            if p.CL == 1 or p.pair:
                 total_g, total_gx = r.reduce_pair(sg, sgx, _sums)
                 mean_g, mean_gx = r.splat(arith.divf(total_g, n)), r.splat(arith.divf(total_gx, n))
             else:
@@ -167,6 +173,7 @@ def layernorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas
                     r.put(x, i, arith.mulf(arith.subf(arith.subf(g, mean_g), arith.mulf(xhat, mean_gx)), scale))
                 r.store("DX", x, col)
                 sums.done(col)
+            inputs.advance()
         sums.finish()
     return k
 
@@ -247,7 +254,7 @@ KEEP_DY_THREADS = 256
 
 
 def _keeps(r: Rows) -> bool:
-    return r.p.threads <= KEEP_DY_THREADS
+    return bool(r.p.prefetch) or r.p.threads <= KEEP_DY_THREADS  # prefetch: the row's tiles stay whole
 
 
 def _second_pass_loads(r: Rows, col, dy, w) -> None:
@@ -272,11 +279,77 @@ def _unless_last(r: Rows, col, load) -> None:
 def load_row(r: Rows, name: str):
     """``name``[row] (one value per row, of any float type) on each of the CTA's threads
     of the row (each CTA of a cluster reads it), in f32."""
-    k = r.k
-    element = ir.MemRefType(r.args[name].type).element_type
-    value = k.registers([1], element)
+    value = r.k.registers([1], ir.MemRefType(r.args[name].type).element_type)
+    _load_value(r, value, name)
+    return r.k.cast(r.k.load(value, [0]), "f32")
+
+
+def _load_value(r: Rows, value, name: str) -> None:
+    """``name``[row] (one value per row) into the one-element tile ``value``."""
     ops.copy(value, r.args[name], [r.row], exec_scope="cta", layout=r.layout["ROW"])
-    return k.cast(k.load(value, [0]), "f32")
+
+
+class Inputs:
+    """A norm backward's per-row inputs in registers, for its loop over rows
+    (``Partials.rows``): ``rows`` (x, dy: a tile each, ``inputs[name]``) and ``stats``
+    (one value a row: mean, rstd). Each row's iteration calls ``start()`` (the stats, in
+    f32, by name), ``load_next()`` after its first pass, ``advance()`` at its end.
+
+    Without the plan's ``prefetch``, ``start()`` loads the row. With it, the first row is
+    loaded before the loop, and ``load_next()`` loads the next row (the loop's next
+    index; past M, the copies' row tests skip it) into a second set of tiles while this
+    row's reduction and second pass run, so the loads' latency overlaps them rather than
+    following them (a persistent CTA holds one row at a time: docs/training-kernels.md,
+    "The next row, early"); ``advance()`` moves the second set into the first."""
+
+    def __init__(self, r: Rows, sums: "Partials", rows, stats):
+        self.r, self.sums, self.rows, self.stats = r, sums, list(rows), list(stats)
+        self.prefetch = bool(r.p.prefetch)
+        self.now = self._tiles()
+        self.ahead = self._tiles() if self.prefetch else None
+        if self.prefetch:
+            self._load(self.now)  # the first row: the loop's first index, r.row as Rows set it
+
+    def __getitem__(self, name: str):
+        return self.now[name]
+
+    def _tiles(self) -> dict:
+        r = self.r
+        tiles = {name: r.tile() for name in self.rows}
+        for name in self.stats:
+            tiles[name] = r.k.registers([1], ir.MemRefType(r.args[name].type).element_type)
+        return tiles
+
+    def _load(self, tiles: dict) -> None:
+        for name in self.rows:
+            self.r.load(tiles[name], name)
+        for name in self.stats:
+            _load_value(self.r, tiles[name], name)
+
+    def start(self) -> dict:
+        if not self.prefetch:
+            self._load(self.now)
+        k = self.r.k
+        return {name: k.cast(k.load(self.now[name], [0]), "f32") for name in self.stats}
+
+    def load_next(self) -> None:
+        if not self.prefetch:
+            return
+        r = self.r
+        here, r.row = r.row, self.sums.next_row
+        try:
+            self._load(self.ahead)
+        finally:
+            r.row = here
+
+    def advance(self) -> None:
+        if not self.prefetch:
+            return
+        k, E = self.r.k, self.r.p.E
+        for name in self.rows:
+            k.vstore(k.vload(self.ahead[name], 0, E), self.now[name], 0)
+        for name in self.stats:
+            k.store(k.load(self.ahead[name], [0]), self.now[name], [0])
 
 
 def _partials(p: RowPlan, ctas: int | None, names) -> list[tuple[str, str]]:
@@ -323,6 +396,7 @@ class Partials:
             stride = k.grid_dim() if r.p.CL == 1 else arith.divui(k.grid_dim(), k.index(r.p.CL))
         for g in k.range(r.group, groups, stride, unsigned=True):
             r.row = arith.muli(g, k.index(r.p.R))
+            self.next_row = arith.muli(arith.addi(g, k.index(stride)), k.index(r.p.R))  # ``Inputs.load_next``
             yield g
 
     def chunk(self, col):

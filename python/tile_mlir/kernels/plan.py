@@ -175,6 +175,7 @@ class RowPlan:
     vector_bytes: int = MAX_VECTOR_BYTES
     shared_vectors: int = 0  # S: vectors per thread kept in dynamic shared memory, after the C in registers
     pair: bool | None = None  # softmax's (max, sum) in one exchange; None: packs_pair's rule
+    prefetch: bool | None = None  # a persistent row loop loads its next row early; None: not decided here
     why: str = field(default="", compare=False)
 
     @property
@@ -237,10 +238,12 @@ class RowPlan:
         return -(-M // self.R) * self.CL
 
     def label(self) -> str:
-        """The plan in a few characters: ``cluster R1 W32 E16 CL4`` (`` O2``: 2 CTAs per SM)."""
+        """The plan in a few characters: ``cluster R1 W32 E16 CL4`` (`` O2``: 2 CTAs per SM;
+        `` P``: a persistent loop loads its next row early)."""
         return (f"{self.kind} R{self.R} W{self.W} E{self.E} CL{self.CL}" + (f" O{self.O}" if self.O > 1 else "")
                 + (f" S{self.S}" if self.S else "")
-                + ("" if self.pair is None else (" pair" if self.pair else " two")))
+                + ("" if self.pair is None else (" pair" if self.pair else " two"))
+                + (" P" if self.prefetch else ""))
 
     @property
     def max_registers(self) -> int:
@@ -252,7 +255,8 @@ class RowPlan:
         shared = (f" in registers and {self.S * self.V} in dynamic shared memory ({self.shared_bytes} bytes a CTA)"
                   if self.S else "")
         return (f"{self.kind}: {self.R} row(s) per CTA of {self.threads} threads, {self.W} warp(s) per row,"
-                f" {self.CL} CTA(s) per row, {self.E} elements per thread{shared} ({self.CH * self.CL} columns){sm}")
+                f" {self.CL} CTA(s) per row, {self.E} elements per thread{shared} ({self.CH * self.CL} columns){sm}"
+                + (", the next row's inputs loaded before this row is reduced" if self.prefetch else ""))
 
     def __str__(self) -> str:
         return f"{self.describe()}\n  why: {self.why}" if self.why else self.describe()
@@ -405,9 +409,10 @@ def measured_plan(kernel: str, N: int, dtype: str, searched: str | None = None) 
             CL = min(e["ctas"], _pow2(-(-N // (WARP_SIZE * at.W * at.E))))
             p = plan(1, N, dtype, kernel, ctas=CL, rows=e["rows"], warps=e["warps"], per_sm=e["per_sm"],
                      pair=e.get("pair"))
-            return replace(p, why=f"N = {N}: the fastest of {e['candidates']} plans measured at N = {e['N']}"
-                                  f" ({e['label']}, {e['gbps']} GB/s, copy {e['copy_gbps']} GB/s, {MEASURED.name})"
-                                  + (f", over {CL} CTA(s)" if CL != e["ctas"] else ""))
+            return replace(p, prefetch=e.get("prefetch"),
+                           why=f"N = {N}: the fastest of {e['candidates']} plans measured at N = {e['N']}"
+                               f" ({e['label']}, {e['gbps']} GB/s, copy {e['copy_gbps']} GB/s, {MEASURED.name})"
+                               + (f", over {CL} CTA(s)" if CL != e["ctas"] else ""))
         previous = e["N"]
     return None
 

@@ -156,12 +156,63 @@ BACKWARD_TABLES = {dtype: registers_table(dtype, data_bytes=BACKWARD_ELEMENTS * 
                    for dtype in ("f32", "bf16")}
 
 
-def backward_plan(name: str, M: int, N: int, dtype: str = "f32", **overrides) -> RowPlan:
+def backward_plan(name: str, M: int, N: int, dtype: str = "f32", *, prefetch: bool | None = None,
+                  cluster: int | None = None, **overrides) -> RowPlan:
     """The row plan of backward ``name``: its forward's (with ``overrides``), one CTA or
     a cluster of CL CTAs per row, up to the plan table's longest row (``plan`` refuses a
     longer one); where that is a cluster and nothing is forced, the cluster of
-    ``BACKWARD_TABLES`` if that holds the row, else one of MAX_CLUSTER_CTAS."""
+    ``BACKWARD_TABLES`` if that holds the row, else one of MAX_CLUSTER_CTAS. ``prefetch``
+    (the norms' persistent loop loads its next row before it reduces this one:
+    ``RowPlan.prefetch``; None: ``prefetches``) is the norms' alone. ``cluster`` forces
+    the CTAs a row (``plan``'s ``ctas``: the backward calls' ``ctas`` is the norms'
+    persistent grid)."""
     spec = _spec(name)
+    if cluster is not None:
+        if "ctas" in overrides:
+            raise OptionError("give the CTAs a row as cluster=, not both cluster= and ctas=")
+        overrides["ctas"] = cluster
+    if prefetch is not None and not isinstance(prefetch, bool):
+        raise OptionError(f"prefetch must be True, False or None, got {prefetch!r}")
+    if prefetch and not spec.sums:
+        raise OptionError(f"prefetch is for the norms' persistent row loops; {name} runs a CTA (or cluster) a row")
+    p = _backward_plan(spec, M, N, dtype, **overrides)
+    if not spec.sums:
+        return p
+    if prefetch is not None:
+        return replace(p, prefetch=prefetch, why=f"{p.why}; forced: prefetch = {prefetch}")
+    fits = _prefetch_fits(p, spec)
+    if p.prefetch is not None and not (p.prefetch and spec.searched and not fits):
+        return p  # the measured table's choice (another kernel's: where its tiles fit)
+    on = p.CL > 1 and fits
+    return replace(p, prefetch=on, why=p.why + ("; the next row loaded early" if on else ""))
+
+
+# The registers a norm backward's thread keeps beside its row's tiles (addresses, indices,
+# the loop's state): ptxas gave the prefetching RMSNorm backward of 8 f32 a thread 64
+# registers, with no spill (1024 x 65536, a cluster of 8 CTAs of 1024 threads).
+BACKWARD_OTHER_REGISTERS = 24
+
+
+def _prefetch_fits(p: RowPlan, spec: Backward) -> bool:
+    """Whether the next row's x and dy fit in a thread's registers beside this row's
+    tiles: its rows (x, dy; dh for ``add_rmsnorm_backward``), the two prefetched, and
+    the f32 accumulators (one a column sum), E registers each (bf16 held widened, as ptxas
+    keeps it), within ``max_registers`` less ``BACKWARD_OTHER_REGISTERS``.
+
+    Where the measured table does not say (``benchmarks.plan_search``), a norm backward
+    loads its next row early on a cluster a row where this holds: there every row waits
+    on an exchange between the CTAs, and the H200 measured 1.02-1.40x at 1024 x 65536
+    (``benchmarks.backward_prefetch``). With a CTA a row the second set of tiles costs
+    registers its plans lack (0.47-0.99x there, with spills); the table decides those, plan
+    by plan, and for ``add_rmsnorm_backward`` (on RMSNorm's plans, one tile more) only
+    where this holds too."""
+    rows = sum(1 for _, role in spec.inputs if role == "rows")
+    return (rows + 2 + spec.sums) * p.E <= p.max_registers - BACKWARD_OTHER_REGISTERS
+
+
+def _backward_plan(spec: Backward, M: int, N: int, dtype: str, **overrides) -> RowPlan:
+    """``backward_plan`` but for ``prefetch``."""
+    name = spec.name
     forward = spec.forward
     if not overrides:  # the measured search of the backward (benchmarks.plan_search), where it covers N
         chosen = measured_plan(forward, N, dtype, searched=spec.plans)
