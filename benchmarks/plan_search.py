@@ -15,9 +15,10 @@ columns): every one-CTA plan, CTAs of 64 to 1024 threads (``short_plans``), at t
 
 The norms' backward passes (``BACKWARD``: ``rmsnorm_backward``, ``layernorm_backward``) are
 searched the same way, with ``--kernels rmsnorm_backward,layernorm_backward``: their
-candidates are the one-CTA plans of ``BACKWARD_N`` (``backward_plans``), each timed as
+candidates are the plans of ``BACKWARD_N`` (``backward_plans``: one CTA a row up to 16384
+columns, a cluster at 65536), with and without the next row loaded early, each timed as
 the whole call (its row kernel over the persistent grid, then the column sums) at the
-benchmark's 4096 rows, on as many input sets as fill ``measure.ROTATE_BYTES``, and
+benchmark's rows (4096; 1024 of 65536), on as many input sets as fill ``measure.ROTATE_BYTES``, and
 checked against torch's autograd in float64 (dx and dw). ``plan_search table`` keeps them
 under their own names, which ``tile_mlir.kernels.training.backward_plan`` reads.
 
@@ -55,10 +56,12 @@ KERNELS = ("softmax", "logsumexp", "rmsnorm", "layernorm")
 SEARCH_N = {"f32": (16384, 65536, 262144), "bf16": (16384, 65536, 262144, 524288)}
 SHORT_N = (1024, 4096)  # short rows: one CTA a row, searched with every CTA size (``short_plans``)
 BACKWARD = ("rmsnorm_backward", "layernorm_backward")
-BACKWARD_N = (512, 4096, 16384)  # one CTA a row: a train step's d_model and the benchmark's rows
+BACKWARD_N = (512, 4096, 16384, 65536)  # a train step's d_model and the benchmark's rows
+BACKWARD_CTA_N = 16384  # the backward's longest row searched on one CTA; longer on clusters
 LOSS = ("cross_entropy_fused",)
 LOSS_N = (32768, 131072, 262144)  # vocabularies: a train step's 32000, and benchmark 6's
 BACKWARD_M = 4096  # the rows of benchmark 6 and of a train step's batch: the persistent grid depends on M
+BACKWARD_CLUSTER_M = 1024  # benchmark 6's rows of 65536
 X_BYTES = 256 << 20  # each input set; two sets rotate
 # A plan may spill this much (a few registers, to L1) if it is still the fastest: the search
 # found LayerNorm bf16 plans that spill 16-24 bytes 1.2-1.9x faster than any that do not.
@@ -71,19 +74,19 @@ def rows(N: int, dtype: str) -> int:
     return max(16, X_BYTES // (N * ITEMSIZE[dtype]))
 
 
-def _overrides(N: int, dtype: str, keep, ctas: bool = True) -> list[dict]:
+def _overrides(N: int, dtype: str, keep, ctas: str | None = "ctas") -> list[dict]:
     """The overrides (``ctas``, ``rows``, ``warps``, ``per_sm``) of every candidate plan of
     rows of N (``tile_mlir.kernels.plan.candidates``: the fewest vectors that cover the
     row, within the register budget) that ``keep`` takes, each with and without the most
-    CTAs of its size an SM holds (``per_sm``: ptxas then caps the registers); without
-    ``ctas`` where the kernel's API takes that name for something else."""
+    CTAs of its size an SM holds (``per_sm``: ptxas then caps the registers); the CTAs a
+    row under the name ``ctas`` (the backwards': ``cluster``), or not at all (None)."""
     from tile_mlir.kernels.plan import SM_REGISTERS, SM_THREADS, candidates
 
     found = []
     for p in candidates(N, dtype):
         if not keep(p):
             continue
-        base = ({"ctas": p.CL} if ctas else {}) | {"rows": p.R, "warps": p.W, "per_sm": 1}
+        base = ({ctas: p.CL} if ctas else {}) | {"rows": p.R, "warps": p.W, "per_sm": 1}
         found.append(base)
         most = SM_THREADS // p.threads
         if most > 1 and SM_REGISTERS // (p.threads * most) >= 32:
@@ -109,12 +112,27 @@ def loss_plans(N: int, dtype: str, elements=(8, 16, 32, 64)) -> list[dict]:
     return [ov | {"pair": pair} for ov in search_plans(N, dtype, elements) for pair in (False, True)]
 
 
-def backward_plans(N: int, dtype: str) -> list[dict]:
-    """A norm's backward: one CTA a row (a cluster's backward is another problem: its
-    grid), one row of W warps or R rows of one warp, CTAs of 64 threads or more. No
-    ``ctas`` (one CTA a row is the table's at these N): ``compiled_backward``'s ``ctas``
-    is the persistent grid's size, not the plan's CTAs a row."""
-    return _overrides(N, dtype, lambda p: p.CL == 1 and p.threads >= 64 and not (p.W > 1 and p.R > 1), ctas=False)
+def backward_plans(N: int, dtype: str, kernel: str = "rmsnorm_backward") -> list[dict]:
+    """A norm's backward: where a CTA holds the row (N <= ``BACKWARD_CTA_N``), one CTA a
+    row, one row of W warps or R rows of one warp, CTAs of 64 threads or more; past it, a
+    cluster of CL CTAs a row (``cluster``: ``compiled_backward``'s ``ctas`` is the
+    persistent grid's size), one row of 256 threads or more a CTA, at most the bytes of
+    ``BACKWARD_ELEMENTS`` f32 a thread (the norms keep x, dy and the f32 accumulators; bf16
+    rows of as few elements a thread as f32 moved half the bytes a row, in as long a wait
+    on the exchange). Each with and without the next row loaded early (``prefetch``);
+    LayerNorm's on a cluster, with its two sums in one exchange (``pair``) or two."""
+    from tile_mlir.kernels.plan import DTYPE_BYTES
+    from tile_mlir.kernels.training import BACKWARD_ELEMENTS
+
+    if N <= BACKWARD_CTA_N:
+        found = _overrides(N, dtype, lambda p: p.CL == 1 and p.threads >= 64 and not (p.W > 1 and p.R > 1), None)
+    else:
+        found = _overrides(N, dtype, lambda p: p.CL > 1 and p.R == 1 and p.threads >= 256
+                           and p.E * DTYPE_BYTES[dtype] <= BACKWARD_ELEMENTS * 4, "cluster")
+    found = [ov | {"prefetch": on} for ov in found for on in (False, True)]
+    if N <= BACKWARD_CTA_N or kernel != "layernorm_backward":
+        return found
+    return [ov | pair for ov in found for pair in ({}, {"pair": True})]  # LayerNorm's two sums: one exchange or two
 
 
 def cases(kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32), short: bool = False
@@ -125,7 +143,8 @@ def cases(kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32), short: 
     for k in kernels:
         for d in dtypes:
             if k in BACKWARD:
-                out += [(k, BACKWARD_M, N, d, ov) for N in BACKWARD_N for ov in backward_plans(N, d)]
+                out += [(k, BACKWARD_M if N <= BACKWARD_CTA_N else BACKWARD_CLUSTER_M, N, d, ov) for N in BACKWARD_N
+                        for ov in backward_plans(N, d, k)]
             elif k in LOSS:
                 out += [(k, rows(N, d), N, d, ov) for N in LOSS_N for ov in loss_plans(N, d, elements)]
             elif short:
@@ -276,8 +295,8 @@ def _backward_case(k: str, M: int, N: int, d: str, plans: list[dict], t0: float)
         try:
             rows_, _ = K.compiled_backward(k, M, N, d, backend="cuda", **ov)
             entry["label"], entry["ctas_launched"] = rows_.plan.label(), rows_.grid
-            if rows_.plan.CL != 1:
-                raise ValueError(f"the plan {rows_.plan.label()} is not one CTA a row")
+            if rows_.plan.CL != ov.get("cluster", 1):
+                raise ValueError(f"the plan {rows_.plan.label()} is not {ov.get('cluster', 1)} CTA(s) a row")
             bound = [bound_backward(k, M, N, d, (dy, x, w, *((rstd,) if mean is None else (mean, rstd))), **ov)
                      for x, dy, mean, rstd in sets]
             calls, outs = [c for c, _ in bound], [(o[0], o[1]) for _, o in bound]
@@ -357,7 +376,8 @@ def table(paths: list[str], dest: Path = TABLE) -> int:
         if not kept:
             continue
         b = kept[0]
-        entry = {"N": N, "ctas": 1, **b["overrides"], "label": b["label"], "M": M, "gbps": round(b["gbps"]),
+        ov = dict(b["overrides"])
+        entry = {"N": N, "ctas": ov.pop("cluster", 1), **ov, "label": b["label"], "M": M, "gbps": round(b["gbps"]),
                  "copy_gbps": round(case["copy_gbps"]), "candidates": len(case["plans"]),
                  "spill_bytes": b["spill_bytes"]}
         faster = [p for p in ok if p["gbps"] > b["gbps"]]
