@@ -20,18 +20,18 @@ from .report_fused import PEER_TITLES, liger_line, peer_cell
 BWD_PCT_COPY, BWD_VS_BEST = 90.0, 1.3
 CE_VS_LIGER, CE_PCT_COPY = 1.8, 85.0
 _NCU_BWD = (
-    "ncu (2026-12-02-e/ncu-limits-backward.txt, one call each, cold caches, the plans before the backward's "
-    "search of 2026-12-02-f): the norms' row kernels are bound by "
-    "the loads they keep in flight, not by DRAM: they hold 42-168 registers a thread, so 17-50% of the warp "
-    "slots are filled, and waiting on a load (long scoreboard) is the largest stall of every one. At 4096x4096 "
-    "the registers fill 17-37% (RMSNorm bf16 128 registers, 23%: 26.1 us where the copy kernel takes 16.0 for "
-    "two thirds of the bytes); at 1024x65536 the grid of 15 clusters of 8 CTAs fills 50% and DRAM runs at 32-54% "
-    "of its peak. The column sums add a fixed 3.5-8.4 us a call (reading the partial rows, 128-512 CTAs at "
-    "22-44% of the DRAM peak): 9-19% of the call at 4096x4096.")
+    "ncu (2026-12-02-m/ncu-limits-backward.txt, one call each, the measured plans of that run): the norms' row "
+    "kernels are bound by the loads they keep in flight, not by DRAM's peak: they hold 62-168 registers a thread, "
+    "one or two CTAs an SM, so 18-50% of the warp slots are filled, and waiting on a load (long scoreboard) or on "
+    "a barrier is the largest stall; DRAM runs at 57-81% of its peak where the copy reaches 74-85%. At 4096x4096 "
+    "f32 RMSNorm 49.3 us at 78.8% (the copy 30.8 us for two thirds of the bytes); at 4096x16384 bf16 RMSNorm "
+    "136.4 us at 60.5%, LayerNorm 144.5 us at 57.0% (128 registers, one 512-thread CTA an SM). The column sums "
+    "add 3.5-8.4 us a call (reading the partial rows at 11-44% of the DRAM peak).")
 _PLANS = (
     "Up to the run of 2026-12-02-b the backward's plans were its forward's registers tables; from 2026-12-02-f "
     "they are the plans benchmarks.plan_search measured fastest for the backward itself at N = 512, 4096 and "
-    "16384 (docs/training-kernels.md, 'Measured backward plans').")
+    "16384, and from 2026-12-02-m at 65536 too, each with and without the next row loaded early "
+    "(docs/training-kernels.md, 'Measured backward plans', 'The next row, early').")
 NOTES: dict[str, str] = {
     "train-cross_entropy": (
         "Ours is K.cross_entropy_with_grad: the loss and dlogits from one read of the logits (2 x M x V x b bytes, "
@@ -46,35 +46,36 @@ NOTES: dict[str, str] = {
         "cluster that loads the next row while it reduces this one is not built. 'ours_two' (the forward kernel, "
         "then the backward's) is in the run for comparison."),
     "train-rmsnorm_backward-1024x65536": (
-        "Clusters of 8 CTAs a row; the persistent grid is capped by cuOccupancyMaxActiveClusters (15 clusters of 8 "
-        "on the H200): 2039 GB/s f32 is 0.39 ms, what benchmarks.backward_grid measured at its best grid (14 "
-        "clusters, 0.41 ms), so the grid is no longer what limits it. 1024 rows over 15 clusters is 68 rows a "
-        "cluster, each a chain of loads, two cluster-barriered reductions and the stores with nothing of the next "
-        "row in flight: the per-row fixed cost of the long forward rows (docs/fused-kernels.md), not cured by a "
-        "plan yet. The row kernel holds 52-54 registers and does not spill."),
+        "The measured plans (benchmarks.plan_search at 65536): clusters of 8 CTAs, f32 512 threads with the next "
+        "row loaded early, bf16 256 threads without; 2546 and 2003 GB/s the run before, on the rule's CL8 W32 E8 "
+        "with nothing of the next row in flight. ncu (2026-12-02-m/ncu-limits-backward.txt): f32 217.5 us at 75.5% "
+        "of the DRAM peak, on 120 CTAs (15 clusters of 8, what cuOccupancyMaxActiveClusters allows: 12 SMs idle), "
+        "118 registers, one CTA an SM, 25% of the warp slots; bf16 131.8 us at 61.8%, 240 CTAs of 256 threads at "
+        "128 registers. Waiting on a load is the largest stall: a thread holds its row and the next and no more "
+        "fit in its registers. Loads that hold no registers (cp.async or TMA into shared memory) would keep more "
+        "in flight; not built."),
     "train-layernorm_backward-1024x65536": (
-        "As RMSNorm's backward at this shape (the capped grid, the per-row fixed cost), with a third reduction "
-        "a row (mean, then the two sums of the dx formula)."),
+        "As RMSNorm's backward at this shape (the measured clusters of 8, the next row early; f32 two exchanges a "
+        "row, bf16 its two sums in one), with the mean's subtraction and a second sum: ncu f32 253.1 us at 65.1% "
+        "of the DRAM peak (128 registers), bf16 156.0 us at 52.3% (125 registers), 25% of the warp slots."),
     "train-layernorm_backward": (
-        _NCU_BWD + " LayerNorm's row kernel keeps the most registers: 103 (f32) and 168 (bf16) at 4096x4096, 17-25% "
-        "of the warp slots filled. "
-        "ptxas (sm_90a) at 4096x16384: f32 64 registers and 96 bytes spilled (32 warps of 16 elements), bf16 128 "
-        "registers (16 warps of 32: one 512-thread CTA an SM) and 4 bytes: the backward keeps x, dy, the weight "
-        "and the partial dw and db rows of its columns in registers. " + _PLANS),
+        _NCU_BWD + " LayerNorm's row kernel keeps x, dy, the weight and the partial dw and db rows of its columns "
+        "in registers: 4096x16384 f32 128 registers and 12 bytes spilled (16 warps of 32 elements, one CTA an SM: "
+        "226.7 us at 73.9% of the DRAM peak), bf16 128 registers. " + _PLANS),
     "train-rmsnorm_backward": (
         _NCU_BWD + " "
         "ptxas (sm_90a): 4096x16384 f32 62 registers, no spill (1024-thread CTAs, one an SM). " + _PLANS + " The dw "
         "column sums now split the partial rows over 16 warps a CTA where N is short (docs/training-kernels.md): "
-        "9.6-11.9 us at 4096x512 (20.5 before), 7.7-8.3 us at 4096x4096 (benchmarks.column_sums); RMSNorm f32 "
-        "4096x4096 went from 62-63% of copy to 87.5% in this run."),
+        "9.6-11.9 us at 4096x512 (20.5 before), 7.7-8.3 us at 4096x4096 (benchmarks.column_sums)."),
     "train-softmax_backward": (
         "f32 is at the copy's rate (102%) and ties Liger and torch.compile (1.02x): at the ceiling no kernel can "
         "be 1.3x another that is also there. bf16: 48 bytes spilled by the two-rows plan in this run (one row a "
         "CTA now, no spill)."),
     "train-rmsnorm_backward-4096x16384-bf16": (
-        "One row of 16 warps a CTA (no spill; the two-row plan spilled 604 bytes); bf16 moves half the bytes of "
-        "f32 for the same f32 math and reductions a row, so the per-row fixed cost (three CTA barriers, the "
-        "first loads' latency) is twice the share: 67.2% of copy against f32's 88.1%."),
+        "One row of 16 warps a CTA with the next row loaded early (the search's fastest within its spill rule: 60 "
+        "bytes; the fastest of all, W8 E64, spilled 120); bf16 moves half the bytes of f32 for the same f32 math and "
+        "reductions a row, so the per-row fixed cost (the CTA barriers, the loads' latency) is twice the share: "
+        "ncu 136.4 us at 60.5% of the DRAM peak, barrier the largest stall."),
 }
 
 
