@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -225,14 +226,16 @@ def _f(x, fmt="{:.0f}"):
     return "n/a" if x is None else fmt.format(x)
 
 
-def markdown(results: dict) -> str:
+def markdown(results: dict, readme: str = "../../benchmarks/README.md") -> str:
+    """results.md's text; ``readme``: the link to benchmarks/README.md from where it is
+    written (``write`` gives it)."""
     env, comp = results.get("env", {}), results.get("compile", {})
     L = ["# Benchmarks", ""]
     L += [f"Measured by `python -m benchmarks.run` on **{env.get('gpu', '?')}** ({env.get('date', '?')}; torch {env.get('torch')}, "
           f"Triton {env.get('triton')}; nvidia-smi: {env.get('nvidia-smi', '?')}); compile costs by "
           f"`python -m benchmarks.prepare` on the development machine ({comp.get('machine', '?')}), **not** on the GPU machine. "
           "Raw output: [raw.txt](raw.txt); SASS of every reported kernel: [sass.txt](sass.txt); all figures: [results.json](results.json). "
-          "How to repeat: [benchmarks/README.md](../../benchmarks/README.md).", ""]
+          f"How to repeat: [benchmarks/README.md]({readme}).", ""]
 
     ts = targets(results)
     L += ["## Targets", "", "Row-reduction figures are the steady (input-rotating) timing, with the L2-flushed "
@@ -474,7 +477,8 @@ def plots(results: dict, out: Path) -> list[str]:
 
 def write(results: dict, out: Path, log=print) -> None:
     made = plots(results, out)
-    (out / "results.md").write_text(markdown(results))
+    readme = os.path.relpath(Path(__file__).resolve().parent / "README.md", Path(out).resolve())
+    (out / "results.md").write_text(markdown(results, Path(readme).as_posix()))
     log(f"wrote {out / 'results.md'}" + (f" and {', '.join(made)}" if made else " (no matplotlib: no plots)"))
 
 
