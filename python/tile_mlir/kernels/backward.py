@@ -134,7 +134,7 @@ def layernorm_backward(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, ctas
     are 0, so g is 0 there."""
     args = [("DY", "rows"), ("X", "rows"), ("W", "cols"), ("MEAN", "stat"), ("RSTD", "stat"), ("DX", "rows"),
             *_partials(p, ctas, ["DWP", "DBP"])]
-    with row_kernel("layernorm_backward", p, M, args, chip, pairs=True) as r:
+    with row_kernel("layernorm_backward", p, M, args, chip, operands=2) as r:
         k, w, n = r.k, r.tile(), r.f32(float(p.N))
         sums = Partials(r, ["DWP", "DBP"], ctas)
         inputs = Inputs(r, sums, ["X", "DY"], ["MEAN", "RSTD"])

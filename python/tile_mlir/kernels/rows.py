@@ -60,11 +60,12 @@ PER_ROW = ("rows", "row", "stat", "targets")
 
 
 @contextmanager
-def row_kernel(name: str, p: RowPlan, M: int | None, args, chip: str = DEFAULT_CHIP, pairs: bool = False,
+def row_kernel(name: str, p: RowPlan, M: int | None, args, chip: str = DEFAULT_CHIP, operands: int = 1,
                shared: bool = False):
     """A kernel ``name`` over M rows of plan ``p``; ``args``: (name, role) pairs (a role
-    ``arg_types`` does not name is the argument's MLIR type); ``pairs``: the kernel calls
-    ``Rows.reduce_pair`` whatever the plan. M None: one kernel for every
+    ``arg_types`` does not name is the argument's MLIR type); ``operands``: the most
+    operands of the kernel's combiner reductions (``Rows.reduce_many``) whatever the plan
+    (a cluster, or a plan with ``pair``, gets 2 anyway). M None: one kernel for every
     M, the row count an argument ``rows`` (``index``; added last unless ``args`` has it),
     which gives the extent of the dynamic leading dim of every per-row argument
     (``PER_ROW``: ``tile_mlir.dynamic_dims``). A
@@ -86,7 +87,7 @@ def row_kernel(name: str, p: RowPlan, M: int | None, args, chip: str = DEFAULT_C
         if M is None:
             rows = [n for n, _ in args].index("rows")
             dynamic_dims.mark(k.func, {i: [rows] for i, (_, role) in enumerate(args) if role in PER_ROW})
-        yield Rows(k, p, M, pairs)
+        yield Rows(k, p, M, operands)
 
 
 class Rows:
@@ -96,7 +97,7 @@ class Rows:
     in the row's cluster (None for one CTA per row); ``T``: the element type; ``V``: the
     elements of a vector; ``args``: the kernel's arguments by name."""
 
-    def __init__(self, k: build.KernelBuilder, p: RowPlan, M: int | None = None, pairs: bool = False):
+    def __init__(self, k: build.KernelBuilder, p: RowPlan, M: int | None = None, operands: int = 1):
         self.k, self.p, self.args, self._M = k, p, k.args, M
         self.T, self.V = p.dtype, p.V
         self.layout = p.layouts()
@@ -118,8 +119,10 @@ class Rows:
         self._shared = k.dynamic_shared([p.S * p.threads * p.V], p.dtype) if p.S else None
         # the register tile the last part of S mod C vectors passes through (``_shared_parts``)
         self._stage = k.registers([p.S % p.C * p.V], p.dtype) if p.S % p.C else None
-        if pairs or p.CL > 1 or p.pair:  # reduce_pair's second operand (allocas belong at the entry)
-            self._one2, self._all2 = k.registers([1], "f32"), k.registers([1], "f32")
+        # reduce_many's operands past the first (allocas belong at the entry)
+        more = max(operands, 2 if p.CL > 1 or p.pair else 1) - 1
+        self._ones = [self._one, *(k.registers([1], "f32") for _ in range(more))]
+        self._alls = [self._all, *(k.registers([1], "f32") for _ in range(more))]
 
     # --- values ---------------------------------------------------------------------
 
@@ -285,16 +288,23 @@ class Rows:
 
     def reduce_pair(self, a, b, combine):
         """The pairs (``a``, ``b``) (two f32 per thread) folded over the row's threads by
+        ``combine``: ``reduce_many`` of two."""
+        return self.reduce_many([a, b], combine)
+
+    def reduce_many(self, values, combine):
+        """The tuples ``values`` (f32, one each per thread) folded over the row's threads by
         ``combine`` (``ops.reduce``'s callable): one combiner reduction, so one exchange
-        through scratch and, in a cluster, one through distributed shared memory, where two
-        ``reduce`` calls take two. Every thread of the row gets the pair."""
-        k = self.k
-        k.store(a, self._one, [0])
-        k.store(b, self._one2, [0])
-        ops.reduce([self._all, self._all2], [self._one, self._one2], combine=combine,
+        through scratch and, in a cluster, one through distributed shared memory, where a
+        ``reduce`` a value takes one each. Every thread of the row gets the tuple."""
+        k, n = self.k, len(values)
+        if n > len(self._ones):
+            raise BuildError(f"a combiner reduction of {n} values needs row_kernel(..., operands={n})")
+        for value, one in zip(values, self._ones):
+            k.store(value, one, [0])
+        ops.reduce(self._alls[:n], self._ones[:n], combine=combine,
                    exec_scope="cluster" if self.p.CL > 1 else "cta", axes=[1],
                    src_layout=self.layout["PARTIALS"], dst_layout=self.layout["RESULT"])
-        return k.load(self._all, [0]), k.load(self._all2, [0])
+        return tuple(k.load(a, [0]) for a in self._alls[:n])
 
     # --- memory -----------------------------------------------------------------------
 
