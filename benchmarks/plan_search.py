@@ -9,9 +9,6 @@ Three steps::
     python -m benchmarks.plan_search run --out DIR                   # there (GPU, TILE_MLIR_CACHE_DIR=.plan-cache)
     python -m benchmarks.plan_search table DIR/plan_search.json      # here: write the measured table
 
-LayerNorm's long rows are searched with its statistics in two exchanges and in one
-(``pair``: each thread's own two-pass merged in one combiner reduction).
-
 ``--short`` searches the forwards' short rows instead (``SHORT_N``: 1024 and 4096
 columns): every one-CTA plan, CTAs of 64 to 1024 threads (``short_plans``), at the same
 256 MB of input.
@@ -62,9 +59,6 @@ BACKWARD = ("rmsnorm_backward", "layernorm_backward")
 BACKWARD_N = (512, 4096, 16384, 65536)  # a train step's d_model and the benchmark's rows
 BACKWARD_CTA_N = 16384  # the backward's longest row searched on one CTA; longer on clusters
 LOSS = ("cross_entropy_fused",)
-# Forwards whose plans are searched with their row's statistics in one exchange too
-# (``pair``): LayerNorm's (count, mean, sum of squared deviations), ``forward.merge_moments``.
-MERGES = ("layernorm",)
 LOSS_N = (32768, 131072, 262144)  # vocabularies: a train step's 32000, and benchmark 6's
 BACKWARD_M = 4096  # the rows of benchmark 6 and of a train step's batch: the persistent grid depends on M
 BACKWARD_CLUSTER_M = 1024  # benchmark 6's rows of 65536
@@ -156,8 +150,7 @@ def cases(kernels=KERNELS, dtypes=("f32", "bf16"), elements=(8, 16, 32), short: 
             elif short:
                 out += [(k, rows(N, d), N, d, ov) for N in SHORT_N for ov in short_plans(N, d)]
             else:
-                out += [(k, rows(N, d), N, d, ov) for N in SEARCH_N[d] for ov in search_plans(N, d, elements)
-                        for ov in ((ov, ov | {"pair": True}) if k in MERGES else (ov,))]
+                out += [(k, rows(N, d), N, d, ov) for N in SEARCH_N[d] for ov in search_plans(N, d, elements)]
     return out
 
 

@@ -17,29 +17,33 @@ module attributes {gpu.container_module} {
       %alloca_1 = memref.alloca() : memref<8xf32, #gpu.address_space<private>>
       %cst = arith.constant 1.000000e+03 : f32
       %cst_2 = arith.constant 0.000000e+00 : f32
-      %1 = vector.broadcast %cst_2 : f32 to vector<4xf32>
       "tile.copy"(%alloca_1, %arg0, %0, %c0) {exec_scope = "cta", layout = #tile.layout<"S[(1, (2, 4, 32, 4)) : (1, (4, 1@warpid, 1@laneid, 1))]">} : (memref<8xf32, #gpu.address_space<private>>, memref<37x1000xf32>, index, index) -> ()
       %c0_3 = arith.constant 0 : index
       %c8 = arith.constant 8 : index
       %c4 = arith.constant 4 : index
-      %2 = scf.for %arg7 = %c0_3 to %c8 step %c4 iter_args(%arg8 = %cst_2) -> (f32) {
+      %1 = scf.for %arg7 = %c0_3 to %c8 step %c4 iter_args(%arg8 = %cst_2) -> (f32) {
         %12 = vector.load %alloca_1[%arg7] : memref<8xf32, #gpu.address_space<private>>, vector<4xf32>
         %13 = vector.reduction <add>, %12, %arg8 : vector<4xf32> into f32
         scf.yield %13 : f32
       } {llvm.loop_annotation = #loop_annotation}
       %c0_4 = arith.constant 0 : index
-      memref.store %2, %alloca[%c0_4] : memref<1xf32, #gpu.address_space<private>>
+      memref.store %1, %alloca[%c0_4] : memref<1xf32, #gpu.address_space<private>>
       "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[1 : 1] + R[(32, 4) : (1@laneid, 1@warpid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(1, (4, 32)) : (1, (1@warpid, 1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
       %c0_5 = arith.constant 0 : index
-      %3 = memref.load %alloca_0[%c0_5] : memref<1xf32, #gpu.address_space<private>>
-      %4 = arith.divf %3, %cst : f32
-      %5 = vector.broadcast %4 : f32 to vector<4xf32>
-      %c0_6 = arith.constant 0 : index
-      %c8_7 = arith.constant 8 : index
-      %c4_8 = arith.constant 4 : index
-      %6 = scf.for %arg7 = %c0_6 to %c8_7 step %c4_8 iter_args(%arg8 = %cst_2) -> (f32) {
+      %2 = memref.load %alloca_0[%c0_5] : memref<1xf32, #gpu.address_space<private>>
+      %3 = arith.divf %2, %cst : f32
+      %alloca_6 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
+      %c0_7 = arith.constant 0 : index
+      memref.store %3, %alloca_6[%c0_7] : memref<1xf32, #gpu.address_space<private>>
+      "tile.copy"(%arg4, %alloca_6, %0) {exec_scope = "cta", layout = #tile.layout<"S[1 : 1] + R[(32, 4) : (1@laneid, 1@warpid)]">} : (memref<37xf32>, memref<1xf32, #gpu.address_space<private>>, index) -> ()
+      %4 = vector.broadcast %3 : f32 to vector<4xf32>
+      %5 = vector.broadcast %cst_2 : f32 to vector<4xf32>
+      %c0_8 = arith.constant 0 : index
+      %c8_9 = arith.constant 8 : index
+      %c4_10 = arith.constant 4 : index
+      %6 = scf.for %arg7 = %c0_8 to %c8_9 step %c4_10 iter_args(%arg8 = %cst_2) -> (f32) {
         %12 = vector.load %alloca_1[%arg7] : memref<8xf32, #gpu.address_space<private>>, vector<4xf32>
-        %13 = arith.subf %12, %5 : vector<4xf32>
+        %13 = arith.subf %12, %4 : vector<4xf32>
         %thread_id_x = gpu.thread_id  x
         %c128 = arith.constant 128 : index
         %14 = arith.remui %thread_id_x, %c128 : index
@@ -55,19 +59,15 @@ module attributes {gpu.container_module} {
         %20 = vector.broadcast %19 : index to vector<4xindex>
         %21 = arith.cmpi slt, %cst_20, %20 : vector<4xindex>
         %22 = arith.mulf %13, %13 : vector<4xf32>
-        %23 = arith.select %21, %22, %1 : vector<4xi1>, vector<4xf32>
+        %23 = arith.select %21, %22, %5 : vector<4xi1>, vector<4xf32>
         %24 = vector.reduction <add>, %23, %arg8 : vector<4xf32> into f32
         scf.yield %24 : f32
       } {llvm.loop_annotation = #loop_annotation}
-      %c0_9 = arith.constant 0 : index
-      memref.store %6, %alloca[%c0_9] : memref<1xf32, #gpu.address_space<private>>
+      %c0_11 = arith.constant 0 : index
+      memref.store %6, %alloca[%c0_11] : memref<1xf32, #gpu.address_space<private>>
       "tile.reduce"(%alloca_0, %alloca) {axes = array<i64: 1>, dst_layout = #tile.layout<"S[1 : 1] + R[(32, 4) : (1@laneid, 1@warpid)]">, exec_scope = "cta", kind = "sum", src_layout = #tile.layout<"S[(1, (4, 32)) : (1, (1@warpid, 1@laneid))]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
-      %c0_10 = arith.constant 0 : index
-      %7 = memref.load %alloca_0[%c0_10] : memref<1xf32, #gpu.address_space<private>>
-      %alloca_11 = memref.alloca() : memref<1xf32, #gpu.address_space<private>>
       %c0_12 = arith.constant 0 : index
-      memref.store %4, %alloca_11[%c0_12] : memref<1xf32, #gpu.address_space<private>>
-      "tile.copy"(%arg4, %alloca_11, %0) {exec_scope = "cta", layout = #tile.layout<"S[1 : 1] + R[(32, 4) : (1@laneid, 1@warpid)]">} : (memref<37xf32>, memref<1xf32, #gpu.address_space<private>>, index) -> ()
+      %7 = memref.load %alloca_0[%c0_12] : memref<1xf32, #gpu.address_space<private>>
       %8 = arith.divf %7, %cst : f32
       %9 = arith.addf %8, %arg6 : f32
       %10 = math.rsqrt %9 : f32
@@ -95,7 +95,7 @@ module attributes {gpu.container_module} {
         "tile.copy"(%alloca_20, %arg2, %17) {exec_scope = "cta", layout = #tile.layout<"S[((4, 32, 4)) : ((1@warpid, 1@laneid, 1))]">} : (memref<4xf32, #gpu.address_space<private>>, memref<1000xf32>, index) -> ()
         %c0_22 = arith.constant 0 : index
         %18 = vector.load %alloca_20[%c0_22] : memref<4xf32, #gpu.address_space<private>>, vector<4xf32>
-        %19 = arith.subf %12, %5 : vector<4xf32>
+        %19 = arith.subf %12, %4 : vector<4xf32>
         %20 = arith.mulf %19, %11 : vector<4xf32>
         %21 = math.fma %20, %15, %18 : vector<4xf32>
         %alloca_23 = memref.alloca() : memref<4xf32, #gpu.address_space<private>>

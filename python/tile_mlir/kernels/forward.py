@@ -116,26 +116,6 @@ def online_softmax(left, right):
     return [arith.maximumf(lm, rm), math.fma(small, e, big)]
 
 
-def merge_moments(left, right):
-    """The combine of two (count n, mean m, sum of squared deviations q) triples of a
-    row's columns: n = na + nb, m = ma + d·w, q = qa + qb + d²·na·w, with d = mb - ma and
-    w = nb / n (0 for n = 0: a thread whose columns are all padding has n = m = q = 0,
-    and merges as nothing). Exact in real arithmetic (Chan, Golub and LeVeque), so the
-    mean and variance are the row's two-pass ones, to rounding. Where d is not finite (a
-    mean of ±inf or NaN) the mean is ma + mb, which is what the two-pass's sum gives
-    (+inf, -inf, or NaN for both or a NaN); q is then NaN already (the thread holding the
-    inf squared inf - inf), as the two-pass's is."""
-    (na, ma, qa), (nb, mb, qb) = left, right
-    f32 = ir.F32Type.get()
-    n = arith.addf(na, nb)
-    zero = arith.constant(f32, 0.0)
-    w = arith.select(arith.cmpf(arith.CmpFPredicate.OGT, n, zero), arith.divf(nb, n), zero)
-    d = arith.subf(mb, ma)
-    finite = arith.cmpf(arith.CmpFPredicate.OLT, math.absf(d), arith.constant(f32, float("inf")))
-    mean = arith.select(finite, math.fma(d, w, ma), arith.addf(ma, mb))
-    return [n, mean, arith.addf(arith.addf(qa, qb), arith.mulf(arith.mulf(d, d), arith.mulf(na, w)))]
-
-
 def rmsnorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP, residual: bool = False):
     """Y = X / sqrt(mean(X²) + eps) · W, and RSTD = 1 / sqrt(mean(X²) + eps) per row.
     With ``residual`` (the kernel ``add_rmsnorm``): H = X + R first, in the dtype (each
@@ -173,44 +153,24 @@ def add_rmsnorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
 
 def layernorm(p: RowPlan, M: int | None, chip: str = DEFAULT_CHIP):
     """Y = (X - mean) / sqrt(var + eps) · W + B, with MEAN and RSTD = 1 / sqrt(var + eps)
-    per row, a two-pass over the row held on chip: the sum, then the sum of (x - mean)²
-    over the columns inside the row (the biased variance, no cancellation; the padding is
-    0, not the mean, so it is masked out), then the output.
-
-    Two exchanges between the row's threads (the sum, then the squares), or, where the
-    plan says ``pair``, one: each thread makes the two passes over its own columns (its
-    count, mean and sum of squared deviations) and one combiner reduction merges the
-    triples (``merge_moments``: Chan, Golub and LeVeque's pairwise formula, exact in real
-    arithmetic), so the row crosses its warps, and a cluster's CTAs, once."""
+    per row, an exact two-pass over the row held on chip: the sum, then the sum of
+    (x - mean)² over the columns inside the row (the biased variance, no cancellation;
+    the padding is 0, not the mean, so it is masked out), then the output."""
     args = [("X", "rows"), ("W", "cols"), ("B", "cols"), ("Y", "rows"), ("MEAN", "stat"), ("RSTD", "stat"),
             ("eps", "f32")]
-    merged = bool(p.pair)
-    with row_kernel("layernorm", p, M, args, chip, shared=True, operands=3 if merged else 1) as r:
+    with row_kernel("layernorm", p, M, args, chip, shared=True) as r:
         k, x = r.k, r.tile()
         n, zero = r.f32(float(p.N)), r.f32(0.0)
-        none = r.splat(zero)
         r.load(x, "X")
-        if merged:
-            one = r.splat(r.f32(1.0))
-            for i, v, (acc, cnt), (s, c) in r.vectors(x, carry=[zero, zero]):
-                k.yield_(k.reduction("add", v, acc), k.reduction("add", arith.select(r.inside(i), one, none), cnt))
-            mine = arith.select(arith.cmpf(arith.CmpFPredicate.OGT, c, zero), arith.divf(s, c), zero)
-            center = r.splat(mine)
-        else:
-            for i, v, acc, s in r.vectors(x, carry=zero):
-                k.yield_(k.reduction("add", v, acc))
-            mean = arith.divf(r.reduce(s, "sum"), n)
-            center = r.splat(mean)
+        for i, v, acc, s in r.vectors(x, carry=zero):
+            k.yield_(k.reduction("add", v, acc))
+        mean = arith.divf(r.reduce(s, "sum"), n)
+        r.store_row("MEAN", mean)
+        center, none = r.splat(mean), r.splat(zero)
         for i, v, acc, d2 in r.vectors(x, carry=zero, nth=1):
             d = arith.subf(v, center)
             k.yield_(k.reduction("add", arith.select(r.inside(i), arith.mulf(d, d), none), acc))
-        if merged:
-            _, mean, m2 = r.reduce_many([c, mine, d2], merge_moments)
-            center = r.splat(mean)
-        else:
-            m2 = r.reduce(d2, "sum")
-        r.store_row("MEAN", mean)
-        rstd = math.rsqrt(arith.addf(arith.divf(m2, n), k.args["eps"]))
+        rstd = math.rsqrt(arith.addf(arith.divf(r.reduce(d2, "sum"), n), k.args["eps"]))
         r.store_row("RSTD", rstd)
         scale = r.splat(rstd)
         for i, v in r.vectors(x, nth=2):

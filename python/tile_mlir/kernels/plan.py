@@ -174,7 +174,7 @@ class RowPlan:
     ctas_per_sm: int = 1  # O: the CTAs an SM must hold at once (ptxas caps the registers)
     vector_bytes: int = MAX_VECTOR_BYTES
     shared_vectors: int = 0  # S: vectors per thread kept in dynamic shared memory, after the C in registers
-    pair: bool | None = None  # softmax's (max, sum) in one exchange (LayerNorm's moments); None: packs_pair's rule
+    pair: bool | None = None  # softmax's (max, sum) in one exchange; None: packs_pair's rule
     prefetch: bool | None = None  # a persistent row loop loads its next row early; None: not decided here
     why: str = field(default="", compare=False)
 
@@ -300,8 +300,7 @@ def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, ctas:
     shared · C; 0: registers only, the tiers with shared memory left out, for a kernel that
     keeps its row in registers) override the tier's, for tests and tuning; the plan must still
     hold the row within the table's register budget and ``SHARED_BUDGET``. ``pair`` forces
-    the (max, sum) pair's exchanges (``RowPlan.packs_pair``; LayerNorm's statistics in one
-    exchange: ``forward.layernorm``)."""
+    the (max, sum) pair's exchanges (``RowPlan.packs_pair``)."""
     if pair is not None and not isinstance(pair, bool):
         raise OptionError(f"pair must be True, False or None, got {pair!r}")
     p = _plan(M, N, dtype, kernel, ctas=ctas, warps=warps, rows=rows, vectors=vectors, per_sm=per_sm,
