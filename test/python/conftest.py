@@ -45,12 +45,13 @@ def no_driver(monkeypatch):
 # shared-memory variant (test_shared_interpreter.py), by ``case``. The README's test command
 # runs one item in SWEEP_SAMPLE[file] of each test function (in the parameters' order,
 # which interleaves scopes, kinds, dtypes and layouts, so every class keeps items), and
-# ``pytest -m sweep`` runs the rest, with the two checks of every benchmark kernel in the
-# interpreter (test_benchmarks.py, test_benchmarks_argmax.py: marked there). .ci/run runs both.
-SWEEP_SAMPLE = {"test_cases.py": 16, "test_conformance_interpreter.py": 16, "test_differential.py": 16,
-                "test_combiners.py": 4, "test_dynamic_rows.py": 4, "test_backward.py": 4,
-                "test_cross_entropy.py": 2, "test_fused.py": 2, "test_selection.py": 2,
-                "test_triton_reduce_port.py": 2, "test_shared_interpreter.py": 2}
+# ``pytest -m sweep`` runs the rest, with the checks of every benchmark kernel in the
+# interpreter (test_benchmarks.py, test_benchmarks_argmax.py, test_benchmarks_cluster.py:
+# marked there) and 450 more random invalid ops (test_invalid.py). .ci/run runs both.
+SWEEP_SAMPLE = {"test_cases.py": 32, "test_conformance_interpreter.py": 32, "test_differential.py": 32,
+                "test_combiners.py": 8, "test_dynamic_rows.py": 4, "test_backward.py": 8,
+                "test_cross_entropy.py": 8, "test_fused.py": 8, "test_selection.py": 2,
+                "test_triton_reduce_port.py": 4, "test_shared_interpreter.py": 8}
 SWEEP_PARAMS = ("case", "batch", "dtype")
 
 

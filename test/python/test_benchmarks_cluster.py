@@ -17,6 +17,7 @@ from benchmarks import cluster as C
 from benchmarks import prepare, report, report_cluster
 
 
+@pytest.mark.sweep  # every cluster benchmark kernel in the interpreter (about 6 s): with the sweeps
 def test_every_cluster_configuration_in_the_interpreter():
     assert C.check_generators(np.random.default_rng()) == len(C.check_configs()) >= 10
 

@@ -104,13 +104,18 @@ def _lower(text: str):
 
 
 @pytest.fixture(scope="module")
-def lowered():
-    """Every case's ``Lowered`` by name, compiled up front in parallel (spawned processes,
-    since this one holds MLIR contexts and their threads)."""
+def lowered(request):
+    """The ``Lowered`` of every case this run's PTX tests take (the README's command runs a
+    sample of them: conftest.py), by name, compiled up front in parallel (spawned
+    processes, since this one holds MLIR contexts and their threads)."""
+    wanted = {item.callspec.params["case"].name for item in request.session.items
+              if item.module is request.module and "case" in getattr(getattr(item, "callspec", None), "params", {})
+              and "lowered" in item.fixturenames}
+    cases = [case for case in CASES if case.name in wanted]
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=os.cpu_count(), mp_context=spawn) as pool:
-        results = pool.map(_lower, [case.kernel_text() for case in CASES], chunksize=8)
-        return dict(zip(BY_NAME, results))
+        results = pool.map(_lower, [case.kernel_text() for case in cases], chunksize=8)
+        return dict(zip((case.name for case in cases), results))
 
 
 def ptx_of(lowered, case) -> str:

@@ -7,6 +7,7 @@ came from passes, so the broken rule is what the diagnostic is about."""
 import random
 from collections import Counter
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mlir.passmanager import PassManager
@@ -42,9 +43,22 @@ def _verify(text: str) -> list[tuple[str, str]]:
     return errors
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.randoms(use_true_random=False))
 def test_every_broken_rule_is_reported_at_the_op(rng):
+    _reported_at_the_op(rng)
+
+
+@pytest.mark.sweep
+@settings(max_examples=450, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False))
+def test_more_broken_rules_are_reported_at_the_op(rng):
+    """450 more random cases of ``test_every_broken_rule_is_reported_at_the_op`` (600 in
+    all, run by ``pytest -m sweep``: the README's command runs the first 150)."""
+    _reported_at_the_op(rng)
+
+
+def _reported_at_the_op(rng) -> None:
     case = random_invalid_case(rng)
     SEEN[case.rule] += 1
     errors = _verify(case.text)
