@@ -1,6 +1,6 @@
 """The norms' backward with and without the next row loaded early (``RowPlan.prefetch``):
-what ``tile_mlir.kernels.training.prefetches`` should say (docs/training-kernels.md, "The
-next row, early").
+where a norm backward's plan should have it (``tile_mlir.kernels.training.backward_plan``,
+docs/training-kernels.md, "The next row, early").
 
     python -m benchmarks.backward_prefetch --prepare --cache .tile-cache   # here (MLIR)
     PYTHONPATH=python TILE_MLIR_CACHE_DIR=.tile-cache python3 -m benchmarks.backward_prefetch

@@ -163,7 +163,8 @@ def backward_plan(name: str, M: int, N: int, dtype: str = "f32", *, prefetch: bo
     longer one); where that is a cluster and nothing is forced, the cluster of
     ``BACKWARD_TABLES`` if that holds the row, else one of MAX_CLUSTER_CTAS. ``prefetch``
     (the norms' persistent loop loads its next row before it reduces this one:
-    ``RowPlan.prefetch``; None: ``prefetches``) is the norms' alone. ``cluster`` forces
+    ``RowPlan.prefetch``; None: the measured table's choice, else on a cluster where the
+    tiles fit, ``_prefetch_fits``) is the norms' alone. ``cluster`` forces
     the CTAs a row (``plan``'s ``ctas``: the backward calls' ``ctas`` is the norms'
     persistent grid)."""
     spec = _spec(name)
