@@ -70,10 +70,11 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Say how many random differential kernels ran (test_differential.py)."""
-    for name, module in list(sys.modules.items()):
-        if name.endswith("test_differential") and hasattr(module, "RUN") and module.RUN["kernels"]:
-            terminalreporter.write_line(
-                f"differential: {module.RUN['kernels']} random kernels ({module.RUN['ops']} ops) run in the "
-                "interpreter against the reference"
-            )
+    """Say how many random differential kernels ran (test_differential.py records them in
+    each report's user properties, so the sum holds under pytest-xdist too)."""
+    ran = [value for report in terminalreporter.stats.get("passed", []) + terminalreporter.stats.get("failed", [])
+           for name, value in getattr(report, "user_properties", ()) if name == "differential"]
+    if ran:
+        terminalreporter.write_line(
+            f"differential: {sum(k for k, _ in ran)} random kernels ({sum(o for _, o in ran)} ops) run in the "
+            "interpreter against the reference")

@@ -45,25 +45,24 @@ KERNELS = sample(COUNT, SEED, COPIES)
 BATCHES = batches(KERNELS)
 COMBINER_KERNELS = combiner_sample(COMBINER_OPS, SEED)
 COMBINER_BATCHES = batches(COMBINER_KERNELS)
-RUN = Counter()  # read by conftest's terminal summary
 
 
 @pytest.mark.parametrize("batch", BATCHES, ids=[f"{b[0].name}+{len(b) - 1}" for b in BATCHES])
-def test_interpreter_matches_reference(batch):
-    _run(batch)
+def test_interpreter_matches_reference(batch, record_property):
+    _run(batch, record_property)
 
 
 # (parametrized by ``case``: conftest.py marks three modules in four ``sweep``)
 @pytest.mark.parametrize("case", COMBINER_BATCHES, ids=[f"{b[0].name}+{len(b) - 1}" for b in COMBINER_BATCHES])
-def test_combiners_match_reference(case):
-    _run(case)
+def test_combiners_match_reference(case, record_property):
+    _run(case, record_property)
 
 
-def _run(batch):
+def _run(batch, record_property):
     failures = []
+    # what ran, summed over every worker by conftest's terminal summary
+    record_property("differential", (len(batch), sum(len(k.ops) for k in batch)))
     for kernel, outcome in zip(batch, interpret(batch)):
-        RUN["kernels"] += 1
-        RUN["ops"] += len(kernel.ops)
         failures += [f"{kernel.name} ({kernel.describe()}): {p}" for p in verdict(kernel, outcome)]
     assert not failures, "\n".join(failures) + (
         "\nrepro: python -m tile_mlir.testing.random_kernels show " + failures[0].split(" ")[0])

@@ -83,7 +83,7 @@ def test_ci_runs_the_readme_test_command_and_fails_when_it_fails(tmp_path):
     line = next(ln for ln in script.splitlines() if ln.startswith(command))
     assert line.removeprefix(command).strip() == "|| exit 1"
     # the same shape of script, with the command's steps replaced by ones that fail or pass
-    fake = script.replace(line, "true && false && true || exit 1").replace(".venv/bin/pytest -q -m sweep", "true")
+    fake = script.replace(line, "true && false && true || exit 1").replace(".venv/bin/pytest -q -n auto --dist loadfile -m sweep", "true")
     (tmp_path / "run").write_text(fake)
     assert subprocess.run(["bash", str(tmp_path / "run")], cwd=tmp_path).returncode == 1
     (tmp_path / "run").write_text(fake.replace("false", "true"))
