@@ -133,12 +133,29 @@ def main(argv=None) -> int:
             p.error(f"--argmax: {args.argmax} is not a readable benchmarks.run results.json ({e})")
         if "argmax" not in argmax:
             p.error(f"--argmax: {args.argmax} has no benchmark 7 (argmax) section")
-    ncu = shutil.which("ncu")
-    if ncu is None:
-        print("ncu is not on PATH: no figures", file=sys.stderr)
-        return 1
     os.environ["TILE_MLIR_CACHE_DIR"] = str(Path(args.cache).resolve())
     todo = cases(kernels, tuple(args.dtypes.split(",")), shapes, not args.no_triton, argmax, backward)
+    run = profile(todo, args.cache)
+    if run is None:
+        print("ncu is not on PATH: no figures", file=sys.stderr)
+        return 1
+    print(run["text"])
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "ncu-limits.txt").write_text(f"{run['text']}\n\n--- ncu stdout\n{run['stdout']}\n--- stderr\n{run['stderr']}\n")
+        (out / "ncu-limits.json").write_text(json.dumps(run["rows"], indent=1))
+    return 0 if run["ok"] else 1
+
+
+def profile(todo: list[dict], cache) -> dict | None:
+    """Profile the cases ``todo`` (``cases``' form) under ncu, each launched once by a child
+    process; None where ncu is not on PATH. Returns ``rows`` (a case with its kernel's
+    ``figures``), ``text`` (a line each), ncu's ``stdout`` and ``stderr``, and ``ok``.
+    ``benchmarks.run --ncu`` calls it for the kernels of the targets a run missed."""
+    ncu = shutil.which("ncu")
+    if ncu is None:
+        return None
     metrics = list(LIMITS)
     with tempfile.TemporaryDirectory() as tmp:
         manifest = Path(tmp) / "cases.json"
@@ -146,9 +163,10 @@ def main(argv=None) -> int:
             manifest.write_text(json.dumps(todo))
             cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--metrics", ",".join(metrics),
                    "--csv", "--print-units", "base", sys.executable, "-m", "benchmarks.ncu_bytes", "--cache",
-                   args.cache, "--child", str(manifest)]
+                   str(cache), "--child", str(manifest)]
             done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
-                                  env={**os.environ, "PYTHONPATH": f"{ROOT / 'python'}:{os.environ.get('PYTHONPATH', '')}"})
+                                  env={**os.environ, "TILE_MLIR_CACHE_DIR": str(Path(cache).resolve()),
+                                       "PYTHONPATH": f"{ROOT / 'python'}:{os.environ.get('PYTHONPATH', '')}"})
             errors = [ln for ln in (done.stdout + done.stderr).splitlines() if ln.startswith("==ERROR==")]
             unknown = [m for m in metrics if any(m in ln for ln in errors)]
             if done.returncode == 0 or not unknown:
@@ -177,14 +195,8 @@ def main(argv=None) -> int:
     lines += [f"{c['what']} {c['M']}x{c['N']} {c['dtype']}: not launched ({c['error']})" for c in todo if "error" in c]
     text = "\n".join([f"What limits each kernel (ncu {' '.join(cmd[1:5])}; stalls: warps stalled per issued "
                       "instruction, the 4 largest):", *lines])
-    print(text)
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "ncu-limits.txt").write_text(f"{text}\n\n--- ncu stdout\n{done.stdout}\n--- stderr\n{done.stderr}\n")
-        (out / "ncu-limits.json").write_text(json.dumps(rows, indent=1))
-    return 0 if done.returncode == 0 and kernels_seen else 1
-
+    return {"rows": rows, "text": text, "stdout": done.stdout, "stderr": done.stderr,
+            "ok": done.returncode == 0 and bool(kernels_seen)}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import report_argmax, report_cluster, report_fused, report_multiwarp, report_training
+from . import report_argmax, report_cluster, report_fused, report_limits, report_multiwarp, report_training
 
 LARGE = ((16384, 4096), (65536, 1024), (4096, 16384))
 # Row reductions are judged against the pure-read kernel of the same run (``ceiling``):
@@ -252,7 +252,7 @@ def markdown(results: dict, readme: str = "../../benchmarks/README.md") -> str:
             parts = t["key"].split("-")  # the longest prefix of the key that has a note
             note = next((NOTES[k] for k in ("-".join(parts[:i]) for i in range(len(parts), 0, -1)) if k in NOTES),
                         "(not analysed yet)")
-            L += [f"- **{t['target']}** ({t['figure']}): {note}", ""]
+            L += [f"- **{t['target']}** ({t['figure']}): {note}{report_limits.measured(results, t['key'])}", ""]
 
     rows = results.get("rows", [])
     if rows:
@@ -485,7 +485,9 @@ def write(results: dict, out: Path, log=print) -> None:
 def merge(parts: list[dict]) -> dict:
     """One results dict from the results.json of several runs (a section split over device
     calls): the fused and training sections' cases are concatenated (a case measured twice
-    keeps its last figures), every other section is the last run's that has it."""
+    keeps its last figures), so are the SASS counts (by kernel) and the ncu rows of the
+    missed targets (``report_limits``; by case); every other section is the last run's
+    that has it."""
     out: dict = {}
     for part in parts:
         for key, value in part.items():
@@ -503,6 +505,11 @@ def merge(parts: list[dict]) -> dict:
                 for field in ("absent", "ours"):
                     if field in value:
                         mine[field] = {**mine.get(field, {}), **value[field]}
+            elif key == "sass" and key in out:
+                out[key] = {**out[key], **value}
+            elif key == "ncu" and key in out:
+                ids = {(r["what"], r["M"], r["N"], r["dtype"]) for r in value}
+                out[key] = [r for r in out[key] if (r["what"], r["M"], r["N"], r["dtype"]) not in ids] + value
             else:
                 out[key] = value
     return out

@@ -3,7 +3,7 @@
     python -m benchmarks.run [--out DIR] [--cache .tile-cache/bench]
                              [--only xwarp,multiwarp,latency,launch,fused,training,rows,cluster,argmax]
                              [--repeats 3] [--deadline 520] [--kernels softmax,...,cross_entropy]
-                             [--shapes 64x262144,4096x16384] [--dtypes f32,bf16]
+                             [--shapes 64x262144,4096x16384] [--dtypes f32,bf16] [--ncu]
 
 Needs torch, triton, cuda-python, numpy, matplotlib and nvcc (for the CUDA references of
 the latency benchmarks); no MLIR: every tile-mlir kernel comes from the compile cache
@@ -19,7 +19,10 @@ the SASS of every reported kernel and the report. Each section starts with a lin
 with the time. Writes into ``--out`` up to nine files:
 ``results.md``, ``results.json`` (rewritten after each section), ``raw.txt`` (appended
 line by line), ``sass.txt`` and the plots ``rows.png`` (one and several warps per row),
-``fused.png``, ``latency.png``, ``overhead.png`` and ``cluster.png``.
+``fused.png``, ``latency.png``, ``overhead.png`` and ``cluster.png``. With ``--ncu`` (ncu on
+PATH), the kernels of the targets the run missed are then profiled, one launch each
+(``report_limits``): their figures go into ``results["ncu"]``, ``ncu-limits.txt`` and each
+missed target's note in results.md.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from pathlib import Path
 
 from . import fused, training
 from . import kernels as K
-from . import argmax, cluster, multiwarp, report
+from . import argmax, cluster, multiwarp, ncu_limits, report, report_limits
 from .measure import OPTIONS, log, row_case, run_cuda, triton_row_kernel
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -316,6 +319,8 @@ def main(argv=None) -> int:
     p.add_argument("--shapes", default=None,
                    help="MxN,MxN,...: the shapes the sections 'fused' and 'training' run (default: all of theirs)")
     p.add_argument("--dtypes", default=",".join(DTYPES), help="f32,bf16: the dtypes of 'fused' and 'training' (default: both)")
+    p.add_argument("--ncu", action="store_true",
+                   help="then profile the kernels of the missed targets with ncu, for the report (report_limits)")
     args = p.parse_args(argv)
     only = set(args.only.split(","))
     if only - set(SECTIONS):
@@ -382,6 +387,8 @@ def main(argv=None) -> int:
         log(f"SASS summary failed:\n{traceback.format_exc()}")
 
     (out / "results.json").write_text(json.dumps(results, indent=1))
+    if args.ncu:
+        profile_misses(results, args.cache, out)
     try:
         report.write(results, out, log)
         targets = report.targets(results)
@@ -394,6 +401,24 @@ def main(argv=None) -> int:
     log(f"\nsummary: {sum(t['met'] for t in targets)}/{len(targets)} targets met in {log.elapsed():.0f} s; "
         f"wrote {out}/results.md")
     return 0
+
+
+def profile_misses(results: dict, cache: str, out: Path) -> None:
+    """ncu figures of the kernels behind the targets this run missed (``report_limits``):
+    into ``results["ncu"]`` and ``out/ncu-limits.txt``."""
+    try:
+        todo = report_limits.cases([t["key"] for t in report.targets(results) if not t["met"]], results)
+        log.section(f"ncu: the kernels of the missed targets ({len(todo)} launches)")
+        run = ncu_limits.profile(todo, cache) if todo else None
+        if run is None:
+            log("no profile: " + ("ncu is not on PATH" if todo else "no missed target has a kernel to profile"))
+            return
+        log(run["text"])
+        results["ncu"] = run["rows"]
+        (out / "ncu-limits.txt").write_text(f"{run['text']}\n\n--- ncu stdout\n{run['stdout']}\n--- stderr\n{run['stderr']}\n")
+        (out / "results.json").write_text(json.dumps(results, indent=1))
+    except Exception:  # noqa: BLE001 - the timings stand without the profile
+        log(f"ncu profile failed:\n{traceback.format_exc()}")
 
 
 if __name__ == "__main__":

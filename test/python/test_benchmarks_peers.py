@@ -187,8 +187,14 @@ def test_merge_concatenates_the_split_sections():
     a["fused"]["rows"] = [r for r in a["fused"]["rows"] if r["dtype"] == "f32"]
     a["fused"]["dtypes"], b["fused"]["dtypes"] = ["f32"], ["bf16"]
     b["fused"]["rows"] = [r for r in b["fused"]["rows"] if r["dtype"] == "bf16"]
+    copy = {"what": "copy", "M": 64, "N": 262144, "dtype": "f32", "us": 31.0}
+    a |= {"sass": {"softmax_f32_64x262144": {"BAR": 4}}, "ncu": [copy, {**copy, "what": "softmax"}]}
+    b |= {"sass": {"softmax_bf16_64x262144": {"BAR": 2}}, "ncu": [{**copy, "us": 30.0}, {**copy, "dtype": "bf16"}]}
     merged = report.merge([a | {"env": {"gpu": "x"}}, b | _train_results(95, 1.5, 90, 2.0)])
     assert len(merged["fused"]["rows"]) == 48 and merged["fused"]["dtypes"] == ["f32", "bf16"]
+    assert set(merged["sass"]) == {"softmax_f32_64x262144", "softmax_bf16_64x262144"}
+    assert [(r["what"], r["dtype"], r["us"]) for r in merged["ncu"]] == [
+        ("softmax", "f32", 31.0), ("copy", "f32", 30.0), ("copy", "bf16", 31.0)]  # a case profiled twice: the last
     assert "training" in merged and merged["env"] == {"gpu": "x"}
     assert all(t["met"] for t in report.targets(merged) if t["key"].startswith(("fused", "train")))
 
@@ -327,3 +333,48 @@ def test_ncu_limits_says_what_is_wrong_with_its_arguments(argv, message, capsys)
     with pytest.raises(SystemExit) as e:
         ncu_limits.main(argv)
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_missed_target_states_the_ncu_figures_of_its_own_run():
+    """``benchmarks.run --ncu``: the kernels behind the missed targets (ours, with the copy
+    and the pure read at their shapes) are profiled, and each missed target's note in
+    results.md gives those figures; a met target's kernels are not profiled."""
+    from benchmarks import report_limits
+
+    rng = np.random.default_rng()
+    results = _fused_results(99, 1.2, seed=int(rng.integers(1 << 30))) | _train_results(95, 1.5, 90, 2.0)
+    miss = next(r for r in results["fused"]["rows"] if (r["kernel"], r["M"], r["N"], r["dtype"]) == (
+        "layernorm", 1024, 65536, "bf16"))
+    for mode in ("", "flushed_"):
+        miss[f"ours_{mode}ms"] *= 1.4
+    fused.rates(miss, 1024 * 65536 * 2)
+    bwd = next(r for r in results["training"]["rows"] if r["kernel"] == "rmsnorm_backward" and r["dtype"] == "f32"
+               and (r["M"], r["N"]) == (4096, 4096))
+    bwd["pct_copy"] = 70.0
+    missed = [t["key"] for t in report.targets(results) if not t["met"]]
+    assert missed == ["fused-layernorm-1024x65536-bf16", "train-rmsnorm_backward-4096x4096-f32"]
+    todo = report_limits.cases(missed, results)
+    assert [(c["what"], c["M"], c["N"], c["dtype"]) for c in todo] == [
+        ("copy", 1024, 65536, "bf16"), ("read", 1024, 65536, "bf16"), ("copy", 4096, 4096, "f32"),
+        ("read", 4096, 4096, "f32"), ("layernorm", 1024, 65536, "bf16"), ("backward:rmsnorm_backward", 4096, 4096, "f32")]
+    us = rng.uniform(20, 200, size=len(todo) + 1)  # the backward launches two kernels
+    stall = {"long_scoreboard": float(rng.uniform(2, 30)), "barrier": 1.25}
+    profiled = [{**c, "us": float(t), "dram_pct": 61.5, "issue_pct": 37.0, "occupancy_pct": 24.0,
+                 "theoretical_pct": 25.0, "registers": 128.0, "stalls": stall}
+                for c, t in zip([*todo[:4], {**todo[4], "plan": "cluster R1 W16 E16 CL8"},
+                                 {**todo[5], "what": "backward:rmsnorm_backward #1 rmsnorm_backward"},
+                                 {**todo[5], "what": "backward:rmsnorm_backward #2 column_sums"}], us)]
+    results["ncu"] = profiled
+    results["sass"] = {fused.label("layernorm", 1024, 65536, "bf16"): {"instructions": 1234, "BAR": 4, "local": 0}}
+    text = report.markdown(results)
+    notes = {t: next(ln for ln in text.splitlines() if ln.startswith(f"- **{t}")) for t in (
+        "LayerNorm (with weight and bias) 1024x65536 bf16", "RMSNorm backward (dx, dw) 4096x4096 f32")}
+    ln = notes["LayerNorm (with weight and bias) 1024x65536 bf16"]
+    assert f"ours [cluster R1 W16 E16 CL8] bf16: {us[4]:.1f} us, DRAM 62% of peak, issue slots 37% busy" in ln
+    assert f"the copy bf16: {us[0]:.1f} us" in ln and f"the pure read bf16: {us[1]:.1f} us" in ln
+    assert f"long_scoreboard {stall['long_scoreboard']:.1f}" in ln and "SASS: instructions 1234, BAR 4" in ln
+    assert "local" not in ln.split("SASS:")[1]  # a zero count is left out
+    ln = notes["RMSNorm backward (dx, dw) 4096x4096 f32"]
+    assert f"#1 rmsnorm_backward f32: {us[5]:.1f} us" in ln and f"#2 column_sums f32: {us[6]:.1f} us" in ln
+    assert f"the copy f32: {us[2]:.1f} us" in ln and "1024x65536" not in ln.split("**Measured")[1]
+    assert text.count("**Measured in this run**") == 2
