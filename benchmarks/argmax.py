@@ -5,7 +5,9 @@
   argmax_rows``: ``tile.copy`` + warp-scope ``kind = "argmax"`` per chunk, or, ``F``, a
   thread-scope one per chunk, each lane keeping its running best, and one warp-scope
   combiner reduction of the lanes' (value, column) a row; then one cta-scope
-  ``kind = "argmax"`` over the warps), and the library's ``K.argmax`` (the row on chip,
+  ``kind = "argmax"`` over the warps, or, ``I``, the warps' chunks interleaved so that the
+  block reads its row front to back, and one cta-scope combiner reduction of the warps'
+  (value, column)), and the library's ``K.argmax`` (the row on chip,
   ``tile_mlir.kernels.selection_kernels``), against ``torch.argmax(x, dim=1)``, the fastest of
   Triton's ``TRITON`` configurations (one program per row: ``tl.argmax`` over a row that
   fits the block, else the elementwise running maximum over chunks and one reduction of
@@ -72,6 +74,8 @@ def candidates(M: int, N: int, dtype: str) -> list[ArgmaxConfig]:
         except ValueError:
             continue
         out += [c, dataclasses.replace(c, F=True)]  # a warp reduction a chunk, or one a row
+        if W > 1:  # and the warps' chunks interleaved: the block reads its row front to back
+            out.append(dataclasses.replace(c, F=True, I=True))
     return out
 
 

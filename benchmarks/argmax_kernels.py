@@ -13,7 +13,10 @@ the text that ``benchmarks.prepare`` compiled and finds it in the compile cache.
   chunks (the first of equal maxima, and the first NaN: the chunks come in column order),
   then one cta-scope ``kind = "argmax"`` over the W warps' bests (held by every lane of
   their warp) names the winning warp, the first of equals, which is the first column; its
-  lane 0 stores the column.
+  lane 0 stores the column. ``I`` (with ``F``) interleaves the warps instead: the block
+  reads its row front to back, chunk k of warp w at columns (k·W + w)·32·E, and the
+  cross-warp step is a combiner reduction of the warps' (value, column), the smaller
+  column between equals, since the warps' order is no longer the columns'.
 * ``softmax_rows(c)``: softmax of an M x N matrix, one 1024-thread block (32 warps) per row,
   the row in registers (``tile_mlir.kernels.plan``'s layouts), with the row's
   (max, sum of exp) combined either by two cta-scope reductions (``maximum``, then ``sum``
@@ -49,6 +52,7 @@ class ArgmaxConfig:
     C: int = 4
     P: bool = True
     F: bool = False  # each lane folds its chunks first; one warp reduction a row, not one a chunk
+    I: bool = False  # the warps' chunks interleaved: the block sweeps its row front to back (needs F)
 
     @property
     def V(self) -> int:
@@ -71,6 +75,10 @@ class ArgmaxConfig:
         return self.SEG // self.CW
 
     @property
+    def STRIDE(self) -> int:  # columns from a warp's chunk to its next
+        return self.W * self.CW if self.I else self.CW
+
+    @property
     def grid(self) -> int:
         return self.M // self.RB
 
@@ -80,10 +88,11 @@ class ArgmaxConfig:
 
     @property
     def name(self) -> str:
-        return f"argmax_rows_{self.dtype}_{self.M}x{self.N}" + ("_f" if self.F else "")
+        return f"argmax_rows_{self.dtype}_{self.M}x{self.N}" + ("_f" if self.F else "") + ("_i" if self.I else "")
 
     def label(self) -> str:
-        return f"W{self.W} RB{self.RB} C{self.C}" + (" P" if self.P else "") + (" F" if self.F else "")
+        return (f"W{self.W} RB{self.RB} C{self.C}" + (" P" if self.P else "") + (" F" if self.F else "")
+                + (" I" if self.I else ""))
 
     def check(self) -> None:
         if self.W not in (1, 2, 4, 8, 16, 32) or self.block > 1024:
@@ -94,6 +103,8 @@ class ArgmaxConfig:
             raise ValueError(f"{self}: prefetch needs 2+ chunks per warp")
         if self.M % self.RB:
             raise ValueError(f"{self}: M must split into blocks of RB rows")
+        if self.I and not (self.F and self.W > 1):
+            raise ValueError(f"{self}: interleaved warps (I) need F (explicit columns) and W > 1")
 
 
 def _layouts(c: ArgmaxConfig) -> dict[str, str]:
@@ -109,9 +120,10 @@ def _layouts(c: ArgmaxConfig) -> dict[str, str]:
 
 
 def _load(c: ArgmaxConfig, tile: str, k: str, ind: str) -> str:
-    """``tile.copy`` of chunk ``k`` (an index SSA name) of this warp's segment into ``tile``."""
+    """``tile.copy`` of chunk ``k`` (an index SSA name) of this warp's into ``tile``: at
+    %seg0 + k · STRIDE."""
     lay = _layouts(c)["chunk"]
-    return (f"{ind}%kc_{tile[1:]} = arith.muli {k}, %cCW : index\n"
+    return (f"{ind}%kc_{tile[1:]} = arith.muli {k}, %cSTRIDE : index\n"
             f"{ind}%col_{tile[1:]} = arith.addi %seg0, %kc_{tile[1:]} : index\n"
             f'{ind}"tile.copy"({tile}, %X, %row, %col_{tile[1:]}) {{exec_scope = "warp", alignment = 16,\n'
             f'{ind}    layout = #tile.layout<"{lay}">}} : ({_priv((c.E,), c.dtype)}, !X, index, index) -> ()\n')
@@ -137,7 +149,7 @@ def _step(c: ArgmaxConfig, ind: str, k: str, best: str, bcol: str, out: str) -> 
     return (reduce
             + f"{ind}%v_{s} = memref.load %dv[%c0] : {one}\n{ind}%vf_{s} = {ext}\n"
             f"{ind}%i_{s} = memref.load %di[%c0] : {_priv((1,), 'i32')}\n" + place
-            + f"{ind}%kcw_{s} = arith.muli {k}, %cCW : index\n{ind}%cc_{s} = arith.addi %seg0, %kcw_{s} : index\n"
+            + f"{ind}%kcw_{s} = arith.muli {k}, %cSTRIDE : index\n{ind}%cc_{s} = arith.addi %seg0, %kcw_{s} : index\n"
             f"{ind}%cci_{s} = arith.index_cast %cc_{s} : index to i32\n{ind}%c_{s} = arith.addi %cci_{s}, %il_{s} : i32\n"
             # a NaN wins over a number; equal maxima keep the earlier (lower) column
             f"{ind}%gt_{s} = arith.cmpf ogt, %vf_{s}, {best} : f32\n{ind}%vnan_{s} = arith.cmpf uno, %vf_{s}, %vf_{s} : f32\n"
@@ -148,7 +160,7 @@ def _step(c: ArgmaxConfig, ind: str, k: str, best: str, bcol: str, out: str) -> 
 
 
 def _chunks(c: ArgmaxConfig) -> str:
-    """The chunks of this warp's segment, in column order, ending with (%fbest, %fbestcol)."""
+    """The chunks of this warp, in column order, ending with (%fbest, %fbestcol)."""
     ind, E, T = " " * 6, c.E, c.dtype
     carry = "iter_args(%best = %ninf, %bcol = %seg0i) -> (f32, i32)"
     if not c.P:
@@ -182,16 +194,23 @@ PICK_BODY = ("%agt = arith.cmpf ogt, %r0, %l0 : f32", "%arn = arith.cmpf uno, %r
 def _lanes(c: ArgmaxConfig) -> tuple[str, list[str]]:
     """For ``F``: the warp's one reduction of its lanes' (%fbest, %fbestcol) into
     (%wbest, %wbestcol), every lane holding them; and the combiner's function."""
-    ind, f1, i1 = " " * 6, _priv((1,), "f32"), _priv((1,), "i32")
-    attrs = ['exec_scope = "warp"', "axes = array<i64: 1>", 'src_layout = #tile.layout<"S[(1, 32) : (1, 1@laneid)]">',
-             f'dst_layout = #tile.layout<"{_layouts(c)["warp"]}">']
-    op, func = combiner_reduce(f"{c.name}_pick", ["%gv", "%gc", "%hv", "%hc"], attrs, [f1, i1, f1, i1],
-                               ("f32", "i32"), PICK_BODY, ("%av", "%ac"))
-    text = (f"{ind}%hv = memref.alloca() : {f1}\n{ind}%hc = memref.alloca() : {i1}\n"
-            f"{ind}%gv = memref.alloca() : {f1}\n{ind}%gc = memref.alloca() : {i1}\n"
-            f"{ind}memref.store %fbest, %hv[%c0] : {f1}\n{ind}memref.store %fbestcol, %hc[%c0] : {i1}\n"
+    return _pick(c, "warp", "S[(1, 32) : (1, 1@laneid)]", _layouts(c)["warp"], "%fbest", "%fbestcol", "w", "pick")
+
+
+def _pick(c: ArgmaxConfig, scope: str, src: str, dst: str, value: str, col: str, out: str, name: str):
+    """One combiner reduction (``PICK_BODY``) at ``scope`` of the (``value``, ``col``) pairs
+    laid out as ``src`` into (%{out}best, %{out}bestcol), laid out as ``dst``; and the
+    combiner's function."""
+    ind, f1, i1, t = " " * 6, _priv((1,), "f32"), _priv((1,), "i32"), out
+    attrs = [f'exec_scope = "{scope}"', "axes = array<i64: 1>", f'src_layout = #tile.layout<"{src}">',
+             f'dst_layout = #tile.layout<"{dst}">']
+    op, func = combiner_reduce(f"{c.name}_{name}", [f"%g{t}v", f"%g{t}c", f"%h{t}v", f"%h{t}c"], attrs,
+                               [f1, i1, f1, i1], ("f32", "i32"), PICK_BODY, ("%av", "%ac"))
+    text = (f"{ind}%h{t}v = memref.alloca() : {f1}\n{ind}%h{t}c = memref.alloca() : {i1}\n"
+            f"{ind}%g{t}v = memref.alloca() : {f1}\n{ind}%g{t}c = memref.alloca() : {i1}\n"
+            f"{ind}memref.store {value}, %h{t}v[%c0] : {f1}\n{ind}memref.store {col}, %h{t}c[%c0] : {i1}\n"
             + "".join(f"{ind}{line}\n" for line in op)
-            + f"{ind}%wbest = memref.load %gv[%c0] : {f1}\n{ind}%wbestcol = memref.load %gc[%c0] : {i1}\n")
+            + f"{ind}%{out}best = memref.load %g{t}v[%c0] : {f1}\n{ind}%{out}bestcol = memref.load %g{t}c[%c0] : {i1}\n")
     return text, func
 
 
@@ -202,10 +221,10 @@ def argmax_rows(c: ArgmaxConfig) -> str:
     args = f"%X: !X {{llvm.align = 16 : i64}}, %Y: memref<{c.M}xi32>"
     consts = "".join(f"      %c{n} = arith.constant {v} : index\n" for n, v in (
         ("0", 0), ("1", 1), ("32", 32), ("V", c.V), ("E", c.E), ("W", c.W), ("RB", c.RB), ("CW", c.CW), ("SEG", c.SEG),
-        ("K", c.K), ("last", c.K - 1)))
+        ("K", c.K), ("last", c.K - 1), ("STRIDE", c.STRIDE), ("FIRST", c.CW if c.I else c.SEG)))
     lanes, func = _lanes(c) if c.F else ("", [])
-    tail = _tail(c, lay, *(("%wbest", "%wbestcol") if c.F else ("%fbest", "%fbestcol")))
-    funcs = "".join(f"    {line}\n" for line in func)
+    tail, more = _tail(c, lay, *(("%wbest", "%wbestcol") if c.F else ("%fbest", "%fbestcol")))
+    funcs = "".join(f"    {line}\n" for line in (*func, *more))
     body = f"""{funcs}    gpu.func @{c.name}({args}) kernel
         attributes {{known_block_size = array<i32: {c.block}, 1, 1>}} {{
 {consts}      %ninf = arith.constant 0xFF800000 : f32
@@ -219,7 +238,7 @@ def argmax_rows(c: ArgmaxConfig) -> str:
       %w = arith.remui %warp, %cW : index
       %rows0 = arith.muli %bid, %cRB : index
       %row = arith.addi %rows0, %r : index
-      %seg0 = arith.muli %w, %cSEG : index
+      %seg0 = arith.muli %w, %cFIRST : index
       %seg0i = arith.index_cast %seg0 : index to i32
       %iV = arith.constant {c.V} : i32
       %i32V = arith.constant {32 * c.V} : i32
@@ -235,13 +254,19 @@ def argmax_rows(c: ArgmaxConfig) -> str:
     return _module(body).replace("module attributes", f"!X = memref<{c.M}x{c.N}x{T}>\nmodule attributes", 1)
 
 
-def _tail(c: ArgmaxConfig, lay: dict, best: str, bestcol: str) -> str:
+def _tail(c: ArgmaxConfig, lay: dict, best: str, bestcol: str) -> tuple[str, list[str]]:
     """After the chunks: the cross-warp step over the warps' (``best``, ``bestcol``), and
-    lane 0 of the winning warp storing the column."""
+    lane 0 of the winning warp storing the column (``I``: every thread holds the row's
+    (value, column), and lane 0 of the row's first warp stores it); and the functions of
+    its combiner, if any."""
     ind = " " * 6
     lane0 = f"{ind}%first = arith.cmpi eq, %lane, %c0 : index\n"
     if c.W == 1:
-        return lane0 + (f"{ind}scf.if %first {{\n{ind}  memref.store {bestcol}, %Y[%row] : memref<{c.M}xi32>\n{ind}}}\n")
+        return lane0 + (f"{ind}scf.if %first {{\n{ind}  memref.store {bestcol}, %Y[%row] : memref<{c.M}xi32>\n{ind}}}\n"), []
+    if c.I:
+        text, func = _pick(c, "cta", lay["warps"], lay["row"], best, bestcol, "r", "pick_warps")
+        return (text + lane0 + f"{ind}%w0 = arith.cmpi eq, %w, %c0 : index\n{ind}%store = arith.andi %w0, %first : i1\n"
+                f"{ind}scf.if %store {{\n{ind}  memref.store %rbestcol, %Y[%row] : memref<{c.M}xi32>\n{ind}}}\n"), func
     one = _priv((1,), "f32")
     return (f"{ind}%p = memref.alloca() : {one}\n{ind}%qv = memref.alloca() : {one}\n"
             f"{ind}%qi = memref.alloca() : {_priv((1,), 'i32')}\n"
@@ -252,7 +277,7 @@ def _tail(c: ArgmaxConfig, lay: dict, best: str, bestcol: str) -> str:
             f"{ind}%pw = memref.load %qi[%c0] : {_priv((1,), 'i32')}\n"
             f"{ind}%wi = arith.index_cast %w : index to i32\n{ind}%mine = arith.cmpi eq, %pw, %wi : i32\n"
             + lane0 + f"{ind}%store = arith.andi %mine, %first : i1\n"
-            f"{ind}scf.if %store {{\n{ind}  memref.store {bestcol}, %Y[%row] : memref<{c.M}xi32>\n{ind}}}\n")
+            f"{ind}scf.if %store {{\n{ind}  memref.store {bestcol}, %Y[%row] : memref<{c.M}xi32>\n{ind}}}\n"), []
 
 
 # --- softmax: the (max, sum of exp) pair in two exchanges or one ------------------------------

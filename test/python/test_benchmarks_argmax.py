@@ -40,15 +40,23 @@ def test_a_wrong_softmax_fails_the_check(monkeypatch):
 
 
 def test_the_kernels_say_what_the_section_measures():
-    c, f = A.candidates(4096, 16384, "f32")[-2:]
-    assert not c.F and f == dataclasses.replace(c, F=True)
-    text, lanes = AK.argmax_rows(c), AK.argmax_rows(f)
+    cands = A.candidates(4096, 16384, "f32")
+    c = next(c for c in cands if (c.W, c.RB, c.C) == (4, 1, 8))  # 4 chunks a warp, prefetched
+    f, i = dataclasses.replace(c, F=True), dataclasses.replace(c, F=True, I=True)
+    assert not c.F and c.K == 4 and c.P and f in cands and i in cands
+    text, lanes, sweep = AK.argmax_rows(c), AK.argmax_rows(f), AK.argmax_rows(i)
     assert text.count('kind = "argmax", exec_scope = "warp"') == 2 - (not c.P) and 'kind = "argmax", exec_scope = "cta"' in text
     assert '"tile.copy"' in text and "alignment = 16" in text
     # F: a thread-scope argmax a chunk, one warp-scope combiner reduction a row, then the cta's
     assert lanes.count('kind = "argmax", exec_scope = "thread"') == 2 - (not f.P)
     assert 'kind = "argmax", exec_scope = "warp"' not in lanes and 'kind = "argmax", exec_scope = "cta"' in lanes
     assert lanes.count(f'combiner = @{f.name}_pick, exec_scope = "warp"') == 1
+    # I: the warps' chunks interleaved (a warp's next chunk W chunks on), and the warps'
+    # (value, column) in a combiner reduction, not a cta-scope argmax by the warps' order
+    assert f"%cSTRIDE = arith.constant {i.W * i.CW} : index" in sweep and f"%cFIRST = arith.constant {i.CW} : index" in sweep
+    assert f"%cSTRIDE = arith.constant {f.CW} : index" in lanes and f"%cFIRST = arith.constant {f.SEG} : index" in lanes
+    assert 'kind = "argmax", exec_scope = "cta"' not in sweep
+    assert sweep.count(f'combiner = @{i.name}_pick_warps, exec_scope = "cta"') == 1
     two, packed = (AK.softmax_rows(c) for c in A.softmax_configs("f32"))
     assert two.count('"tile.reduce') == 2 and packed.count('"tile.reduce') == 1  # tile.reduce2 in the func form
     assert "known_block_size = array<i32: 1024, 1, 1>" in packed
