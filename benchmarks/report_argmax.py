@@ -57,7 +57,7 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
           "chunks interleaved, so that the block reads its row front to back (chunk k of warp w at columns "
           "(k·W + w)·32·C·V), and one cta-scope combiner reduction of the warps' (value, column); the fastest of a "
           "sweep over (W, RB rows per block, C, F, I). *K.argmax*: the library's kernel (`tile_mlir.kernels.selection_kernels`: the "
-          "row in registers on the softmax plan, one reduction of the threads' (value, column) a row). "
+          "row in registers on logsumexp's plan, one reduction of the threads' (value, column) a row). "
           "*Pure read*: `benchmarks/ceiling.py`'s kernel (16-byte loads, nothing written) on the same inputs, the "
           "fastest of its configurations; *% read* = its time over ours. torch: `torch.argmax(x, dim=1)`. "
           "Triton: one program per row, `tl.argmax` over the row where one block holds it, else a running "
