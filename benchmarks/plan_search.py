@@ -354,18 +354,23 @@ def _loss_case(k: str, M: int, N: int, d: str, plans: list[dict], t0: float) -> 
 
 
 def table(paths: list[str], dest: Path = TABLE) -> int:
-    """The measured table from runs' plan_search.json (their candidates of a case pooled):
-    per kernel and dtype, the searched row lengths, each with its fastest plan's overrides
-    and figures; a (kernel, dtype, N) the runs did not search keeps its entry of ``dest``."""
+    """The measured table from runs' plan_search.json (their candidates of a case pooled; a
+    candidate two runs measured counts once, with its faster figure): per kernel and dtype,
+    the searched row lengths, each with its fastest plan's overrides and figures; a
+    (kernel, dtype, N) the runs did not search keeps its entry of ``dest``."""
     runs = [json.loads(Path(path).read_text()) for path in paths]
     data, pooled = runs[0], {}
     for run_ in runs:
         for case in run_["cases"]:
             key = (case["kernel"], case["N"], case["dtype"])
-            if key in pooled:
-                pooled[key]["plans"] += case["plans"]
-            else:
-                pooled[key] = case
+            mine = pooled.setdefault(key, {**case, "plans": []})
+            for plan in case["plans"]:
+                same = next((i for i, p in enumerate(mine["plans"]) if p["label"] == plan["label"]), None)
+                if same is None:
+                    mine["plans"].append(plan)
+                elif plan["status"] == "ok" and (mine["plans"][same]["status"] != "ok"
+                                                 or plan["gbps"] > mine["plans"][same]["gbps"]):
+                    mine["plans"][same] = plan
     measured: dict = {}
     for case in pooled.values():
         ok = sorted((p for p in case["plans"] if p["status"] == "ok"), key=lambda p: -p["gbps"])

@@ -378,3 +378,38 @@ def test_a_missed_target_states_the_ncu_figures_of_its_own_run():
     assert f"#1 rmsnorm_backward f32: {us[5]:.1f} us" in ln and f"#2 column_sums f32: {us[6]:.1f} us" in ln
     assert f"the copy f32: {us[2]:.1f} us" in ln and "1024x65536" not in ln.split("**Measured")[1]
     assert text.count("**Measured in this run**") == 2
+
+
+def test_plan_search_table_pools_runs_and_counts_a_candidate_once(tmp_path, monkeypatch):
+    """``plan_search table``: the candidates of a case from several runs pooled, one
+    measured in two runs counted once with its faster figure; the fastest that does not
+    spill past MAX_SPILL_BYTES chosen; a length the runs did not search keeps its entry."""
+    import json
+
+    from benchmarks import plan_search
+
+    rng = np.random.default_rng()
+    gb = {label: float(rng.uniform(2000, 3000)) for label in ("a", "b", "c")}
+    spill = {"a": 0, "b": 0, "c": plan_search.MAX_SPILL_BYTES + 8}
+    monkeypatch.setattr(plan_search, "spills", lambda k, M, N, d, ov: spill[ov["tag"]])
+
+    def run(labels, factor):
+        plans = [{"label": f"plan {x}", "overrides": {"tag": x, "warps": 4}, "status": "ok", "gbps": gb[x] * factor}
+                 for x in labels]
+        return {"device": "H200", "cases": [{"kernel": "softmax", "N": 4096, "dtype": "f32", "M": 64, "copy_gbps": 3900.0,
+                                             "plans": plans}]}
+    paths = []
+    for i, (labels, factor) in enumerate(((("a", "b", "c"), 1.0), (("b",), 1.5))):
+        paths.append(tmp_path / f"run{i}.json")
+        paths[-1].write_text(json.dumps(run(labels, factor)))
+    dest = tmp_path / "table.json"
+    old = {"N": 1024, "label": "kept", "ctas": 1}
+    dest.write_text(json.dumps({"plans": {"softmax": {"f32": [old]}}}))
+    assert plan_search.table([str(p) for p in paths], dest) == 0
+    entries = json.loads(dest.read_text())["plans"]["softmax"]["f32"]
+    assert entries[0] == old and len(entries) == 2
+    new = entries[1]
+    best = max(("a", gb["a"]), ("b", gb["b"] * 1.5), key=lambda kv: kv[1])  # "c" spills
+    assert new["candidates"] == 3 and new["label"] == f"plan {best[0]}" and new["gbps"] == round(best[1])
+    faster = [x for x in ("c",) if gb[x] > best[1]]
+    assert len(new.get("faster_but_spills", [])) == len(faster)
