@@ -157,13 +157,13 @@ def _plan(name: str, M: int, N: int, dtype: str, overrides) -> RowPlan:
     and measured plans (``add_rmsnorm`` RMSNorm's: ``PLANS_OF``). Cross-entropy's three
     kernels take the plan measured for the fused one (``LOSS_SEARCHED``, ``benchmarks.plan_search``) at the vocabularies it searched,
     on softmax's register budget: the same plan for all three, so that the loss alone and
-    the fused kernel give the same lse bits. argmax and argmin (``SELECTION``) take
-    logsumexp's plans, registers only: like it they read the row once and write one
-    value a row. Elsewhere they, and the other kernels, take
+    the fused kernel give the same lse bits. Elsewhere they, and the other kernels, take
     softmax's plan (one pass over the row with a little more), without its demand of
     several CTAs an SM (``per_sm``), which caps a thread's registers to what softmax
     needs: the fused kernel keeps more (the exponentials in f32 and dlogits' terms) and
-    would spill. ``ROW_KERNELS`` have one plan (``REDUCE_PLAN``), whatever the shape."""
+    would spill. argmax and argmin (``SELECTION``) take logsumexp's plans, registers
+    only: like logsumexp they read the row once and write one value a row.
+    ``ROW_KERNELS`` have one plan (``REDUCE_PLAN``), whatever the shape."""
     if name in SELECTION:
         return plan(M, N, dtype, "logsumexp", **{"shared": 0, **overrides})
     if name in KERNELS or name in PLANS_OF:
