@@ -15,15 +15,19 @@
   (``ceiling.read_times``: the fastest of its configurations), all in one
   process on the same inputs. Every implementation's indices must equal torch's (ties
   are likely in bf16: each takes the first) before it is timed, steady (input sets
-  rotated, ~10x the L2) and L2-flushed (``measure``). Read GB/s = M·N·itemsize / time;
+  rotated, ~10x the L2) and L2-flushed (``measure``); the fastest of each, with K.argmax,
+  torch and the pure read, are then timed steady again in turns, round by round
+  (``timing.interleaved``), and those are the figures compared. Read GB/s = M·N·itemsize / time;
   *% read* = ours over the pure read's.
 * Softmax at 4096x16384 (f32, bf16), one 1024-thread block per row: ``argmax_kernels.
   softmax_rows`` with the row's (max, sum of exp) combined by two cta-scope reductions
-  (two exchanges, two barriers) or by one combiner reduction of the pair; each checked
-  against float64 and timed steady; the time the packed exchange saves.
-* The library's ``K.softmax`` and ``K.logsumexp`` where their plan is a cluster
-  (``LIBRARY_PAIR``), built with the pair in two exchanges and in one (``pair``): the
-  same check and timing.
+  (two exchanges, two barriers) or by one combiner reduction of the pair (one exchange):
+  the warps' pairs, each warp's own by two named butterflies first (the library's form),
+  or the threads' pairs, the pair's combine in every butterfly step too; each checked
+  against float64 and timed steady, in turns; the time the library's form saves.
+* The library's ``K.softmax`` and ``K.logsumexp`` where their plan is a cluster, and where
+  it is one CTA of several warps (``LIBRARY_PAIR``), built with the pair in two exchanges
+  and in one (``pair``): the same check and timing.
 
 ``all_kernels()`` is what ``benchmarks.prepare`` compiles (run.py's preflight checks the
 cache holds it), ``check_generators(rng)`` runs small versions of every configuration in
@@ -55,10 +59,12 @@ TRITON = {4096: ((4096, 4), (4096, 8), (4096, 16), (1024, 4), (2048, 8)),
           16384: ((16384, 16), (16384, 32), (2048, 8), (4096, 8), (4096, 16)),
           65536: ((2048, 8), (4096, 8), (4096, 16), (8192, 16), (8192, 32))}
 SOFTMAX_SHAPE = (4096, 16384)
-# The library's kernels whose plan is a cluster at these shapes (kernel, M, N): the pair in
-# one exchange or two (``pair``; the default, ``RowPlan.packs_pair``: one, but for bf16 softmax).
+# The library's kernels (kernel, M, N) whose plan is a cluster (the first four) or one CTA
+# of several warps (the rest) at these shapes: the pair in one exchange or two (``pair``;
+# the default: ``RowPlan.packs_pair``).
 LIBRARY_PAIR = (("softmax", 1024, 65536), ("softmax", 64, 262144), ("logsumexp", 1024, 65536),
-                ("logsumexp", 64, 262144))
+                ("logsumexp", 64, 262144), ("softmax", 4096, 16384), ("logsumexp", 4096, 16384),
+                ("softmax", 16384, 4096), ("logsumexp", 16384, 4096))
 
 
 def candidates(M: int, N: int, dtype: str) -> list[ArgmaxConfig]:
@@ -76,11 +82,16 @@ def candidates(M: int, N: int, dtype: str) -> list[ArgmaxConfig]:
         out += [c, dataclasses.replace(c, F=True)]  # a warp reduction a chunk, or one a row
         if W > 1:  # and the warps' chunks interleaved: the block reads its row front to back
             out.append(dataclasses.replace(c, F=True, I=True))
+            if c.P:  # and, as Triton's loop over chunks, without the prefetch
+                out.append(dataclasses.replace(c, F=True, I=True, P=False))
     return out
 
 
 def softmax_configs(dtype: str) -> list[SoftmaxConfig]:
-    return [SoftmaxConfig(*SOFTMAX_SHAPE, dtype, packed) for packed in (False, True)]
+    """Two exchanges; one, the pair combined across the warps (the library's form); one, the
+    pair combined at every step (the lanes' butterfly too)."""
+    return [SoftmaxConfig(*SOFTMAX_SHAPE, dtype, packed, lanes) for packed, lanes in
+            ((False, False), (True, False), (True, True))]
 
 
 def all_kernels() -> dict[str, tuple[str, str]]:
@@ -163,7 +174,7 @@ def check_generators(rng, which=("argmax", "two", "packed")) -> int:
         if not np.array_equal(y, np.argmax(x, axis=1)):
             raise AssertionError(f"{c.name} [{c.label()}]: wrong in the interpreter: {y.tolist()}, "
                                  f"numpy {np.argmax(x, axis=1).tolist()}")
-    softmax = [c for d in DTYPES for c in softmax_configs(d) if ("packed" if c.packed else "two") in which]
+    softmax = [c for d in DTYPES for c in softmax_configs(d) if c.who.split("_")[0] in which]
     for c in softmax:
         for small_c in (dataclasses.replace(c, M=2, N=2048 if c.dtype == "f32" else 4096, W=4), dataclasses.replace(c, M=1)):
             _check_softmax(small_c, rng)
@@ -198,8 +209,8 @@ def _triton_argmax():
 
 
 def _sweep(cands, xs, ys, ok, log, what):
-    """Each of our candidates bound, checked with ``ok(y)`` and timed steady; the fastest
-    timed again: (ms, flushed ms, config, every label's ms)."""
+    """Each of our candidates bound, checked with ``ok(y)`` and timed steady: (the
+    fastest's launchers, its flushed ms, its config, every label's ms)."""
     import tile_mlir
     import torch
 
@@ -220,14 +231,17 @@ def _sweep(cands, xs, ys, ok, log, what):
     if not timed:
         raise AssertionError(f"{what}: no configuration gave the right result")
     _, best, bound = min(timed, key=lambda t: t[0])
-    return steady(bound), flushed(bound[0]), best, {c.label(): t for t, c, _ in timed}
+    return bound, flushed(bound[0]), best, {c.label(): t for t, c, _ in timed}
 
 
 def _case(M: int, N: int, dtype: str, log) -> dict:
-    """One shape and dtype: ours, the pure read, torch.argmax and Triton."""
+    """One shape and dtype: ours, the pure read, torch.argmax and Triton, each the fastest
+    of its configurations, then all five (K.argmax too) timed again in turns
+    (``timing.interleaved``): the figures compared."""
     import torch
 
     from .measure import ROTATE_BYTES, flushed, steady
+    from .timing import interleaved
 
     tdt = torch.float32 if dtype == "f32" else torch.bfloat16
     nbytes = M * N * (4 if dtype == "f32" else 2)
@@ -238,9 +252,11 @@ def _case(M: int, N: int, dtype: str, log) -> dict:
     row = {"M": M, "N": N, "dtype": dtype, "bytes": nbytes, "input_sets": nbuf, "ties": ties}
 
     ys = [torch.empty(M, device="cuda", dtype=torch.int32) for _ in range(nbuf)]
-    t, tf, cfg, cands = _sweep(candidates(M, N, dtype), xs, ys, lambda y: torch.equal(y.long(), ref), log, "tile-mlir argmax")
-    row |= {"ours_ms": t, "ours_flushed_ms": tf, "ours_cfg": cfg.label(), "ours_kernel": cfg.name, "ours_candidates": cands}
-    row["read_ms"], row["read_flushed_ms"], row["read_cfg"] = ceiling.read_times(xs)
+    ours, tf, cfg, cands = _sweep(candidates(M, N, dtype), xs, ys, lambda y: torch.equal(y.long(), ref), log,
+                                  "tile-mlir argmax")
+    row |= {"ours_flushed_ms": tf, "ours_cfg": cfg.label(), "ours_kernel": cfg.name, "ours_candidates": cands}
+    read, row["read_cfg"] = ceiling.fastest_read(xs)
+    row["read_flushed_ms"] = flushed(read[0])
 
     from tile_mlir import kernels as library  # K.argmax: the row on chip, one reduction a row
 
@@ -252,12 +268,12 @@ def _case(M: int, N: int, dtype: str, log) -> dict:
     torch.cuda.synchronize()
     if not torch.equal(y64[0], ref):
         raise AssertionError(f"K.argmax {M}x{N} {dtype}: wrong result")
-    row |= {"library_ms": steady(bound), "library_flushed_ms": flushed(bound[0]), "library_cfg": c.plan.label()}
-    log(f"  {M}x{N} {dtype}: K.argmax [{row['library_cfg']}] {row['library_ms'] * 1e3:8.1f} us")
+    library = bound
+    row |= {"library_flushed_ms": flushed(bound[0]), "library_cfg": c.plan.label()}
 
     assert torch.equal(torch.argmax(xs[0], dim=1), ref)
     torch_fns = [lambda x=x: torch.argmax(x, dim=1) for x in xs]
-    row["torch_ms"], row["torch_flushed_ms"] = steady(torch_fns), flushed(torch_fns[0])
+    row["torch_flushed_ms"] = flushed(torch_fns[0])
 
     kernel, tri = _triton_argmax(), []
     for block_n, warps in TRITON[N]:
@@ -276,8 +292,10 @@ def _case(M: int, N: int, dtype: str, log) -> dict:
     if not tri:
         raise AssertionError("triton: no configuration gave the right result")
     _, label, fns = min(tri, key=lambda t: t[0])
-    row |= {"triton_ms": steady(fns), "triton_flushed_ms": flushed(fns[0]), "triton_cfg": label,
-            "triton_candidates": {lb: t for t, lb, _ in tri}}
+    row |= {"triton_flushed_ms": flushed(fns[0]), "triton_cfg": label, "triton_candidates": {lb: t for t, lb, _ in tri}}
+    final = interleaved({"ours": ours, "triton": fns, "read": read, "library": library, "torch": torch_fns})
+    row |= {f"{who}_ms": t for who, t in final.items()}
+    row["timing"] = "interleaved"
 
     for mode in ("", "flushed_"):
         for who in ("ours", "read", "torch", "triton", "library"):
@@ -294,11 +312,14 @@ def _case(M: int, N: int, dtype: str, log) -> dict:
 
 
 def _softmax(dtype: str, log) -> dict:
-    """Both exchanges of ``softmax_configs(dtype)``: checked against float64, timed steady."""
+    """The kernels of ``softmax_configs(dtype)``: each checked against float64, then timed
+    steady in turns (``timing.interleaved``). ``saved`` is what the library's form of the
+    pair (``packed``) saves against two exchanges."""
     import tile_mlir
     import torch
 
-    from .measure import OPTIONS, ROTATE_BYTES, steady
+    from .measure import OPTIONS, ROTATE_BYTES
+    from .timing import interleaved
 
     M, N = SOFTMAX_SHAPE
     tdt = torch.float32 if dtype == "f32" else torch.bfloat16
@@ -307,7 +328,7 @@ def _softmax(dtype: str, log) -> dict:
     xs = [torch.randn(M, N, device="cuda", dtype=tdt) for _ in range(nbuf)]
     ys = [torch.empty_like(x) for x in xs]
     ref = torch.softmax(xs[0].double(), dim=1)
-    out = {"M": M, "N": N, "dtype": dtype}
+    out, groups = {"M": M, "N": N, "dtype": dtype, "timing": "interleaved"}, {}
     for c in softmax_configs(dtype):
         kern = tile_mlir.compile(softmax_rows(c), OPTIONS | {"fold": c.fold}, backend="cuda")[c.name]
         bound = [kern.bind(c.grid, c.block, x, y) for x, y in zip(xs, ys)]
@@ -315,18 +336,24 @@ def _softmax(dtype: str, log) -> dict:
         bound[0]()
         torch.cuda.synchronize()
         err = ((ys[0].double() - ref).norm() / ref.norm()).item()
-        who = "packed" if c.packed else "two"
         if not err < (1e-5 if dtype == "f32" else 4e-3):
             raise AssertionError(f"{c.name}: wrong result (relative error {err:.2e})")
-        out[f"{who}_ms"], out[f"{who}_kernel"], out[f"{who}_error"] = steady(bound), c.name, err
-    out["saved_us"] = 1e3 * (out["two_ms"] - out["packed_ms"])
-    out["saved_pct"] = 100 * (out["two_ms"] - out["packed_ms"]) / out["two_ms"]
-    for who in ("two", "packed"):
-        out[f"{who}_GBs"] = 2 * nbytes / out[f"{who}_ms"] / 1e6
+        groups[c.who] = bound
+        out[f"{c.who}_kernel"], out[f"{c.who}_error"] = c.name, err
+    for who, t in interleaved(groups).items():
+        out[f"{who}_ms"], out[f"{who}_GBs"] = t, 2 * nbytes / t / 1e6
+    _saved(out)
     log(f"  softmax {M}x{N} {dtype}, one 1024-thread block per row: two exchanges {1e3 * out['two_ms']:.1f} us "
-        f"({out['two_GBs']:.0f} GB/s), one packed exchange {1e3 * out['packed_ms']:.1f} us ({out['packed_GBs']:.0f} GB/s): "
+        f"({out['two_GBs']:.0f} GB/s), one, the pair across the warps {1e3 * out['packed_ms']:.1f} us "
+        f"({out['packed_GBs']:.0f} GB/s), one, the pair at every step {1e3 * out['packed_lanes_ms']:.1f} us: "
         f"saves {out['saved_us']:.1f} us ({out['saved_pct']:.1f}%)")
     return out
+
+
+def _saved(out: dict) -> None:
+    """What one exchange (``packed``) saves against two, in µs and %."""
+    out["saved_us"] = 1e3 * (out["two_ms"] - out["packed_ms"])
+    out["saved_pct"] = 100 * (out["two_ms"] - out["packed_ms"]) / out["two_ms"]
 
 
 def _library_pair(name: str, M: int, N: int, dtype: str, log) -> dict:
@@ -336,7 +363,8 @@ def _library_pair(name: str, M: int, N: int, dtype: str, log) -> dict:
 
     from tile_mlir import kernels as K
 
-    from .measure import ROTATE_BYTES, steady
+    from .measure import ROTATE_BYTES
+    from .timing import interleaved
 
     tdt = torch.float32 if dtype == "f32" else torch.bfloat16
     nbytes = M * N * (4 if dtype == "f32" else 2)
@@ -345,7 +373,7 @@ def _library_pair(name: str, M: int, N: int, dtype: str, log) -> dict:
     ys = [torch.empty_like(x) if name == "softmax" else torch.empty(M, device="cuda", dtype=tdt) for x in xs]
     ref = (torch.softmax if name == "softmax" else torch.logsumexp)(xs[0].double(), dim=1)
     written = nbytes if name == "softmax" else M * (4 if dtype == "f32" else 2)
-    out = {"kernel": name, "M": M, "N": N, "dtype": dtype}
+    out, groups = {"kernel": name, "M": M, "N": N, "dtype": dtype, "timing": "interleaved"}, {}
     for pair in (False, True):
         c = K.compiled(name, M, N, dtype, pair=pair)
         bound = [c.kernel.bind(c.grid, c.block, x, y, M) for x, y in zip(xs, ys)]
@@ -356,10 +384,10 @@ def _library_pair(name: str, M: int, N: int, dtype: str, log) -> dict:
         who = "packed" if pair else "two"
         if not err < (1e-5 if dtype == "f32" else 4e-3):
             raise AssertionError(f"K.{name} {M}x{N} {dtype} pair={pair}: wrong result (relative error {err:.2e})")
-        out[f"{who}_ms"], out[f"{who}_error"], out["plan"] = steady(bound), err, c.plan.label().rsplit(" ", 1)[0]
-        out[f"{who}_GBs"] = (nbytes + written) / out[f"{who}_ms"] / 1e6
-    out["saved_us"] = 1e3 * (out["two_ms"] - out["packed_ms"])
-    out["saved_pct"] = 100 * (out["two_ms"] - out["packed_ms"]) / out["two_ms"]
+        groups[who], out[f"{who}_error"], out["plan"] = bound, err, c.plan.label().rsplit(" ", 1)[0]
+    for who, t in interleaved(groups).items():
+        out[f"{who}_ms"], out[f"{who}_GBs"] = t, (nbytes + written) / t / 1e6
+    _saved(out)
     log(f"  K.{name} {M}x{N} {dtype} [{out['plan']}]: two exchanges {1e3 * out['two_ms']:.1f} us "
         f"({out['two_GBs']:.0f} GB/s), one packed exchange {1e3 * out['packed_ms']:.1f} us "
         f"({out['packed_GBs']:.0f} GB/s): saves {out['saved_us']:.1f} us ({out['saved_pct']:.1f}%)")

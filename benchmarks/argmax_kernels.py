@@ -287,12 +287,15 @@ def _tail(c: ArgmaxConfig, lay: dict, best: str, bestcol: str) -> tuple[str, lis
 class SoftmaxConfig:
     """Softmax of M x N ``dtype`` rows, one block of W warps per row, the row in its
     registers (``tile_mlir.kernels.plan.plan(M, N, dtype, warps=W)``: one chunk); ``packed``: one combiner
-    reduction of (max, sum), else two named ones."""
+    reduction of (max, sum) across the warps, each warp's own pair by two named warp reductions
+    first (the library's form, ``forward.row_max_sum``), and with ``lanes`` the pair's combine in
+    the lanes' butterfly too; else two named cta-scope reductions."""
 
     M: int
     N: int
     dtype: str
     packed: bool
+    lanes: bool = False
     W: int = 32
     fold: str = "tree"  # the compile option: with tree, the lanes fold the warps' partials together
 
@@ -305,10 +308,16 @@ class SoftmaxConfig:
 
     @property
     def name(self) -> str:
-        return f"softmax_{'packed' if self.packed else 'two'}_{self.dtype}_{self.M}x{self.N}_w{self.W}"
+        return f"softmax_{self.who}_{self.dtype}_{self.M}x{self.N}_w{self.W}"
+
+    @property
+    def who(self) -> str:
+        """``two``, ``packed`` or ``packed_lanes``: the results' key."""
+        return "two" if not self.packed else "packed_lanes" if self.lanes else "packed"
 
     def label(self) -> str:
-        return f"{'one exchange (max, sum)' if self.packed else 'two exchanges (max, then sum)'}, W{self.W}"
+        return {"two": "two exchanges (max, then sum)", "packed": "one exchange (max, sum) across the warps",
+                "packed_lanes": "one exchange (max, sum), combined at every step"}[self.who] + f", W{self.W}"
 
     @property
     def grid(self) -> int:
@@ -345,10 +354,27 @@ def softmax_rows(c: SoftmaxConfig) -> str:
     attrs = ['exec_scope = "cta"', "axes = array<i64: 1>", f'src_layout = #tile.layout<"{lay["PARTIALS"]}">',
              f'dst_layout = #tile.layout<"{lay["RESULT"]}">']
     func: list[str] = []
-    if c.packed:
+    if c.packed and c.lanes:
         op, func = combiner_reduce(f"{c.name}_pair", ["%qm", "%qs", "%pm", "%ps"], attrs, [one] * 4, ("f32", "f32"),
                                    PAIR_BODY, ("%pM", "%pS"))
         exchange = (f"{ind}memref.store %m, %pm[%c0] : {one}\n{ind}memref.store %s, %ps[%c0] : {one}\n"
+                    + "".join(f"{ind}{line}\n" for line in op)
+                    + f"{ind}%M = memref.load %qm[%c0] : {one}\n{ind}%S = memref.load %qs[%c0] : {one}\n"
+                    f"{ind}%none = arith.cmpf oeq, %M, %ninf : f32\n{ind}%A = arith.select %none, %zero, %M : f32\n")
+    elif c.packed:  # each warp's (max, sum) by named warp reductions, then the pair across the warps
+        lanes = ['exec_scope = "cta"', "axes = array<i64: 2>", f'src_layout = #tile.layout<"{lay["LANES"]}">',
+                 f'dst_layout = #tile.layout<"{lay["WARPS"]}">']
+        warps = ['exec_scope = "cta"', "axes = array<i64: 1>", f'src_layout = #tile.layout<"{lay["WARPS"]}">',
+                 f'dst_layout = #tile.layout<"{lay["RESULT"]}">']
+        op, func = combiner_reduce(f"{c.name}_pair", ["%qm", "%qs", "%wm", "%ws"], warps, [one] * 4, ("f32", "f32"),
+                                   PAIR_BODY, ("%pM", "%pS"))
+        exchange = (f"{ind}memref.store %m, %pm[%c0] : {one}\n"
+                    f'{ind}"tile.reduce"(%wm, %pm) {{kind = "maximum", {", ".join(lanes)}}} : ({one}, {one}) -> ()\n'
+                    f"{ind}%mw = memref.load %wm[%c0] : {one}\n{ind}%nonew = arith.cmpf oeq, %mw, %ninf : f32\n"
+                    f"{ind}%aw = arith.select %nonew, %zero, %mw : f32\n{ind}%dw = arith.subf %m, %aw : f32\n"
+                    f"{ind}%dw2 = arith.mulf %dw, %log2e : f32\n{ind}%ew = math.exp2 %dw2 : f32\n"
+                    f"{ind}%tw = arith.mulf %s, %ew : f32\n{ind}memref.store %tw, %ps[%c0] : {one}\n"
+                    f'{ind}"tile.reduce"(%ws, %ps) {{kind = "sum", {", ".join(lanes)}}} : ({one}, {one}) -> ()\n'
                     + "".join(f"{ind}{line}\n" for line in op)
                     + f"{ind}%M = memref.load %qm[%c0] : {one}\n{ind}%S = memref.load %qs[%c0] : {one}\n"
                     f"{ind}%none = arith.cmpf oeq, %M, %ninf : f32\n{ind}%A = arith.select %none, %zero, %M : f32\n")
@@ -378,6 +404,8 @@ def softmax_rows(c: SoftmaxConfig) -> str:
       %ps = memref.alloca() : {one}
       %qm = memref.alloca() : {one}
       %qs = memref.alloca() : {one}
+      %wm = memref.alloca() : {one}
+      %ws = memref.alloca() : {one}
       "tile.copy"(%x, %X, %row, %c0) {{exec_scope = "cta", layout = #tile.layout<"{lay["ROWS"]}">, padding = {NEG_INF[T]} : {T}}}
         : ({tile}, !X, index, index) -> ()
       // this thread's max m and sum s of exp(x - a), a = m (0 when m is -inf)

@@ -102,10 +102,19 @@ def read_times(xs) -> tuple[float, float, str]:
     all of ``xs``), then timed again steady and L2-flushed; (ms, ms, its configuration)."""
     from .timing import flushed, steady
 
+    fns, cfg = fastest_read(xs)
+    return steady(fns), flushed(fns[0]), cfg
+
+
+def fastest_read(xs) -> tuple[list, str]:
+    """The launchers (one per tensor of ``xs``) of the fastest of ``CONFIGS`` (steady, on all
+    of ``xs``), and its configuration."""
+    from .timing import steady
+
     timed = []
     for cfg in CONFIGS:
         fns = [launcher(x, cfg) for x in xs]
         timed.append((steady(fns, target_ms=10.0, repeat=3), cfg, fns))
     _, cfg, fns = min(timed, key=lambda t: t[0])
-    return steady(fns), flushed(fns[0]), label(cfg)
+    return fns, label(cfg)
 

@@ -39,6 +39,7 @@ from .vocab import (
     ARG_KINDS,
     CTA_BITS_BASE,
     DTYPES,
+    FOLDS,
     LANE_BITS,
     MAX_REGISTERS,
     REDUCE_ATTRIBUTES,
@@ -90,6 +91,7 @@ class ReduceInfo:
     dsts: tuple[Operand, ...] = ()
     srcs: tuple[Operand, ...] = ()
     combiner: str | None = None
+    fold: str | None = None  # the op's own ``fold``, over the pass option's
 
     @property
     def named(self) -> bool:
@@ -433,6 +435,9 @@ def _analyze_op(op) -> Analysis:
     axes_attr = _attr(op, "axes", ir.DenseI64ArrayAttr, "array<i64: ...>", errors)
     accum_attr = _attr(op, "accum", ir.BoolAttr, "a bool (true or false)", errors)
     dispatch_attr = _attr(op, "dispatch", ir.StringAttr, "a string (a variant name)", errors)
+    fold_attr = _attr(op, "fold", ir.StringAttr, f"a string ({' or '.join(FOLDS)})", errors)
+    if fold_attr is not None and fold_attr.value not in FOLDS:
+        errors.append(f"fold: expected {' or '.join(map(repr, FOLDS))}, got {fold_attr.value!r}")
     if errors:
         return out
 
@@ -495,6 +500,7 @@ def _analyze_op(op) -> Analysis:
         dsts=dsts,
         srcs=srcs,
         combiner=how.combiner,
+        fold=fold_attr.value if fold_attr is not None else None,
     )
     return out
 

@@ -65,6 +65,7 @@ def reduce(
     exec_scope: str,
     axes: Sequence[int] | None = None,
     accum: bool | None = None,
+    fold: str | None = None,
     src_layout=None,
     dst_layout=None,
     dispatch: str | None = None,
@@ -89,7 +90,7 @@ def reduce(
         name = combine if isinstance(combine, str) else _combiner(combine, dsts, loc, ip)
         combiner = ir.FlatSymbolRefAttr.get(name)
     attributes = {"kind": kind, "combiner": combiner, "exec_scope": exec_scope, "axes": axes, "accum": accum,
-                  "src_layout": src_layout, "dst_layout": dst_layout, "dispatch": dispatch}
+                  "fold": fold, "src_layout": src_layout, "dst_layout": dst_layout, "dispatch": dispatch}
     op_name = reduce_op_name(len(srcs)) if combine is not None else "tile.reduce"
     return _create(op_name, [*dsts, *srcs], attributes, None, loc, ip)
 

@@ -42,7 +42,7 @@ DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i32": 4, "i64": 8}
 
 # Every attribute tile.reduce knows (the dialect declares the required ones; the
 # optional ones cannot be declared in IRDL, so tile-verify checks them).
-REDUCE_ATTRIBUTES = ("kind", "combiner", "exec_scope", "axes", "accum", "src_layout", "dst_layout", "dispatch")
+REDUCE_ATTRIBUTES = ("kind", "combiner", "exec_scope", "axes", "accum", "fold", "src_layout", "dst_layout", "dispatch")
 
 
 def reduce_operand_roles(count: int, kind: str | None = None) -> tuple[str, ...]:

@@ -50,7 +50,7 @@ func.func @typo_dispatch(%d: memref<1xf32, #gpu.address_space<private>>, %s: mem
 
 // An attribute far from every known name lists them all.
 func.func @unknown_far(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
-  // expected-error @+1 {{unknown attribute 'frobnicate' (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch)}}
+  // expected-error @+1 {{unknown attribute 'frobnicate' (tile.reduce takes: kind, combiner, exec_scope, axes, accum, fold, src_layout, dst_layout, dispatch)}}
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", frobnicate = 1} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }
@@ -88,5 +88,23 @@ func.func @wrong_type_src_layout(%d: memref<1xf32, #gpu.address_space<private>>,
 func.func @wrong_type_dispatch(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   // expected-error @+1 {{dispatch: expected a string (a variant name), got 1 : i64}}
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", dispatch = 1} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// fold of the wrong type.
+func.func @wrong_type_fold(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{fold: expected a string (linear or tree), got 1 : i64}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", fold = 1} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+// A fold that is neither linear nor tree.
+func.func @unknown_fold(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
+  // expected-error @+1 {{fold: expected 'linear' or 'tree', got 'pairwise'}}
+  "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", fold = "pairwise"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
 }

@@ -131,8 +131,9 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// One reduced lane bit for 4 CTAs: too few lanes to share the pushes, so one thread per
-// CTA (no reduced, replica or warp bit set) pushes to the 4 CTAs, constant ranks.
+// One reduced lane bit for 4 CTAs, the other lane bits kept (16 elements): too few lanes
+// hold one partial to share the pushes, so one thread per kept element (lane bit 0 clear)
+// pushes to the 4 CTAs, constant ranks.
 // CHECK-LABEL: gpu.func @few_lanes
 // CHECK:       scf.if
 // CHECK:         nvvm.mapa %{{.*}}, %c0_i32{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
@@ -148,6 +149,31 @@ module attributes {gpu.container_module} {
 module attributes {gpu.container_module} {
   gpu.module @k [#nvvm.target<chip = "sm_90a">] {
     gpu.func @few_lanes(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<1xf32, #gpu.address_space<private>>) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+      "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "cluster", axes = array<i64: 0>,
+          src_layout = #tile.layout<"S[((4, 2), 16) : ((1@cta_in_cluster, 1@laneid), 2@laneid)]">,
+          dst_layout = #tile.layout<"S[16 : 2@laneid] + R[(2, 4) : (1@laneid, 1@cta_in_cluster)]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// One reduced lane bit and four replica lane bits for 4 CTAs: the lanes hold the same
+// partial, so they share the pushes: lanes 0-3 (the low two of those bits) each push to
+// one CTA, the rank from the lane.
+// CHECK-LABEL: gpu.func @replica_lanes
+// CHECK:       %[[LANES:.*]] = arith.constant 28 : index
+// CHECK:       arith.andi %{{.*}}, %[[LANES]] : index
+// CHECK:       scf.if
+// CHECK-NOT:     nvvm.mbarrier.arrive
+// CHECK:         nvvm.mapa %{{.*}}, %{{[0-9]+}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK:         nvvm.mbarrier.arrive
+// CHECK-NOT:     nvvm.mbarrier.arrive
+// CHECK:       scf.while
+module attributes {gpu.container_module} {
+  gpu.module @k [#nvvm.target<chip = "sm_90a">] {
+    gpu.func @replica_lanes(%dst: memref<1xf32, #gpu.address_space<private>>, %src: memref<1xf32, #gpu.address_space<private>>) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
       "tile.reduce"(%dst, %src) {kind = "sum", exec_scope = "cluster", axes = array<i64: 0>,
           src_layout = #tile.layout<"S[((4, 2)) : ((1@cta_in_cluster, 1@laneid))] + R[16 : 2@laneid]">,
           dst_layout = #tile.layout<"S[1 : 1] + R[(32, 4) : (1@laneid, 1@cta_in_cluster)]">} : (memref<1xf32, #gpu.address_space<private>>, memref<1xf32, #gpu.address_space<private>>) -> ()

@@ -24,7 +24,7 @@ def test_every_argmax_kernel_in_the_interpreter():
     """Needs kind = "argmax" and combiner reductions (issue 17)."""
     assert not A.unsupported(), A.unsupported()
     ran = A.check_generators(np.random.default_rng())
-    assert ran == len(A.check_configs()) + 8 and ran >= 30
+    assert ran == len(A.check_configs()) + 12 and ran >= 30  # 3 softmax kernels x 2 dtypes x 2 sizes
 
 
 def test_the_two_exchange_softmax_in_the_interpreter():
@@ -57,8 +57,12 @@ def test_the_kernels_say_what_the_section_measures():
     assert f"%cSTRIDE = arith.constant {f.CW} : index" in lanes and f"%cFIRST = arith.constant {f.SEG} : index" in lanes
     assert 'kind = "argmax", exec_scope = "cta"' not in sweep
     assert sweep.count(f'combiner = @{i.name}_pick_warps, exec_scope = "cta"') == 1
-    two, packed = (AK.softmax_rows(c) for c in A.softmax_configs("f32"))
-    assert two.count('"tile.reduce') == 2 and packed.count('"tile.reduce') == 1  # tile.reduce2 in the func form
+    two, packed, lanes = (AK.softmax_rows(c) for c in A.softmax_configs("f32"))
+    assert two.count('"tile.reduce') == 2 and lanes.count('"tile.reduce') == 1  # tile.reduce2 in the func form
+    # the library's form: each warp's max and sum over its lanes (named, no exchange), then
+    # one combiner reduction of the warps' pairs
+    assert packed.count('"tile.reduce"(') == 2 and packed.count('"tile.reduce2"(') == 1
+    assert packed.count('exec_scope = "cta", axes = array<i64: 2>') == 2 and "R[32 : 1@laneid]" in packed
     assert "known_block_size = array<i32: 1024, 1, 1>" in packed
 
 
@@ -109,7 +113,7 @@ def test_the_gpu_section_runs_on_stand_ins(monkeypatch):
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import faketorch
 
-    from benchmarks import measure
+    from benchmarks import measure, timing
 
     faketorch.install(monkeypatch)
     monkeypatch.setattr(A, "unsupported", lambda: None)
@@ -121,9 +125,11 @@ def test_the_gpu_section_runs_on_stand_ins(monkeypatch):
     times = iter(np.linspace(1.0, 2.0, 1000))  # a different time for every timing
     monkeypatch.setattr(measure, "steady", lambda fns, **kw: (fns[0](), next(times))[1])
     monkeypatch.setattr(measure, "flushed", lambda fn: (fn(), next(times))[1])
-    monkeypatch.setattr(A.ceiling, "read_times", lambda xs: (0.5, 0.6, "the read kernel"))
+    monkeypatch.setattr(A.ceiling, "fastest_read", lambda xs: ([lambda: None], "the read kernel"))
+    monkeypatch.setattr(timing, "interleaved", lambda groups: {who: (fns[0](), next(times))[1] for who, fns in groups.items()})
     out = A.bench_argmax(deadline=None)
     assert len(out["rows"]) == 6 and len(out["softmax"]) == 2
+    assert all(s["two_ms"] > 0 and s["packed_ms"] > 0 and s["packed_lanes_ms"] > 0 for s in out["softmax"])
     # the library's kernels, each with the pair in two exchanges and in one, checked and timed
     assert [(p["kernel"], p["dtype"]) for p in out["library_pair"]] == [
         ("softmax", "f32"), ("logsumexp", "f32"), ("softmax", "bf16"), ("logsumexp", "bf16")]
@@ -135,5 +141,5 @@ def test_the_gpu_section_runs_on_stand_ins(monkeypatch):
     keys = {t["key"] for t in report.targets(results)}
     assert {"argmax-64x4096", "argmax-16x16384", "argmax-4x65536", "softmax-packed-f32", "softmax-packed-bf16",
             "pair-softmax-2x20000-f32", "pair-logsumexp-2x20000-bf16"} <= keys
-    assert len(A.reported_kernels(results)) == 6 + 4
+    assert len(A.reported_kernels(results)) == 6 + 6
     assert "## 7. Argmax over rows" in "\n".join(report_argmax.markdown(results, {}, {}))

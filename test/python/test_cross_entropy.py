@@ -299,11 +299,13 @@ def test_ptx_reads_the_logits_once_in_vectors_and_does_not_spill(name, M, V, dty
     stores = re.findall(r"st\.global\.(v4\.b32|b32)", ptx)
     stats, rows = (name != "cross_entropy_backward"), (name != "cross_entropy")
     assert sorted(stores) == ["b32"] * 2 * stats + ["v4.b32"] * p.C * rows
-    # over a cluster the forward's (max, sum) pair is one combiner reduction, whose combine
-    # adds one a butterfly step and one a warp and CTA partial after the first; the loss
-    # alone then has no use for exp(m - A)
+    # over a cluster the forward's (max, sum) pair is each warp's by two named butterflies
+    # (one exponential: a lane's sum rescaled to its warp's max), then one combiner reduction
+    # of the warps' pairs, whose combine adds one exponential a level of the warps' tree (the
+    # lanes share it: fold = "tree") and one a CTA partial after the first; the loss alone
+    # then has no use for exp(m - A)
     packed = name != "cross_entropy_backward" and p.packs_pair(writes_row=True)
-    combines = 5 + (p.W - 1) + (p.CL - 1) - (name == "cross_entropy") if packed else 0
+    combines = 1 + (p.W.bit_length() - 1) + (p.CL - 1) - (name == "cross_entropy") if packed else 0
     assert ptx.count("ex2.approx") == p.E + (2 if name != "cross_entropy_backward" else 0) + combines
     assert ".local" not in ptx
     if shutil.which("ptxas"):

@@ -22,11 +22,11 @@ def _module(reduces: list[tuple[str, str, str, str, str]]) -> str:
     return f"func.func @f({args}) {{\n" + "\n".join(lines) + "\n  return\n}\n"
 
 
-def _lower(text: str) -> str:
+def _lower(text: str, **options) -> str:
     with make_context():
         module = ir.Module.parse(text)
         pm = PassManager()
-        add_pass(pm, "tile-lower-reduction")
+        add_pass(pm, "tile-lower-reduction", **options)
         pm.run(module.operation)
         return module.operation.get_asm(enable_debug_info=True)
 
@@ -94,3 +94,13 @@ def test_a_target_llvm_cannot_build_for_is_one_error_at_its_gpu_module():
         assert [(str(d.where), d.message.split(";")[0]) for d in sink.kept] == [
             ("k.mlir:1:1", "'gpu.module' op LLVM's NVPTX backend knows no chip sm_99")]
         assert str(module).count('"tile.reduce"') == 2
+
+
+def test_an_ops_own_fold_wins_over_the_pass_option():
+    """``fold`` on the op orders that op's fold as the pass option would, whatever the
+    option says: the same lowering as the option, and not the other order's."""
+    sum4 = 'kind = "sum", exec_scope = "thread", axes = array<i64: 0>'
+    own = {f: _body(_lower(_module([("x", "y", R1, R4, f'{sum4}, fold = "{f}"')]), fold=other))
+           for f, other in (("tree", "linear"), ("linear", "tree"))}
+    by_option = {f: _body(_lower(_module([("x", "y", R1, R4, sum4)]), fold=f)) for f in ("tree", "linear")}
+    assert own == by_option and by_option["tree"] != by_option["linear"]

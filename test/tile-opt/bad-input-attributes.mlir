@@ -43,7 +43,7 @@ func.func @scope(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf3
 // -----
 
 // A misspelled axes.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'axess'; did you mean 'axes'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'axess'; did you mean 'axes'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, fold, src_layout, dst_layout, dispatch){{$}}
 func.func @axess(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", axess = array<i64: 0>} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -52,7 +52,7 @@ func.func @axess(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf3
 // -----
 
 // A misspelled accum.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'accumulate'; did you mean 'accum'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'accumulate'; did you mean 'accum'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, fold, src_layout, dst_layout, dispatch){{$}}
 func.func @accumulate(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", accumulate = true} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -61,7 +61,7 @@ func.func @accumulate(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 // -----
 
 // A misspelled src_layout.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'srclayout'; did you mean 'src_layout'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'srclayout'; did you mean 'src_layout'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, fold, src_layout, dst_layout, dispatch){{$}}
 func.func @srclayout(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", srclayout = #tile.layout<"S[4]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -70,7 +70,7 @@ func.func @srclayout(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<
 // -----
 
 // A misspelled dst_layout, quoted.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'dst-layout'; did you mean 'dst_layout'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'dst-layout'; did you mean 'dst_layout'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, fold, src_layout, dst_layout, dispatch){{$}}
 func.func @dst_dash_layout(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", "dst-layout" = #tile.layout<"S[1]">} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -79,7 +79,7 @@ func.func @dst_dash_layout(%d: memref<1xf32, #gpu.address_space<private>>, %s: m
 // -----
 
 // A misspelled dispatch.
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'dispatcher'; did you mean 'dispatch'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'dispatcher'; did you mean 'dispatch'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, fold, src_layout, dst_layout, dispatch){{$}}
 func.func @dispatcher(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", dispatcher = "local"} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return
@@ -88,8 +88,8 @@ func.func @dispatcher(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref
 // -----
 
 // Two misspellings: each is named.
-// CHECK: bad-input-attributes.mlir:[[@LINE+3]]:3: error: 'tile.reduce' op unknown attribute 'acum'; did you mean 'accum'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
-// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'axis'; did you mean 'axes'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, src_layout, dst_layout, dispatch){{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+3]]:3: error: 'tile.reduce' op unknown attribute 'acum'; did you mean 'accum'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, fold, src_layout, dst_layout, dispatch){{$}}
+// CHECK: bad-input-attributes.mlir:[[@LINE+2]]:3: error: 'tile.reduce' op unknown attribute 'axis'; did you mean 'axes'? (tile.reduce takes: kind, combiner, exec_scope, axes, accum, fold, src_layout, dst_layout, dispatch){{$}}
 func.func @two_typos(%d: memref<1xf32, #gpu.address_space<private>>, %s: memref<4xf32, #gpu.address_space<private>>) {
   "tile.reduce"(%d, %s) {kind = "sum", exec_scope = "thread", acum = true, axis = array<i64: 0>} : (memref<1xf32, #gpu.address_space<private>>, memref<4xf32, #gpu.address_space<private>>) -> ()
   return

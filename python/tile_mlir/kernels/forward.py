@@ -85,19 +85,29 @@ def row_max_sum(r: Rows, m, s, shift_zero, writes_row: bool = False):
     """The row's (A, S), and exp(m - A), from each thread's max m and sum s.
 
     Where the plan packs the pair (``RowPlan.packs_pair``: over a cluster, but for a bf16
-    kernel that ``writes_row`` after): one combiner reduction of the (m, s) pairs
-    (``online_softmax``), so the pair crosses the CTAs in one exchange; S is then the sum
-    of exp(x - max), which is the sum of exp(x - A) wherever it matters (A is the max,
+    kernel that ``writes_row`` after): each warp first takes its own pair by two named
+    butterflies over its lanes, the max, then the sum of s · exp(m - a) (a: that max, or 0
+    where ``shift_zero``), with no exchange; then one combiner reduction of the warps'
+    pairs (``online_softmax``), so the pair crosses the warps and CTAs in one exchange and
+    the combine, an exponential and a dozen instructions, runs only after it, not in every
+    butterfly step (QuACK's ``online_softmax_reduce`` splits it the same way). S is then the
+    sum of exp(x - max), which is the sum of exp(x - A) wherever it matters (A is the max,
     or 0 where ``shift_zero``: a row of -inf, where S is 0 either way; logsumexp's
     infinite max, where S is infinite either way). Otherwise two reductions over the
     row's threads, the max, then the sum of s · exp(m - A) (m, not the shift a: a thread
     of only -inf, padding included, has a = 0, s = 0 and exp(m - A) = 0, where
     exp(a - A) would overflow for a row far below 0)."""
     pair = r.p.packs_pair(writes_row)
-    top, S = r.reduce_pair(m, s, online_softmax) if pair else (r.reduce(m, "maximum"), None)
+    reduce = r.reduce_lanes if pair else r.reduce  # the pair: each warp's first, no exchange
+    top = reduce(m, "maximum")
     A = arith.select(shift_zero(top), r.f32(0.0), top)
     rescale = r.exp(m, A)
-    return A, S if pair else r.reduce(arith.mulf(s, rescale), "sum"), rescale
+    S = reduce(arith.mulf(s, rescale), "sum")
+    if pair:  # then the warps' pairs in one combiner reduction: one exchange
+        top, S = r.reduce_many([top, S], online_softmax, per_warp=True)
+        A = arith.select(shift_zero(top), r.f32(0.0), top)
+        rescale = r.exp(m, A)
+    return A, S, rescale
 
 
 def online_softmax(left, right):

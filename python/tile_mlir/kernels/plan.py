@@ -266,7 +266,10 @@ class RowPlan:
         columns of a weight vector, replicated over the R rows), PARTIALS (one value per
         thread, the CL·W·32 of a row along dim 1; cluster scope with CL > 1), RESULT (one
         value per row, held by each of the row's threads) and ROW (RESULT as one CTA
-        sees it: what a CTA stores)."""
+        sees it: what a CTA stores). Where a row spans several warps: LANES (PARTIALS as
+        R x CL·W x 32, the lanes on dim 2) and WARPS (one value per warp of a row, held by
+        each of its lanes), so that a reduction over LANES' dim 2 leaves WARPS, and one
+        over WARPS' dim 1 leaves RESULT."""
         R, W, C, V, CL = self.R, self.W, self.C, self.V, self.CL
         warps = [(W, "1@warpid")] if W > 1 else []
         ctas = [(CL, "1@cta_in_cluster")] if CL > 1 else []
@@ -279,13 +282,18 @@ class RowPlan:
         lane = [(WARP_SIZE, "1@laneid")]
         (ce, cs), (te, ts) = modes(cols), modes(ctas + warps + lane)
         (le, ls), (oe, os_) = modes(lane + warps + ctas), modes(lane + warps)
-        return {
+        out = {
             "ROWS": f"S[({R}, {ce}) : ({row}, {cs})]",
             "WEIGHTS": f"S[({ce}) : ({cs})]" + (f" + R[{R} : {W}@warpid]" if R > 1 else ""),
             "PARTIALS": f"S[({R}, {te}) : ({row}, {ts})]",
             "RESULT": f"S[{R} : {row}] + R[{le} : {ls}]",
             "ROW": f"S[{R} : {row}] + R[{oe} : {os_}]",
         }
+        if ctas or warps:
+            ge, gs = modes(ctas + warps)
+            out["LANES"] = f"S[({R}, {ge}, {WARP_SIZE}) : ({row}, {gs}, 1@laneid)]"
+            out["WARPS"] = f"S[({R}, {ge}) : ({row}, {gs})] + R[{WARP_SIZE} : 1@laneid]"
+        return out
 
 
 def plan(M: int, N: int, dtype: str = "f32", kernel: str | None = None, *, ctas: int | None = None,

@@ -280,30 +280,53 @@ class Rows:
     def reduce(self, value, kind: str):
         """``value`` (one f32 per thread) reduced over the row's threads: every thread of
         the row gets the result."""
+        return self._reduce(value, kind, "PARTIALS", "RESULT", 1)
+
+    def reduce_lanes(self, value, kind: str):
+        """``value`` (one f32 per thread) reduced over each warp's lanes: every lane gets
+        its warp's result (the WARPS layout), a butterfly with no exchange; where a row is
+        one warp, the row's (``reduce``)."""
+        if "WARPS" not in self.layout:
+            return self.reduce(value, kind)
+        return self._reduce(value, kind, "LANES", "WARPS", 2)
+
+    def _reduce(self, value, kind: str, src: str, dst: str, axis: int):
         k = self.k
         k.store(value, self._one, [0])
-        ops.reduce(self._all, self._one, kind=kind, exec_scope="cluster" if self.p.CL > 1 else "cta", axes=[1],
-                   src_layout=self.layout["PARTIALS"], dst_layout=self.layout["RESULT"])
+        ops.reduce(self._all, self._one, kind=kind, exec_scope=self._scope, axes=[axis],
+                   src_layout=self.layout[src], dst_layout=self.layout[dst])
         return k.load(self._all, [0])
+
+    @property
+    def _scope(self) -> str:
+        return "cluster" if self.p.CL > 1 else "cta"
 
     def reduce_pair(self, a, b, combine):
         """The pairs (``a``, ``b``) (two f32 per thread) folded over the row's threads by
         ``combine``: ``reduce_many`` of two."""
         return self.reduce_many([a, b], combine)
 
-    def reduce_many(self, values, combine):
+    def reduce_many(self, values, combine, *, per_warp: bool = False):
         """The tuples ``values`` (f32, one each per thread) folded over the row's threads by
         ``combine`` (``ops.reduce``'s callable): one combiner reduction, so one exchange
         through scratch and, in a cluster, one through distributed shared memory, where a
-        ``reduce`` a value takes one each. Every thread of the row gets the tuple."""
+        ``reduce`` a value takes one each. Every thread of the row gets the tuple.
+        ``per_warp``: the values are the warps' (``reduce_lanes``' results, the WARPS
+        layout), folded over the row's warps and CTAs, so the combine runs only after the
+        exchange, not in the lanes' butterfly; where a row is one warp, they are the row's
+        already and come back as they are."""
         k, n = self.k, len(values)
+        if per_warp and "WARPS" not in self.layout:
+            return tuple(values)
         if n > len(self._ones):
             raise BuildError(f"a combiner reduction of {n} values needs row_kernel(..., operands={n})")
         for value, one in zip(values, self._ones):
             k.store(value, one, [0])
-        ops.reduce(self._alls[:n], self._ones[:n], combine=combine,
-                   exec_scope="cluster" if self.p.CL > 1 else "cta", axes=[1],
-                   src_layout=self.layout["PARTIALS"], dst_layout=self.layout["RESULT"])
+        # the warps' tuples folded pairwise, the lanes of each warp sharing the tree
+        # (``fold = "tree"``): log2(W) combines a thread, not W - 1 (docs/lowering-cross-warp.md)
+        ops.reduce(self._alls[:n], self._ones[:n], combine=combine, exec_scope=self._scope, axes=[1],
+                   fold="tree" if per_warp else None,
+                   src_layout=self.layout["WARPS" if per_warp else "PARTIALS"], dst_layout=self.layout["RESULT"])
         return tuple(k.load(a, [0]) for a in self._alls[:n])
 
     # --- memory -----------------------------------------------------------------------

@@ -17,9 +17,10 @@ the kept elements of a CTA:
    CTA of the group, itself included (``nvvm.mapa`` + ``llvm.store``: PTX
    ``st.shared::cluster``), ``m`` the pushing CTA's place in its group; then an arrive
    on that CTA's mbarrier ``q`` (``nvvm.mbarrier.arrive``, release at cluster scope: the
-   stores before it are visible to whoever sees the phase complete). Where the op reduces
-   at least ``log2 G`` lane bits, the lanes share the pushes, one target each; otherwise
-   one thread per kept element pushes to all ``G``;
+   stores before it are visible to whoever sees the phase complete). Where at least
+   ``log2 G`` lane bits are reduced or replica bits (lanes that hold the same partial), the
+   lanes share the pushes, one target each; otherwise one thread per kept element pushes
+   to all ``G``;
 4. **wait**: every thread waits until its CTA's mbarrier ``q`` completes the run's phase
    (``nvvm.mbarrier.try_wait`` on the phase's parity, acquire at cluster scope, in an
    ``scf.while``): ``G x K`` arrivals, one per pushing thread of the group;
@@ -49,7 +50,7 @@ from __future__ import annotations
 from mlir.dialects import arith, gpu, llvm, memref, nvvm, scf
 
 from ..ir import ir
-from ..vocab import CTA_BITS_BASE
+from ..vocab import CTA_BITS_BASE, LANE_BITS
 from . import emit
 from .cluster import SHARED_CLUSTER, _pointer, _ranks, _shared_pointer, cluster_applies, emit_in_ctas
 from .combiner import Words
@@ -91,8 +92,8 @@ def _emit(plan: Plan, dsts, srcs, site: Site, block) -> None:
 def _push_and_fold(plan: Plan, partials, site: Site, block, threads: int, replica, phases: int):
     """Steps 3-5 of the module docstring; returns the folded partials, one per dst slot."""
     info = plan.info
-    lanes = list(info.reduced_lane_bits)
-    in_cta = (*lanes, *info.reduced_warp_bits, *replica)
+    in_cta = (*info.reduced_lane_bits, *info.reduced_warp_bits, *replica)
+    lanes = sorted(b for b in in_cta if b < LANE_BITS)  # lanes that hold the same partial
     k_bits = [b for b in range((threads - 1).bit_length()) if b not in in_cta]
     cta_bits = [b - CTA_BITS_BASE for b in info.reduced_cta_bits]
     words = Words(plan.combiner.types)

@@ -430,7 +430,7 @@ def lower_with(op, ctx, rewriter, build: Callable[[Plan, list, list], None]) -> 
     """Build ``build(plan, dsts, srcs)`` in place of ``op`` (at its location, with shared
     constants), then erase ``op``."""
     info = ctx.analysis.info
-    plan = Plan(info, ctx.options.fold, known_block_size(op), combiners.of(op, info))
+    plan = Plan(info, info.fold or ctx.options.fold, known_block_size(op), combiners.of(op, info))
     operands = list(op.operands)
     dsts, srcs = operands[: len(info.dsts)], operands[len(info.dsts):]
     with rewriter.ip, op.location, emit.constant_cache():

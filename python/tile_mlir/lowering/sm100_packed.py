@@ -63,7 +63,7 @@ def sm100_applies(op, ctx):
     elements = math.prod(info.src_layout.shape[d] for d in info.axes)
     if elements < MIN_ELEMENTS:
         problems.append(f"{elements} elements < {MIN_ELEMENTS}")
-    if info.kind == "sum" and ctx.options.fold != DEFAULT_FOLD:
+    if info.kind == "sum" and (info.fold or ctx.options.fold) != DEFAULT_FOLD:
         problems.append("fold=tree: the packed sum has its own order (even/odd partial sums)")
     return verdict(problems, ctx, MIN_SM)
 
