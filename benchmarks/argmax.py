@@ -50,7 +50,7 @@ from .argmax_kernels import ArgmaxConfig, SoftmaxConfig, argmax_rows, softmax_ro
 SHAPES = ((16384, 4096), (4096, 16384), (1024, 65536))
 DTYPES = ("f32", "bf16")
 # (W warps per row, RB rows per block, C vectors per lane per chunk); P (prefetch) wherever
-# a warp has 2+ chunks. Configurations with fewer than 4096 warps in all are left out.
+# a warp has 2+ chunks (the I kernels also without it). Configurations with fewer than 4096 warps in all are left out.
 TUNING = ((1, 4, 4), (1, 4, 8), (1, 8, 4), (2, 2, 4), (4, 1, 4), (4, 1, 8), (8, 1, 2), (8, 1, 4), (16, 1, 2), (16, 1, 4),
           (32, 1, 2), (32, 1, 4))
 MIN_WARPS = 4096

@@ -129,18 +129,23 @@ NOTES["argmax"] = (
     "1024x65536 both fill about 48% (1024 rows of 4 or 8 warps). What is left is the last 1-2% of the DRAM "
     "ceiling, not a stall of ours: long-scoreboard (waiting on a load) is the largest stall of both.")
 NOTES["softmax-packed"] = (
-    "Inside one CTA the pair's combine is a dozen instructions with an exponential in every butterfly step of every "
-    "thread (PTX: 42 ex2 a thread against 33, and 413 lines against 286 in bf16), where a named reduction's is "
-    "one: at one 1024-thread CTA a row the kernel is bound by instruction issue more than by the second barrier. "
-    "2026-12-02 (every exp now one ex2.approx, docs/fused-kernels.md): f32 ties (133.6 against 132.2 us), bf16 "
-    "loses (84.3 against 72.3 us). So inside a CTA the library keeps two exchanges; over a cluster, where each "
-    "exchange waits on the other CTAs, it packs the pair (the K.softmax and K.logsumexp rows of this section).")
-NOTES["pair-softmax"] = (
-    "The pair's fold costs registers: bf16 softmax at 1024x65536 keeps its 64 exponentials in f32 beside the row, "
-    "and the pair took it from 80 to 104 registers a thread (ptxas -v), two CTAs of 256 threads an SM instead of "
-    "three; at 64x262144 (32 registers a thread, O4) the pair's code is 951 lines of PTX against 638. So bf16 "
-    "softmax (and the fused cross-entropy, which also writes the row) keeps two exchanges by default "
-    "(RowPlan.packs_pair); f32 softmax and logsumexp pack the pair.")
+    "Since 2026-12-02-p the pair's combine runs only across the warps: each warp first takes its max and its sum "
+    "by two named butterflies, as QuACK's online_softmax_reduce does, and the warps' pairs go through one "
+    "combiner reduction whose five tree levels the lanes share (PTX, f32: 38 ex2 and 365 lines a thread, against "
+    "33 and 301 for two exchanges and 42 and 426 for the pair in every butterfly step). Timed in turns in "
+    "2026-12-02-p: f32 132.9 us against 131.8 for two exchanges (133.2 at every step), bf16 78.4 against 72.8 "
+    "(88.2; 84.3 against 72.3 in 2026-12-02-n). Each of the five combines is an exponential and about ten "
+    "instructions where a named step is one add, and at one 1024-thread CTA a row (two CTAs an SM, 16 elements "
+    "a thread) the kernel is bound by instruction issue more than by the second barrier, so the pair still "
+    "costs time here. The library keeps two exchanges inside a CTA and packs the pair over a cluster, where "
+    "each exchange waits on the other CTAs (the K.softmax and K.logsumexp rows of this section).")
+NOTES["pair"] = (
+    "Inside one CTA (a warps plan) the pair and two exchanges are within 1.3% of each other either way "
+    "(2026-12-02-p: -1.2% to +1.3% over eight kernels), so RowPlan.packs_pair keeps two exchanges there. Over "
+    "a cluster, with each warp's pair taken by named butterflies first, the pair saves 1.9-13.9% in f32 and "
+    "in bf16 logsumexp, and 2.3% for bf16 softmax at 1024x65536 (it lost 10.8% with the pair in every "
+    "butterfly step, 2026-12-02-n); bf16 softmax at 64x262144 (O4: 32 registers a thread) still loses 5.8%, "
+    "and bf16 softmax keeps two exchanges by default.")
 NOTES.update(report_fused.NOTES)  # the fused kernels' (section 5)
 NOTES.update(report_training.NOTES)  # the training kernels' (section 6)
 
