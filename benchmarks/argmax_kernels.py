@@ -202,10 +202,8 @@ def _pick(c: ArgmaxConfig, scope: str, src: str, dst: str, value: str, col: str,
     laid out as ``src`` into (%{out}best, %{out}bestcol), laid out as ``dst``; and the
     combiner's function."""
     ind, f1, i1, t = " " * 6, _priv((1,), "f32"), _priv((1,), "i32"), out
-    # across warps, the lanes share the warps' tree (fold = "tree"): log2(W) combines a
-    # thread, not W - 1; the pick is commutative and associative, so the same column
-    attrs = [f'exec_scope = "{scope}"', "axes = array<i64: 1>", *(['fold = "tree"'] if scope == "cta" else []),
-             f'src_layout = #tile.layout<"{src}">', f'dst_layout = #tile.layout<"{dst}">']
+    attrs = [f'exec_scope = "{scope}"', "axes = array<i64: 1>", f'src_layout = #tile.layout<"{src}">',
+             f'dst_layout = #tile.layout<"{dst}">']
     op, func = combiner_reduce(f"{c.name}_{name}", [f"%g{t}v", f"%g{t}c", f"%h{t}v", f"%h{t}c"], attrs,
                                [f1, i1, f1, i1], ("f32", "i32"), PICK_BODY, ("%av", "%ac"))
     text = (f"{ind}%h{t}v = memref.alloca() : {f1}\n{ind}%h{t}c = memref.alloca() : {i1}\n"
@@ -273,7 +271,7 @@ def _tail(c: ArgmaxConfig, lay: dict, best: str, bestcol: str) -> tuple[str, lis
     return (f"{ind}%p = memref.alloca() : {one}\n{ind}%qv = memref.alloca() : {one}\n"
             f"{ind}%qi = memref.alloca() : {_priv((1,), 'i32')}\n"
             f"{ind}memref.store {best}, %p[%c0] : {one}\n"
-            f'{ind}"tile.reduce"(%qv, %qi, %p) {{kind = "argmax", exec_scope = "cta", axes = array<i64: 1>, fold = "tree",\n'
+            f'{ind}"tile.reduce"(%qv, %qi, %p) {{kind = "argmax", exec_scope = "cta", axes = array<i64: 1>,\n'
             f'{ind}    src_layout = #tile.layout<"{lay["warps"]}">, dst_layout = #tile.layout<"{lay["row"]}">}}\n'
             f"{ind}  : ({one}, {_priv((1,), 'i32')}, {one}) -> ()\n"
             f"{ind}%pw = memref.load %qi[%c0] : {_priv((1,), 'i32')}\n"

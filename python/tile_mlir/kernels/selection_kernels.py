@@ -71,9 +71,7 @@ def _selection(kind: str, p: RowPlan, M: int | None, chip: str):
         best_v, best_c = k.registers([1], "f32"), k.registers([1], "i32")
         k.store(k.cast(k.load(value, [0]), "f32"), one_v, [0])
         k.store(column, one_c, [0])
-        # the warps' pairs folded as a tree the lanes share (log2 W combines a thread, not
-        # W - 1): the pick is commutative and associative, so the same column either way
-        ops.reduce([best_v, best_c], [one_v, one_c], combine=pick(kind), fold="tree",
+        ops.reduce([best_v, best_c], [one_v, one_c], combine=pick(kind),
                    exec_scope="cluster" if p.CL > 1 else "cta", axes=[1],
                    src_layout=r.layout["PARTIALS"], dst_layout=r.layout["RESULT"])
         r.store_row("Y", k.load(best_c, [0]))
