@@ -105,6 +105,18 @@ for _key in ("rows-16384x4096", "rows-65536x1024", "multiwarp"):
     NOTES[_key] = ("(Written for the former target, a ratio to Triton; to be re-read against the pure-read kernel "
                    "of this run.) " + NOTES[_key])
 NOTES["argmax"] = (
+    "2026-12-02-p and -q: the final figures of ours, Triton's, torch's, K.argmax and the pure read are timed "
+    "in turns, seven rounds each (benchmarks.timing.interleaved), so a clock that drifts over the run no "
+    "longer favours whichever was timed last; f32 at 16384x4096 and 4096x16384 still came out at "
+    "0.984-0.999x Triton in three runs, Triton's kernels reading at 99.8-100.3% of the pure read and ours at "
+    "98.4-99.6%. What differs: Triton's tl.argmax compares with > only (_argmax_combine in "
+    "triton/language/standard.py has no NaN rule), ours applies torch's rule (a NaN wins, the first of equal "
+    "maxima) at every compare; ncu (2026-12-02-q/ncu-limits.txt) shows our 16384x4096 kernel waiting longer at "
+    "its barrier (7.2 warps stalled per issued instruction against Triton's 2.5) at 90.5% of the DRAM peak "
+    "against 91.7%. Capping ours at 2-6 CTAs an SM (2026-12-02-q/occupancy-probe.txt) was slower every time "
+    "(62.6-83.4 us against 61.8-62.0 uncapped), and folding the warps' partials as a tree the lanes share "
+    "(fold = tree) made the 32-warp kernels slower (K.argmax 62.6 to 65.5 us at 4096x16384): for a combine of a "
+    "few instructions the block's tail is latency-bound. "
     "2026-12-02-o: the I kernels (each block reads its row front to back: the warps' chunks interleaved, one "
     "combiner reduction of the warps' (value, column)) read f32 1024x65536 at 98.9% of the pure read (4308-4319 "
     "GB/s, 1.004-1.006x Triton in two runs), where the best kernel with contiguous segments read at 96.5%, and "
