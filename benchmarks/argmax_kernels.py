@@ -144,8 +144,10 @@ def _step(c: ArgmaxConfig, ind: str, k: str, best: str, bcol: str, out: str) -> 
     lay, T, one = _layouts(c), c.dtype, _priv((1,), c.dtype)
     s = out[1:]  # a suffix that keeps the SSA names of each copy of the step apart
     ext = f"arith.extf %v_{s} : bf16 to f32" if T == "bf16" else f"arith.addf %v_{s}, %fzero : f32"
-    if c.F:  # the lane's own E elements: slot i is column (i div V)·32V + lane·V + i mod V of the chunk
-        reduce = (f'{ind}"tile.reduce"(%dv, %di, %x) {{kind = "argmax", exec_scope = "thread", axes = array<i64: 0>}}\n'
+    if c.F:  # the lane's own E elements: slot i is column (i div V)·32V + lane·V + i mod V of the chunk;
+        # folded pairwise (fold = "tree": log2(E) dependent steps, not E - 1), the same (value, slot)
+        reduce = (f'{ind}"tile.reduce"(%dv, %di, %x) {{kind = "argmax", exec_scope = "thread", axes = array<i64: 0>, '
+                  f'fold = "tree"}}\n'
                   f"{ind}  : ({one}, {_priv((1,), 'i32')}, {_priv((c.E,), T)}) -> ()\n")
         place = (f"{ind}%iq_{s} = arith.divui %i_{s}, %iV : i32\n{ind}%ir_{s} = arith.remui %i_{s}, %iV : i32\n"
                  f"{ind}%iqs_{s} = arith.muli %iq_{s}, %i32V : i32\n{ind}%ia_{s} = arith.addi %iqs_{s}, %lanecol : i32\n"

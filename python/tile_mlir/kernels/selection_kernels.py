@@ -60,7 +60,9 @@ def _selection(kind: str, p: RowPlan, M: int | None, chip: str):
         x = r.tile()
         r.load(x, "X", padding=padding)
         value, slot = k.registers([1], p.dtype), k.registers([1], "i32")
-        ops.reduce([value, slot], [x], kind=kind, exec_scope="thread", axes=[0])
+        # the thread's E elements folded pairwise (log2 E dependent steps, not E - 1): the
+        # same (value, slot) whatever the order, by argmax's meaning
+        ops.reduce([value, slot], [x], kind=kind, exec_scope="thread", axes=[0], fold="tree")
         # slot i holds column col + (i div V)·32·W·V + (thread mod 32·W)·V + i mod V (ROWS)
         i = k.load(slot, [0])
         iv = k.constant(V, "i32")
