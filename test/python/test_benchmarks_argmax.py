@@ -145,6 +145,10 @@ def test_the_gpu_section_runs_on_stand_ins(monkeypatch):
     for r in out["rows"]:
         assert r["ours_cfg"] in r["ours_candidates"] and r["read_cfg"] == "the read kernel"
         assert r["pct_read"] > 0 and r["vs_torch"] > 0 and r["vs_triton"] > 0 and len(r["triton_candidates"]) == 5
+        # the three fastest of each side timed again in turns, each side's fastest there compared
+        for who in ("ours", "triton"):
+            assert len(r[f"{who}_finals"]) == A.FINALISTS and r[f"{who}_ms"] == min(r[f"{who}_finals"].values())
+            assert r[f"{who}_cfg"] in r[f"{who}_finals"]
     results = {"argmax": out}
     keys = {t["key"] for t in report.targets(results)}
     assert {"argmax-64x4096", "argmax-16x16384", "argmax-4x65536", "softmax-packed-f32", "softmax-packed-bf16",
