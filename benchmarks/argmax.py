@@ -51,12 +51,10 @@ from .argmax_kernels import ArgmaxConfig, SoftmaxConfig, argmax_rows, softmax_ro
 SHAPES = ((16384, 4096), (4096, 16384), (1024, 65536))
 DTYPES = ("f32", "bf16")
 # (W warps per row, RB rows per block, C vectors per lane per chunk); P (prefetch) wherever
-# a warp has 2+ chunks (the I kernels also without it). Configurations with fewer than 4096 warps in all are left out.
+# a warp has 2+ chunks. Configurations with fewer than 4096 warps in all are left out.
 TUNING = ((1, 4, 4), (1, 4, 8), (1, 8, 4), (2, 2, 4), (4, 1, 4), (4, 1, 8), (8, 1, 2), (8, 1, 4), (16, 1, 2), (16, 1, 4),
-          (16, 1, 8),
           (32, 1, 2), (32, 1, 4))
 MIN_WARPS = 4096
-ROWS_IN_TURN = (2, 4, 8, 16)  # L: the rows a block takes one after the other
 FINALISTS = 3  # the fastest of a sweep, ours and Triton's alike, timed again in turns
 # Triton: (BLOCK_N, num_warps) per row length; BLOCK_N == N is one tl.argmax over the row.
 TRITON = {4096: ((4096, 4), (4096, 8), (4096, 16), (1024, 4), (2048, 8)),
@@ -86,10 +84,6 @@ def candidates(M: int, N: int, dtype: str) -> list[ArgmaxConfig]:
         out += [c, dataclasses.replace(c, F=True)]  # a warp reduction a chunk, or one a row
         if W > 1:  # and the warps' chunks interleaved: the block reads its row front to back
             out.append(dataclasses.replace(c, F=True, I=True))
-            if c.P:  # and, as Triton's loop over chunks, without the prefetch
-                out.append(dataclasses.replace(c, F=True, I=True, P=False))
-        if c.K == 1 and RB == 1:  # one chunk a warp: a block takes L rows, the next one's loads in flight
-            out += [dataclasses.replace(c, F=True, I=W > 1, L=L) for L in ROWS_IN_TURN if M % L == 0]
     return out
 
 
@@ -128,8 +122,8 @@ def all_kernels() -> dict[str, tuple[str, str]]:
 def small(c: ArgmaxConfig) -> ArgmaxConfig:
     """``c`` on 2 blocks' rows and at most 3 chunks per warp (2 with prefetch: the loop
     and the last chunk after it), with the same W, RB, C and P."""
-    chunks = 2 if c.P else 1 if c.L > 1 else min(c.K, 3)
-    return dataclasses.replace(c, M=2 * c.RB * c.L, N=c.W * c.CW * chunks)
+    chunks = 2 if c.P else min(c.K, 3)
+    return dataclasses.replace(c, M=2 * c.RB, N=c.W * c.CW * chunks)
 
 
 def check_configs() -> list[ArgmaxConfig]:

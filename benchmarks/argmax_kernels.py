@@ -16,10 +16,7 @@ the text that ``benchmarks.prepare`` compiled and finds it in the compile cache.
   lane 0 stores the column. ``I`` (with ``F``) interleaves the warps instead: the block
   reads its row front to back, chunk k of warp w at columns (k·W + w)·32·E, and the
   cross-warp step is a combiner reduction of the warps' (value, column), the smaller
-  column between equals, since the warps' order is no longer the columns'. ``L`` (with
-  F, one chunk a warp): a block takes L rows in turn (rows b, b + grid, ...), the next
-  row's chunk loaded before this row's reductions, so that the block's loads stay in
-  flight while it reduces.
+  column between equals, since the warps' order is no longer the columns'.
 * ``softmax_rows(c)``: softmax of an M x N matrix, one 1024-thread block (32 warps) per row,
   the row in registers (``tile_mlir.kernels.plan``'s layouts), with the row's
   (max, sum of exp) combined either by two cta-scope reductions (``maximum``, then ``sum``
@@ -31,7 +28,6 @@ the text that ``benchmarks.prepare`` compiled and finds it in the compile cache.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from tile_mlir.kernels.plan import plan as row_plan
@@ -57,8 +53,6 @@ class ArgmaxConfig:
     P: bool = True
     F: bool = False  # each lane folds its chunks first; one warp reduction a row, not one a chunk
     I: bool = False  # the warps' chunks interleaved: the block sweeps its row front to back (needs F)
-    L: int = 1  # rows a block takes one after the other (rows b, b + grid, ...), the next one's loads
-    #            issued before this one's reduction (needs F and one chunk a warp)
 
     @property
     def V(self) -> int:
@@ -86,7 +80,7 @@ class ArgmaxConfig:
 
     @property
     def grid(self) -> int:
-        return self.M // self.RB // self.L
+        return self.M // self.RB
 
     @property
     def block(self) -> int:
@@ -94,12 +88,11 @@ class ArgmaxConfig:
 
     @property
     def name(self) -> str:
-        return (f"argmax_rows_{self.dtype}_{self.M}x{self.N}" + ("_f" if self.F else "") + ("_i" if self.I else "")
-                + (f"_l{self.L}" if self.L > 1 else ""))
+        return f"argmax_rows_{self.dtype}_{self.M}x{self.N}" + ("_f" if self.F else "") + ("_i" if self.I else "")
 
     def label(self) -> str:
         return (f"W{self.W} RB{self.RB} C{self.C}" + (" P" if self.P else "") + (" F" if self.F else "")
-                + (" I" if self.I else "") + (f" L{self.L}" if self.L > 1 else ""))
+                + (" I" if self.I else ""))
 
     def check(self) -> None:
         if self.W not in (1, 2, 4, 8, 16, 32) or self.block > 1024:
@@ -112,8 +105,6 @@ class ArgmaxConfig:
             raise ValueError(f"{self}: M must split into blocks of RB rows")
         if self.I and not (self.F and self.W > 1):
             raise ValueError(f"{self}: interleaved warps (I) need F (explicit columns) and W > 1")
-        if self.L > 1 and not (self.F and self.K == 1 and self.RB == 1 and not self.P and self.M % self.L == 0):
-            raise ValueError(f"{self}: rows one after the other (L) need F, one chunk a warp, RB 1 and L dividing M")
 
 
 def _layouts(c: ArgmaxConfig) -> dict[str, str]:
@@ -128,13 +119,13 @@ def _layouts(c: ArgmaxConfig) -> dict[str, str]:
     }
 
 
-def _load(c: ArgmaxConfig, tile: str, k: str, ind: str, row: str = "%row") -> str:
+def _load(c: ArgmaxConfig, tile: str, k: str, ind: str) -> str:
     """``tile.copy`` of chunk ``k`` (an index SSA name) of this warp's into ``tile``: at
-    %seg0 + k · STRIDE of ``row``."""
+    %seg0 + k · STRIDE."""
     lay = _layouts(c)["chunk"]
     return (f"{ind}%kc_{tile[1:]} = arith.muli {k}, %cSTRIDE : index\n"
             f"{ind}%col_{tile[1:]} = arith.addi %seg0, %kc_{tile[1:]} : index\n"
-            f'{ind}"tile.copy"({tile}, %X, {row}, %col_{tile[1:]}) {{exec_scope = "warp", alignment = 16,\n'
+            f'{ind}"tile.copy"({tile}, %X, %row, %col_{tile[1:]}) {{exec_scope = "warp", alignment = 16,\n'
             f'{ind}    layout = #tile.layout<"{lay}">}} : ({_priv((c.E,), c.dtype)}, !X, index, index) -> ()\n')
 
 
@@ -168,22 +159,6 @@ def _step(c: ArgmaxConfig, ind: str, k: str, best: str, bcol: str, out: str) -> 
             f"{ind}%take_{s} = arith.ori %gt_{s}, %nan_{s} : i1\n"
             f"{ind}{out} = arith.select %take_{s}, %vf_{s}, {best} : f32\n"
             f"{ind}{out}col = arith.select %take_{s}, %c_{s}, {bcol} : i32\n")
-
-
-def _rows(c: ArgmaxConfig, ind: str, body) -> str:
-    """``L``: the block's rows %row + j·grid one after the other, ``body(ind, row)`` for
-    each (the row's chunk in %x), with the next row's chunk loaded into %nx before it."""
-    E, T = c.E, c.dtype
-    return (_load(c, "%x", "%c0", ind)
-            + f"{ind}scf.for %j = %c0 to %cL step %c1 {{\n{ind}  %jg = arith.muli %j, %cGRID : index\n"
-            f"{ind}  %jrow = arith.addi %row, %jg : index\n{ind}  %j1 = arith.addi %j, %c1 : index\n"
-            f"{ind}  %more = arith.cmpi ult, %j1, %cL : index\n{ind}  scf.if %more {{\n"
-            f"{ind}    %nrow = arith.addi %jrow, %cGRID : index\n" + _load(c, "%nx", "%c0", ind + "    ", "%nrow")
-            + f"{ind}  }}\n" + body(ind + "  ", "%jrow")
-            + f"{ind}  scf.for %m = %c0 to %cE step %cV {{\n"
-            f"{ind}    %mv = vector.load %nx[%m] : {_priv((E,), T)}, vector<{c.V}x{T}>\n"
-            f"{ind}    vector.store %mv, %x[%m] : {_priv((E,), T)}, vector<{c.V}x{T}>\n"
-            f"{ind}  }} {UNROLL}\n{ind}}}\n")
 
 
 def _chunks(c: ArgmaxConfig) -> str:
@@ -248,18 +223,10 @@ def argmax_rows(c: ArgmaxConfig) -> str:
     args = f"%X: !X {{llvm.align = 16 : i64}}, %Y: memref<{c.M}xi32>"
     consts = "".join(f"      %c{n} = arith.constant {v} : index\n" for n, v in (
         ("0", 0), ("1", 1), ("32", 32), ("V", c.V), ("E", c.E), ("W", c.W), ("RB", c.RB), ("CW", c.CW), ("SEG", c.SEG),
-        ("K", c.K), ("last", c.K - 1), ("STRIDE", c.STRIDE), ("FIRST", c.CW if c.I else c.SEG), ("L", c.L),
-        ("GRID", c.grid)))
+        ("K", c.K), ("last", c.K - 1), ("STRIDE", c.STRIDE), ("FIRST", c.CW if c.I else c.SEG)))
     lanes, func = _lanes(c) if c.F else ("", [])
-    tail, more = _tail(c, lay, *(("%wbest", "%wbestcol") if c.F else ("%fbest", "%fbestcol")),
-                       row="%jrow" if c.L > 1 else "%row")
+    tail, more = _tail(c, lay, *(("%wbest", "%wbestcol") if c.F else ("%fbest", "%fbestcol")))
     funcs = "".join(f"    {line}\n" for line in (*func, *more))
-    if c.L > 1:  # the rows' loop; its scratch tiles (memref.alloca) go to the entry, where LLVM keeps them in registers
-        work = _rows(c, " " * 6, lambda ind, row: _step(c, ind, "%c0", "%ninf", "%seg0i", "%fbest") + lanes + tail)
-        allocas = re.findall(r"^ *%\w+ = memref\.alloca\(\) : [^\n]*\n", work, flags=re.M)
-        work = "".join(allocas) + re.sub(r"^ *%\w+ = memref\.alloca\(\) : [^\n]*\n", "", work, flags=re.M)
-    else:
-        work = _chunks(c) + lanes + tail
     body = f"""{funcs}    gpu.func @{c.name}({args}) kernel
         attributes {{known_block_size = array<i32: {c.block}, 1, 1>}} {{
 {consts}      %ninf = arith.constant 0xFF800000 : f32
@@ -283,25 +250,25 @@ def argmax_rows(c: ArgmaxConfig) -> str:
       %nx = memref.alloca() : {_priv((c.E,), T)}
       %dv = memref.alloca() : {_priv((1,), T)}
       %di = memref.alloca() : {_priv((1,), 'i32')}
-{work}      gpu.return
+{_chunks(c)}{lanes}{tail}      gpu.return
     }}
 """
     return _module(body).replace("module attributes", f"!X = memref<{c.M}x{c.N}x{T}>\nmodule attributes", 1)
 
 
-def _tail(c: ArgmaxConfig, lay: dict, best: str, bestcol: str, row: str = "%row") -> tuple[str, list[str]]:
+def _tail(c: ArgmaxConfig, lay: dict, best: str, bestcol: str) -> tuple[str, list[str]]:
     """After the chunks: the cross-warp step over the warps' (``best``, ``bestcol``), and
-    lane 0 of the winning warp storing the column of ``row`` (``I``: every thread holds the
-    row's (value, column), and lane 0 of the row's first warp stores it); and the functions
-    of its combiner, if any."""
+    lane 0 of the winning warp storing the column (``I``: every thread holds the row's
+    (value, column), and lane 0 of the row's first warp stores it); and the functions of
+    its combiner, if any."""
     ind = " " * 6
     lane0 = f"{ind}%first = arith.cmpi eq, %lane, %c0 : index\n"
     if c.W == 1:
-        return lane0 + (f"{ind}scf.if %first {{\n{ind}  memref.store {bestcol}, %Y[{row}] : memref<{c.M}xi32>\n{ind}}}\n"), []
+        return lane0 + (f"{ind}scf.if %first {{\n{ind}  memref.store {bestcol}, %Y[%row] : memref<{c.M}xi32>\n{ind}}}\n"), []
     if c.I:
         text, func = _pick(c, "cta", lay["warps"], lay["row"], best, bestcol, "r", "pick_warps")
         return (text + lane0 + f"{ind}%w0 = arith.cmpi eq, %w, %c0 : index\n{ind}%store = arith.andi %w0, %first : i1\n"
-                f"{ind}scf.if %store {{\n{ind}  memref.store %rbestcol, %Y[{row}] : memref<{c.M}xi32>\n{ind}}}\n"), func
+                f"{ind}scf.if %store {{\n{ind}  memref.store %rbestcol, %Y[%row] : memref<{c.M}xi32>\n{ind}}}\n"), func
     one = _priv((1,), "f32")
     return (f"{ind}%p = memref.alloca() : {one}\n{ind}%qv = memref.alloca() : {one}\n"
             f"{ind}%qi = memref.alloca() : {_priv((1,), 'i32')}\n"
@@ -312,7 +279,7 @@ def _tail(c: ArgmaxConfig, lay: dict, best: str, bestcol: str, row: str = "%row"
             f"{ind}%pw = memref.load %qi[%c0] : {_priv((1,), 'i32')}\n"
             f"{ind}%wi = arith.index_cast %w : index to i32\n{ind}%mine = arith.cmpi eq, %pw, %wi : i32\n"
             + lane0 + f"{ind}%store = arith.andi %mine, %first : i1\n"
-            f"{ind}scf.if %store {{\n{ind}  memref.store {bestcol}, %Y[{row}] : memref<{c.M}xi32>\n{ind}}}\n"), []
+            f"{ind}scf.if %store {{\n{ind}  memref.store {bestcol}, %Y[%row] : memref<{c.M}xi32>\n{ind}}}\n"), []
 
 
 # --- softmax: the (max, sum of exp) pair in two exchanges or one ------------------------------

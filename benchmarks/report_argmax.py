@@ -61,9 +61,8 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
           "chunk, each lane keeping its running best, and one warp-scope combiner reduction of the lanes' (value, "
           'column) a row; then one cta-scope `kind = "argmax"` over the W warps\' bests, or (I, with F) the warps\' '
           "chunks interleaved, so that the block reads its row front to back (chunk k of warp w at columns "
-          "(k·W + w)·32·C·V), and one cta-scope combiner reduction of the warps' (value, column); L: a block takes L "
-          "rows in turn, the next row's chunk loaded before this row's reductions; the fastest of a "
-          "sweep over (W, RB rows per block, C, F, I, L). *K.argmax*: the library's kernel (`tile_mlir.kernels.selection_kernels`: the "
+          "(k·W + w)·32·C·V), and one cta-scope combiner reduction of the warps' (value, column); the fastest of a "
+          "sweep over (W, RB rows per block, C, F, I). *K.argmax*: the library's kernel (`tile_mlir.kernels.selection_kernels`: the "
           "row in registers on logsumexp's plan, one reduction of the threads' (value, column) a row). "
           "*Pure read*: `benchmarks/ceiling.py`'s kernel (16-byte loads, nothing written) on the same inputs, the "
           "fastest of its configurations; *% read* = its time over ours. torch: `torch.argmax(x, dim=1)`. "

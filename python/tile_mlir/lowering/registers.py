@@ -426,11 +426,16 @@ def emit_across_lanes(plan: Plan, dsts, srcs, across: Callable[[list], list]) ->
         finish(plan, dsts, s, partial)
 
 
+def fold_of(info: ReduceInfo, ctx) -> str:
+    """The op's fold order: its own ``fold`` attribute, else the pass option."""
+    return info.fold or ctx.options.fold
+
+
 def lower_with(op, ctx, rewriter, build: Callable[[Plan, list, list], None]) -> None:
     """Build ``build(plan, dsts, srcs)`` in place of ``op`` (at its location, with shared
     constants), then erase ``op``."""
     info = ctx.analysis.info
-    plan = Plan(info, info.fold or ctx.options.fold, known_block_size(op), combiners.of(op, info))
+    plan = Plan(info, fold_of(info, ctx), known_block_size(op), combiners.of(op, info))
     operands = list(op.operands)
     dsts, srcs = operands[: len(info.dsts)], operands[len(info.dsts):]
     with rewriter.ip, op.location, emit.constant_cache():

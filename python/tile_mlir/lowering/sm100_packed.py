@@ -42,7 +42,7 @@ from ..ir import ir
 from ..vocab import DEFAULT_FOLD
 from . import emit
 from .local import named_only, reduce_info, register_sibling, verdict
-from .registers import Plan, emit_thread_wise, fold_one_registers, lower_with, name
+from .registers import Plan, emit_thread_wise, fold_of, fold_one_registers, lower_with, name
 
 MIN_SM = 100
 MIN_ELEMENTS = 8
@@ -63,7 +63,7 @@ def sm100_applies(op, ctx):
     elements = math.prod(info.src_layout.shape[d] for d in info.axes)
     if elements < MIN_ELEMENTS:
         problems.append(f"{elements} elements < {MIN_ELEMENTS}")
-    if info.kind == "sum" and (info.fold or ctx.options.fold) != DEFAULT_FOLD:
+    if info.kind == "sum" and fold_of(info, ctx) != DEFAULT_FOLD:
         problems.append("fold=tree: the packed sum has its own order (even/odd partial sums)")
     return verdict(problems, ctx, MIN_SM)
 
