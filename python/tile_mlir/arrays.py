@@ -104,6 +104,13 @@ def check_shared(sig: KernelSignature, shared_mem: int, limit: int, static: int)
         )
 
 
+def check_carveout(sig: KernelSignature, carveout) -> int | None:
+    """``bind``'s ``carveout``: None, or an int from 0 to 100 (a percentage), else LaunchError."""
+    if carveout is not None and (type(carveout) is not int or not 0 <= carveout <= 100):
+        raise LaunchError(f"kernel {sig.name}: carveout must be a percentage, an int from 0 to 100, got {carveout!r}")
+    return carveout
+
+
 # What ``argument`` found: a numpy array, a device pointer, or a scalar's value.
 HOST, DEVICE, SCALAR = "host", "device", "scalar"
 

@@ -35,7 +35,9 @@ must find room for one cluster on the GPU; else, or if the launch itself fails, 
 The first launch (or bind) of a kernel that asks for more than it has had checks it
 against the device's limit per block less the kernel's static shared memory
 (``cuFuncGetAttribute``: a ``LaunchError`` above it) and, where static and dynamic
-exceed 48 KB, opts in with ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``.
+exceed 48 KB, opts in with ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``. A bound
+launch may also name a ``carveout`` (``bind``): with the dynamic shared memory, it caps how
+many CTAs an SM holds (``max_active_blocks`` says how many).
 
 Every driver call goes through ``_check``, which turns its error code into a ``CudaError``
 naming the call.
@@ -51,7 +53,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .arrays import check_launch, check_shared, check_unwritten, dim3, shared_bytes, stream_handle
+from .arrays import check_carveout, check_launch, check_shared, check_unwritten, dim3, shared_bytes, stream_handle
 from .params import Packer, Params, pack
 from .cache import Artifact
 from .errors import (
@@ -83,9 +85,8 @@ def _driver():
     try:
         from cuda.bindings import driver
     except ImportError as e:
-        raise CudaBindingsMissing(
-            "launching kernels on a GPU needs cuda-python: pip install 'cuda-bindings>=13'"
-        ) from e
+        raise CudaBindingsMissing("launching kernels on a GPU needs cuda-python: "
+                                  "pip install 'cuda-bindings>=13'") from e
     return driver
 
 
@@ -100,18 +101,14 @@ def _error_text(code) -> str:
         status, text = driver.cuGetErrorString(code)
     except Exception:  # the driver library is missing: the name has to do
         return name
-    if status or not text:
-        return name
-    return f"{name} ({text.decode() if isinstance(text, bytes) else text})"
+    return name if status or not text else f"{name} ({text.decode() if isinstance(text, bytes) else text})"
 
 
 def _check(result: tuple, call: str):
     """Unpack a driver call's ``(CUresult, *outputs)``: its output(s), or CudaError."""
     if result[0]:
         raise CudaError(call, int(result[0]), _error_text(result[0]))
-    if len(result) == 1:
-        return None
-    return result[1] if len(result) == 2 else result[1:]
+    return None if len(result) == 1 else result[1] if len(result) == 2 else result[1:]
 
 
 @functools.cache
@@ -187,10 +184,8 @@ def _module_image(artifact: Artifact, capability: tuple[int, int]) -> bytes:
         return artifact.cubin
     if artifact.ptx:
         return artifact.ptx.encode() + b"\0"
-    raise ArtifactError(
-        f"the artifact's cubin is for {artifact.chip}, this GPU is sm_{capability[0]}{capability[1]},"
-        " and it has no PTX for the driver to compile"
-    )
+    raise ArtifactError(f"the artifact's cubin is for {artifact.chip}, this GPU is sm_{capability[0]}{capability[1]},"
+                        " and it has no PTX for the driver to compile")
 
 
 class _CudaModule:
@@ -207,9 +202,7 @@ class _CudaModule:
             if self._handle is None:
                 image = _module_image(self.artifact, _device().capability)
                 buffer = ctypes.create_string_buffer(image, len(image))
-                self._handle = _check(
-                    driver.cuModuleLoadData(ctypes.addressof(buffer)), "cuModuleLoadData"
-                )
+                self._handle = _check(driver.cuModuleLoadData(ctypes.addressof(buffer)), "cuModuleLoadData")
         return _check(driver.cuModuleGetFunction(self._handle, name.encode()), "cuModuleGetFunction")
 
     def __del__(self):
@@ -255,9 +248,8 @@ class CudaKernel:
         3), with ``shared_mem`` bytes of dynamic shared memory, on ``stream`` (None: the
         default stream; an int handle, a cuda.core, torch or CuPy stream).
 
-        The fast path, for a hot loop: the launch configuration (grid, block, shared
-        memory, stream) is checked once and its driver call kept (``_calls``), and the
-        arguments go through ``params.Packer``, which takes torch tensors and numbers
+        The fast path, for a hot loop: a launch configuration is checked once and its
+        driver call kept (``_calls``), and ``params.Packer`` takes torch tensors and numbers
         straight into the kernel's parameters."""
         if stream is None:
             handle = 0
@@ -326,13 +318,17 @@ class CudaKernel:
         self._calls[key] = call
         return call
 
-    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None) -> BoundLaunch:
+    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None, carveout: int | None = None) -> BoundLaunch:
         """Check and pack ``args`` once for a launch on ``grid`` x ``block``; return a
         zero-argument callable that only launches (the arguments as ``launch`` takes them).
 
         For benchmarks and hot loops. The arguments must be device arrays and scalars
         (a numpy array needs copies around every launch); the callable keeps them alive.
+        ``carveout`` (an int, 0-100): the percentage of the SM's shared memory to prefer
+        over L1 (CUDA's preferred carveout, a hint the driver rounds up to a size the SM
+        has), set on the function for each launch of the callable and reset after.
         """
+        carveout = check_carveout(self.signature, carveout)
         grid, block, shared_mem, handle = check_launch(self.signature, grid, block, shared_mem, stream)
         params = Params(self.signature)
         host = pack(self.signature, args, params, handle)
@@ -344,7 +340,7 @@ class CudaKernel:
         function = self._cu_function()
         with self._lock:
             call = self._call(function, grid, block, shared_mem, _driver().CUstream(handle), params.address)
-        return BoundLaunch(self, args, params, call)
+        return BoundLaunch(self, args, params, call if carveout is None else _Carveout(function, carveout, call))
 
     def _call(self, function, grid, block, shared_mem: int, stream, params: int) -> _Call:
         """The driver call that launches: cuLaunchKernel, or cuLaunchKernelEx for a
@@ -410,12 +406,17 @@ class CudaKernel:
         except Exception:  # noqa: BLE001 - no GPU, or a driver without the query: no figure
             return None
 
-    def max_active_blocks(self, block: int) -> int | None:
-        """How many CTAs of ``block`` threads (no dynamic shared memory) of this kernel one
-        SM holds at once (``cuOccupancyMaxActiveBlocksPerMultiprocessor``: its registers
-        and shared memory decide); None where there is no GPU or the driver does not say."""
+    def max_active_blocks(self, block: int, shared_mem: int = 0, carveout=None) -> int | None:
+        """How many CTAs of ``block`` threads of this kernel, with ``shared_mem`` bytes of
+        dynamic shared memory and ``bind``'s ``carveout``, one SM holds at once
+        (``cuOccupancyMaxActiveBlocksPerMultiprocessor``: its registers and shared memory
+        decide); None where there is no GPU or the driver does not say."""
+        carveout = check_carveout(self.signature, carveout)
         try:
-            err, count = _driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(self._cu_function(), block, 0)
+            function = self._cu_function()
+            occupancy = _driver().cuOccupancyMaxActiveBlocksPerMultiprocessor
+            query = functools.partial(occupancy, function, block, shared_mem)
+            err, count = query() if carveout is None else _Carveout(function, carveout, query)()
             return None if int(err) else int(count)
         except Exception:  # noqa: BLE001 - no GPU, or a driver without the query: no figure
             return None
@@ -483,6 +484,25 @@ class _Call:
         err = self.fn(*self.args)[0]
         if err:
             raise CudaError(self.name, int(err), _error_text(err) + self.what)
+
+
+class _Carveout:
+    """``call()`` with the function's preferred shared-memory carveout at ``percent``, and
+    back at the driver's default (-1) after, so that no other launch inherits it."""
+
+    __slots__ = ("call", "function", "percent")
+
+    def __init__(self, function, percent: int, call):
+        self.function, self.percent, self.call = function, percent, call
+
+    def __call__(self):
+        driver = _driver()
+        attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+        _check(driver.cuFuncSetAttribute(self.function, attribute, self.percent), "cuFuncSetAttribute")
+        try:
+            return self.call()
+        finally:
+            _check(driver.cuFuncSetAttribute(self.function, attribute, -1), "cuFuncSetAttribute")
 
 
 def _check_in(result: tuple, call: str, what: str):

@@ -56,3 +56,25 @@ def test_more_than_the_device_allows_is_a_launch_error():
     with pytest.raises(tile_mlir.LaunchError, match=r"shared_mem=1000000 bytes of dynamic shared memory, but a block "
                                                     r"of it can have at most \d+"):
         kernel(GPU_OFFSETS[0]).launch(1, THREADS, a, b, shared_mem=1_000_000)
+
+
+@pytest.mark.skipif(BACKEND != "cuda", reason="device arrays, and the GPU's occupancy")
+def test_a_carveout_caps_the_ctas_an_sm_holds(seed):
+    """bind(..., shared_mem, carveout): a 100 KB carveout (43% of 228 KB) holds fewer CTAs
+    of 24 KB than the whole 228 KB does, as the driver's occupancy query says; the bound
+    launch gives the same bits, and leaves the function's carveout at the default after."""
+    torch = pytest.importorskip("torch")
+    from cuda.bindings import driver
+
+    tree, shared = kernel(GPU_OFFSETS[0]), 24 * 1024
+    capped, whole = (tree.max_active_blocks(THREADS, shared, carveout=p) for p in (43, 100))
+    assert 1 <= capped < whole <= tree.max_active_blocks(THREADS), (capped, whole)
+    gen = torch.Generator(device="cuda").manual_seed(seed % 2**63)
+    a = torch.rand(THREADS, device="cuda", generator=gen) * 8 - 4
+    b = torch.full((1,), float("nan"), device="cuda")
+    tree.bind(1, THREADS, a, b, shared_mem=shared, carveout=43)()
+    torch.cuda.synchronize()
+    assert b.cpu().numpy().view(np.uint32)[0] == tree_reference(a.cpu().numpy()).view(np.uint32)
+    attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+    err, value = driver.cuFuncGetAttribute(attribute, tree._cu_function())
+    assert int(err) == 0 and value == -1

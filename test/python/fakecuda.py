@@ -71,6 +71,7 @@ class FakeDriver:
         CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED="non-portable",
         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES="max dynamic shared",
         CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES="static shared",
+        CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT="carveout",
     )
 
     class CUlaunchAttribute:
@@ -96,6 +97,7 @@ class FakeDriver:
         self.function_attributes = {}  # (function, attribute) -> value
         self.static_shared = {}  # function -> its bytes of static shared memory (default 0)
         self.sm_threads = 132 * 2048  # what cuOccupancyMaxActiveClusters divides among clusters
+        self.carveouts = []  # the function's preferred carveout at each launch and occupancy query
 
     def _result(self, name, *outputs):
         self.calls.append(name)
@@ -140,6 +142,7 @@ class FakeDriver:
 
     def cuLaunchKernel(self, f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
         self.launches.append(((gx, gy, gz), (bx, by, bz), shared, stream, params))
+        self.carveouts.append(self.function_attributes.get((f, "carveout"), -1))
         result = self._result("cuLaunchKernel")
         if not result[0] and not self._shared_fits(f, shared):
             return (self.CUresult.CUDA_ERROR_INVALID_VALUE,)
@@ -189,7 +192,12 @@ class FakeDriver:
         return (result[0], self.sm_threads // (threads * cluster[0] * cluster[1] * cluster[2]))
 
     def cuOccupancyMaxActiveBlocksPerMultiprocessor(self, f, block, shared):
-        return self._result("cuOccupancyMaxActiveBlocksPerMultiprocessor", 2048 // block)
+        """2048 threads an SM, and, with a carveout, as many CTAs as its share of 228 KB
+        holds at ``shared`` bytes and 1 KB each."""
+        carveout = self.function_attributes.get((f, "carveout"), -1)
+        self.carveouts.append(carveout)
+        fit = 2048 // block if carveout < 0 else min(2048 // block, carveout * 228 * 1024 // 100 // (shared + 1024))
+        return self._result("cuOccupancyMaxActiveBlocksPerMultiprocessor", fit)
 
     def _cluster_of(self, config):
         for attribute in config.attrs[: config.numAttrs]:

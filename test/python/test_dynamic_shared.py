@@ -42,9 +42,12 @@ def test_a_block_reduction_through_dynamic_shared_memory(rng):
 def test_bind_runs_it_too(rng):
     a = rng.uniform(-4, 4, THREADS).astype(np.float32)
     b = np.zeros(1, np.float32)
-    bound = tile_mlir.compile(tree_sum(), backend="interpreter").tree.bind(1, THREADS, a, b, shared_mem=NEEDED)
+    kernel = tile_mlir.compile(tree_sum(), backend="interpreter").tree
+    bound = kernel.bind(1, THREADS, a, b, shared_mem=NEEDED, carveout=43)  # the carveout: checked, a GPU's hint
     bound()
     assert b[0].view(np.uint32) == tree_reference(a).view(np.uint32)
+    with pytest.raises(LaunchError, match="kernel tree: carveout must be a percentage, an int from 0 to 100, got 120"):
+        kernel.bind(1, THREADS, a, b, shared_mem=NEEDED, carveout=120)
 
 
 def test_a_missing_barrier_is_a_race_in_dynamic_shared_memory(rng):

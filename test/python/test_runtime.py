@@ -9,6 +9,7 @@ copies, frees and module selection are checked without CUDA.
 """
 
 import ctypes
+import re
 import sys
 import threading
 from pathlib import Path
@@ -338,6 +339,39 @@ def test_bind_packs_once_and_launches_on_each_call(kernels, fake):
     kernels.add_one.launch(1, 1, DeviceArray(np.zeros(4, np.float32)), 4)
     launch()
     np.testing.assert_array_equal(host, 3)
+
+
+def test_a_bound_carveout_is_set_for_each_launch_and_reset_after(kernels, fake):
+    """bind(..., carveout=p): the function's preferred shared-memory carveout is p for the
+    bound launches only; other launches, before and after, keep the driver's default."""
+    host = np.zeros(4, np.float32)
+    capped = kernels.add_one.bind(2, 64, DeviceArray(host), 4, shared_mem=19456, carveout=43)
+    kernels.add_one.launch(1, 1, DeviceArray(host), 4)
+    capped()
+    kernels.add_one.launch(1, 1, DeviceArray(host), 4)
+    capped()
+    assert fake.carveouts == [-1, 43, -1, 43]
+    assert fake.launches[1][:3] == ((2, 1, 1), (64, 1, 1), 19456)
+    assert fake.function_attributes[("add_one", "carveout")] == -1
+    np.testing.assert_array_equal(host, 4)
+
+
+def test_max_active_blocks_with_shared_memory_and_a_carveout(kernels, fake):
+    """The occupancy query takes the dynamic shared memory and the carveout (set for the
+    query only): what a bound launch with both gets."""
+    k = kernels["add_one"]
+    assert k.max_active_blocks(256, 19456, carveout=43) == 4  # 43% of 228 KB holds 4 CTAs of 20 KB
+    assert k.max_active_blocks(256, 19456) == 8 and fake.carveouts == [43, -1]
+
+
+@pytest.mark.parametrize("carveout", [101, -1, 2.5, True, "43"])
+def test_a_carveout_is_a_percentage(kernels, no_driver, carveout):
+    """Checked before any driver call, by the same code for both backends."""
+    with pytest.raises(LaunchError, match=f"kernel add_one: carveout must be a percentage, an int from 0 to 100, "
+                                          f"got {re.escape(repr(carveout))}"):
+        kernels.add_one.bind(1, 1, DeviceArray(np.zeros(4, np.float32)), 4, carveout=carveout)
+    with pytest.raises(LaunchError, match="carveout must be a percentage"):
+        kernels.add_one.max_active_blocks(32, carveout=carveout)
 
 
 def test_bind_refuses_numpy_arrays(kernels, fake):

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..arrays import HOST, argument, check_launch, check_shared
+from ..arrays import HOST, argument, check_carveout, check_launch, check_shared
 from ..errors import InterpreterError
 from ..ir import ir, make_context, memref_shape
 from ..signature import KernelSignature
@@ -211,9 +211,11 @@ class InterpretedKernel:
         check_shared(self.signature, shared_mem, MAX_SHARED_BYTES_PER_BLOCK, self._program.static_shared)
         self._run(grid, block, shared_mem, self._arguments(args))
 
-    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None) -> BoundLaunch:
+    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None, carveout=None) -> BoundLaunch:
         """Check the arguments once, as ``launch`` does, and return a callable that takes
-        none and runs the kernel on them (as ``runtime.CudaKernel.bind``)."""
+        none and runs the kernel on them (as ``runtime.CudaKernel.bind``; ``carveout``, a
+        hint to the GPU's SMs, is checked and otherwise ignored)."""
+        check_carveout(self.signature, carveout)
         grid, block, shared_mem, _ = check_launch(self.signature, grid, block, shared_mem, stream)
         check_shared(self.signature, shared_mem, MAX_SHARED_BYTES_PER_BLOCK, self._program.static_shared)
         checked = self._arguments(args)
