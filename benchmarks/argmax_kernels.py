@@ -53,6 +53,7 @@ class ArgmaxConfig:
     P: bool = True
     F: bool = False  # each lane folds its chunks first; one warp reduction a row, not one a chunk
     I: bool = False  # the warps' chunks interleaved: the block sweeps its row front to back (needs F)
+    O: int = 0  # launched capped at O CTAs an SM (argmax.bind: shared memory and a carveout); 0: as many as fit
 
     @property
     def V(self) -> int:
@@ -92,7 +93,7 @@ class ArgmaxConfig:
 
     def label(self) -> str:
         return (f"W{self.W} RB{self.RB} C{self.C}" + (" P" if self.P else "") + (" F" if self.F else "")
-                + (" I" if self.I else ""))
+                + (" I" if self.I else "") + (f" O{self.O}" if self.O else ""))
 
     def check(self) -> None:
         if self.W not in (1, 2, 4, 8, 16, 32) or self.block > 1024:

@@ -177,13 +177,7 @@ def _launcher(c: dict, torch):
             block_n, warps = (int(v.lstrip("BNw")) for v in label.split()[:2])
             kernel = A._triton_argmax()
             return lambda: kernel[(M,)](x, y, N, BLOCK_N=block_n, ONE_PASS=block_n == N, num_warps=warps)
-        import tile_mlir
-
-        from .measure import OPTIONS
-
-        cfg = next(k for k in A.candidates(M, N, c["dtype"]) if k.label() == label)
-        kern = tile_mlir.compile(A.argmax_rows(cfg), OPTIONS, backend="cuda")[cfg.name]
-        return kern.bind(cfg.grid, cfg.block, x, y)
+        return A.bind(A.config_of(M, N, c["dtype"], label), [x], [y])[0]
     name = what.removeprefix("triton:")
     params = [torch.randn(N, device="cuda", dtype=tdt) for _ in fused.PARAMS[name]]
     y = torch.empty((M,) if name in fused.PER_ROW else (M, N), device="cuda", dtype=tdt)

@@ -124,7 +124,13 @@ class Kernel:
     def __init__(self, name):
         self.name = name
 
-    def bind(self, grid, block, x, y, *scalars):
+    def max_active_blocks(self, block, shared_mem=0, carveout=None):
+        """2048 threads an SM; with a carveout, as many CTAs as its share of 228 KB holds
+        at ``shared_mem`` bytes and 1 KB each (fakecuda's model)."""
+        fit = 2048 // block
+        return fit if carveout is None else min(fit, carveout * 228 * 1024 // 100 // (shared_mem + 1024))
+
+    def bind(self, grid, block, x, y, *scalars, shared_mem=0, carveout=None):
         def launch():
             if self.name.startswith("argmax"):
                 y.a[:] = np.argmax(x.a, axis=1)

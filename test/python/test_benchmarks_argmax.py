@@ -107,6 +107,15 @@ def test_the_targets_take_the_worst_dtype(met):
     assert "| 4096x16384 | f32 | 100.0 | 2000 |" in text
 
 
+def test_a_ratio_just_short_of_the_target_does_not_read_as_met():
+    rows = [_row(4096, 16384, "f32", 99.7, 0.9997)]
+    (t,) = [t for t in report.targets({"argmax": {"rows": rows}}) if t["key"] == "argmax-4096x16384"]
+    assert "0.9997x Triton" in t["figure"] and t["met"] is False
+    rows = [_row(4096, 16384, "f32", 99.7, 1.0123)]
+    (t,) = [t for t in report.targets({"argmax": {"rows": rows}}) if t["key"] == "argmax-4096x16384"]
+    assert "1.012x Triton" in t["figure"] and t["met"] is True
+
+
 def test_the_gpu_section_runs_on_stand_ins(monkeypatch):
     """bench_argmax's plumbing on small shapes, with torch, Triton and the kernels replaced
     by numpy (test/python/faketorch.py): every case checked, swept and reported."""
@@ -137,10 +146,15 @@ def test_the_gpu_section_runs_on_stand_ins(monkeypatch):
     for r in out["rows"]:
         assert r["ours_cfg"] in r["ours_candidates"] and r["read_cfg"] == "the read kernel"
         assert r["pct_read"] > 0 and r["vs_torch"] > 0 and r["vs_triton"] > 0 and len(r["triton_candidates"]) == 5
-        # the three fastest of each side timed again in turns, each side's fastest there compared
+        # the three fastest of each side timed again in turns, each side's fastest there compared;
+        # ours also capped at CAPS CTAs an SM (the three fastest of those), each a config of its own
+        capped = [lb for lb in r["ours_finals"] if " O" in lb]
+        assert len(r["triton_finals"]) == A.FINALISTS and len(r["ours_finals"]) == 2 * A.FINALISTS
+        assert sorted(capped) == sorted(sorted(r["ours_capped"], key=r["ours_capped"].get)[: A.FINALISTS])
+        assert {lb.split(" O")[0] for lb in r["ours_capped"]} == {lb for lb in r["ours_finals"] if " O" not in lb}
+        assert all(A.config_of(r["M"], r["N"], r["dtype"], lb).O in A.CAPS for lb in capped)
         for who in ("ours", "triton"):
-            assert len(r[f"{who}_finals"]) == A.FINALISTS and r[f"{who}_ms"] == min(r[f"{who}_finals"].values())
-            assert r[f"{who}_cfg"] in r[f"{who}_finals"]
+            assert r[f"{who}_ms"] == min(r[f"{who}_finals"].values()) and r[f"{who}_cfg"] in r[f"{who}_finals"]
     results = {"argmax": out}
     keys = {t["key"] for t in report.targets(results)}
     assert {"argmax-64x4096", "argmax-16x16384", "argmax-4x65536", "softmax-packed-f32", "softmax-packed-bf16",
