@@ -105,6 +105,14 @@ for _key in ("rows-16384x4096", "rows-65536x1024", "multiwarp"):
     NOTES[_key] = ("(Written for the former target, a ratio to Triton; to be re-read against the pure-read kernel "
                    "of this run.) " + NOTES[_key])
 NOTES["argmax"] = (
+    "2026-12-03: Triton's fastest kernel at 16384x4096 (BN2048 w8) loads the whole row at once, as ours do "
+    "(ptxas unrolls its loop of two chunks), but holds 44 registers, so 5 CTAs an SM, where ours fit 8 "
+    "(2026-12-03-occupancy/README.md). Capped at fewer CTAs an SM (dynamic shared memory at a 100 KB "
+    "carveout: CudaKernel.bind's carveout, benchmarks/argmax.py's CAPS), our kernels read faster: "
+    "W8 C4 F I went from 62.64-62.70 us to 62.41-62.43 in two runs (O4), 0.998x Triton (62.28-62.32), "
+    "and 4096x16384 is at 0.998-1.000x. The cap is what the driver's occupancy query promises; ncu saw the "
+    "O4 launch at 75% of the warp slots (6 CTAs), so the driver's own carveout may differ from the one asked. "
+    "Every figure is within 0.1-0.2 us of Triton's and of the pure read's. "
     "2026-12-02-r: each thread now folds its elements pairwise (fold = tree on the thread-scope argmax: log2 E "
     "dependent compare-and-selects, not E - 1, where the block's tail is latency-bound), and the three fastest "
     "of each side's sweep are timed again in turns, each side's fastest there compared. f32 now reads at "
