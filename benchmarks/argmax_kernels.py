@@ -20,10 +20,13 @@ the text that ``benchmarks.prepare`` compiled and finds it in the compile cache.
 * ``softmax_rows(c)``: softmax of an M x N matrix, one 1024-thread block (32 warps) per row,
   the row in registers (``tile_mlir.kernels.plan``'s layouts), with the row's
   (max, sum of exp) combined either by two cta-scope reductions (``maximum``, then ``sum``
-  of the rescaled partial sums: two exchanges, two barriers) or by one combiner reduction
-  of the (max, sum) pair (``packed``: one exchange); both compiled with ``fold = tree``
-  (the lanes fold the 32 warps' partials together: 5 combines a thread, not 31, which for
-  the pair is 10 exponentials, not 62), and asking for 2 blocks per SM (32 registers).
+  of the rescaled partial sums: two exchanges, two barriers), by one combiner reduction
+  of the (max, sum) pair (``packed``: one exchange), or (``named``) by the warps' pairs
+  written to shared memory by lane 0 of each warp, one ``gpu.barrier``, and two named
+  warp reductions of the W pairs that lane l reads (QuACK's block reduction); all
+  compiled with ``fold = tree`` (the lanes fold the 32 warps' partials together: 5
+  combines a thread, not 31, which for the pair is 10 exponentials, not 62), and asking
+  for 2 blocks per SM (32 registers).
 """
 
 from __future__ import annotations
@@ -299,6 +302,7 @@ class SoftmaxConfig:
     dtype: str
     packed: bool
     lanes: bool = False
+    named: bool = False  # packed: the warps' pairs exchanged once, then combined by named warp reductions
     W: int = 32
     fold: str = "tree"  # the compile option: with tree, the lanes fold the warps' partials together
 
@@ -315,12 +319,13 @@ class SoftmaxConfig:
 
     @property
     def who(self) -> str:
-        """``two``, ``packed`` or ``packed_lanes``: the results' key."""
-        return "two" if not self.packed else "packed_lanes" if self.lanes else "packed"
+        """``two``, ``packed``, ``packed_lanes`` or ``packed_named``: the results' key."""
+        return "two" if not self.packed else "packed_lanes" if self.lanes else "packed_named" if self.named else "packed"
 
     def label(self) -> str:
         return {"two": "two exchanges (max, then sum)", "packed": "one exchange (max, sum) across the warps",
-                "packed_lanes": "one exchange (max, sum), combined at every step"}[self.who] + f", W{self.W}"
+                "packed_lanes": "one exchange (max, sum), combined at every step",
+                "packed_named": "one exchange of the warps' (max, sum), then named reductions"}[self.who] + f", W{self.W}"
 
     @property
     def grid(self) -> int:
@@ -364,6 +369,37 @@ def softmax_rows(c: SoftmaxConfig) -> str:
                     + "".join(f"{ind}{line}\n" for line in op)
                     + f"{ind}%M = memref.load %qm[%c0] : {one}\n{ind}%S = memref.load %qs[%c0] : {one}\n"
                     f"{ind}%none = arith.cmpf oeq, %M, %ninf : f32\n{ind}%A = arith.select %none, %zero, %M : f32\n")
+    elif c.packed and c.named:  # each warp's (max, sum) as below; one exchange of the W pairs, then named reductions
+        lanes_attrs = ['exec_scope = "cta"', "axes = array<i64: 2>", f'src_layout = #tile.layout<"{lay["LANES"]}">',
+                       f'dst_layout = #tile.layout<"{lay["WARPS"]}">']
+        warp = ['exec_scope = "warp"', "axes = array<i64: 1>", 'src_layout = #tile.layout<"S[(1, 32) : (1, 1@laneid)]">',
+                'dst_layout = #tile.layout<"S[1 : 1] + R[32 : 1@laneid]">']
+        exchange = (f"{ind}memref.store %m, %pm[%c0] : {one}\n"
+                    f'{ind}"tile.reduce"(%wm, %pm) {{kind = "maximum", {", ".join(lanes_attrs)}}} : ({one}, {one}) -> ()\n'
+                    f"{ind}%mw = memref.load %wm[%c0] : {one}\n{ind}%nonew = arith.cmpf oeq, %mw, %ninf : f32\n"
+                    f"{ind}%aw = arith.select %nonew, %zero, %mw : f32\n{ind}%dw = arith.subf %m, %aw : f32\n"
+                    f"{ind}%dw2 = arith.mulf %dw, %log2e : f32\n{ind}%ew = math.exp2 %dw2 : f32\n"
+                    f"{ind}%tw = arith.mulf %s, %ew : f32\n{ind}memref.store %tw, %ps[%c0] : {one}\n"
+                    f'{ind}"tile.reduce"(%ws, %ps) {{kind = "sum", {", ".join(lanes_attrs)}}} : ({one}, {one}) -> ()\n'
+                    f"{ind}%sw = memref.load %ws[%c0] : {one}\n"
+                    # lane 0 of warp w writes (max, sum) at 2w, 2w + 1; one barrier; lane l reads warp l's
+                    f"{ind}%tid = gpu.thread_id x\n{ind}%lane = gpu.lane_id\n{ind}%warp = arith.divui %tid, %c32 : index\n"
+                    f"{ind}%at = arith.muli %warp, %c2 : index\n{ind}%at1 = arith.addi %at, %c1 : index\n"
+                    f"{ind}%lane0 = arith.cmpi eq, %lane, %c0 : index\n"
+                    f"{ind}scf.if %lane0 {{\n{ind}  memref.store %mw, %sh[%at] : !SH\n{ind}  memref.store %sw, %sh[%at1] : !SH\n"
+                    f"{ind}}}\n{ind}gpu.barrier\n"
+                    f"{ind}%mine = arith.cmpi ult, %lane, %cW : index\n{ind}%lw = arith.remui %lane, %cW : index\n"
+                    f"{ind}%la = arith.muli %lw, %c2 : index\n{ind}%la1 = arith.addi %la, %c1 : index\n"
+                    f"{ind}%lm0 = memref.load %sh[%la] : !SH\n{ind}%ls0 = memref.load %sh[%la1] : !SH\n"
+                    f"{ind}%lm = arith.select %mine, %lm0, %ninf : f32\n{ind}%ls = arith.select %mine, %ls0, %zero : f32\n"
+                    f"{ind}memref.store %lm, %pm[%c0] : {one}\n"
+                    f'{ind}"tile.reduce"(%qm, %pm) {{kind = "maximum", {", ".join(warp)}}} : ({one}, {one}) -> ()\n'
+                    f"{ind}%M = memref.load %qm[%c0] : {one}\n{ind}%none = arith.cmpf oeq, %M, %ninf : f32\n"
+                    f"{ind}%A = arith.select %none, %zero, %M : f32\n{ind}%dl = arith.subf %lm, %A : f32\n"
+                    f"{ind}%dl2 = arith.mulf %dl, %log2e : f32\n{ind}%el = math.exp2 %dl2 : f32\n"
+                    f"{ind}%tl = arith.mulf %ls, %el : f32\n{ind}memref.store %tl, %ps[%c0] : {one}\n"
+                    f'{ind}"tile.reduce"(%qs, %ps) {{kind = "sum", {", ".join(warp)}}} : ({one}, {one}) -> ()\n'
+                    f"{ind}%S = memref.load %qs[%c0] : {one}\n")
     elif c.packed:  # each warp's (max, sum) by named warp reductions, then the pair across the warps
         lanes = ['exec_scope = "cta"', "axes = array<i64: 2>", f'src_layout = #tile.layout<"{lay["LANES"]}">',
                  f'dst_layout = #tile.layout<"{lay["WARPS"]}">']
@@ -391,9 +427,14 @@ def softmax_rows(c: SoftmaxConfig) -> str:
                     f"{ind}memref.store %t, %ps[%c0] : {one}\n"
                     f'{ind}"tile.reduce"(%qs, %ps) {{kind = "sum", {", ".join(attrs)}}} : ({one}, {one}) -> ()\n'
                     f"{ind}%S = memref.load %qs[%c0] : {one}\n")
-    body = f"""    gpu.func @{c.name}(%X: !X {{llvm.align = 16 : i64}}, %Y: !X {{llvm.align = 16 : i64}}) kernel
+    shared = f" workgroup(%sh : !SH)" if c.named else ""
+    body = f"""    gpu.func @{c.name}(%X: !X {{llvm.align = 16 : i64}}, %Y: !X {{llvm.align = 16 : i64}}){shared} kernel
         attributes {{known_block_size = array<i32: {c.block}, 1, 1>, nvvm.minctasm = {2048 // c.block} : i32}} {{
       %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c32 = arith.constant 32 : index
+      %cW = arith.constant {c.W} : index
       %cV = arith.constant {V} : index
       %cE = arith.constant {E} : index
       %ninf = arith.constant 0xFF800000 : f32
@@ -445,4 +486,5 @@ def softmax_rows(c: SoftmaxConfig) -> str:
     }}
 """
     body = "".join(f"    {line}\n" for line in func) + body
-    return _module(body).replace("module attributes", f"!X = memref<{c.M}x{c.N}x{T}>\nmodule attributes", 1)
+    aliases = f"!X = memref<{c.M}x{c.N}x{T}>\n!SH = memref<{2 * c.W}xf32, #gpu.address_space<workgroup>>\n"
+    return _module(body).replace("module attributes", aliases + "module attributes", 1)

@@ -153,6 +153,10 @@ NOTES["argmax"] = (
     "1024x65536 both fill about 48% (1024 rows of 4 or 8 warps). What is left is the last 1-2% of the DRAM "
     "ceiling, not a stall of ours: long-scoreboard (waiting on a load) is the largest stall of both.")
 NOTES["softmax-packed"] = (
+    "2026-12-03: a fourth form, QuACK's block reduction (packed_named: the warps' pairs written once to shared "
+    "memory past one barrier, then named warp reductions over the lanes, the max and then the rescaled sums), "
+    "saves 1.1-1.6% in bf16 (71.7-72.1 us against 72.6-73.2, probe 6 of docs/runs/2026-12-03-h200.md) and "
+    "loses 0.5% in f32 (132.6 against 132.0): 'saved' is now the fastest one-exchange form's. "
     "Since 2026-12-02-p the pair's combine runs only across the warps: each warp first takes its max and its sum "
     "by two named butterflies, as QuACK's online_softmax_reduce does, and the warps' pairs go through one "
     "combiner reduction whose five tree levels the lanes share (PTX, f32: 38 ex2 and 365 lines a thread, against "

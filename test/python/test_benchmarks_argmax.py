@@ -24,7 +24,7 @@ def test_every_argmax_kernel_in_the_interpreter():
     """Needs kind = "argmax" and combiner reductions (issue 17)."""
     assert not A.unsupported(), A.unsupported()
     ran = A.check_generators(np.random.default_rng())
-    assert ran == len(A.check_configs()) + 12 and ran >= 30  # 3 softmax kernels x 2 dtypes x 2 sizes
+    assert ran == len(A.check_configs()) + 16 and ran >= 30  # 4 softmax kernels x 2 dtypes x 2 sizes
 
 
 def test_the_two_exchange_softmax_in_the_interpreter():
@@ -57,13 +57,18 @@ def test_the_kernels_say_what_the_section_measures():
     assert f"%cSTRIDE = arith.constant {f.CW} : index" in lanes and f"%cFIRST = arith.constant {f.SEG} : index" in lanes
     assert 'kind = "argmax", exec_scope = "cta"' not in sweep
     assert sweep.count(f'combiner = @{i.name}_pick_warps, exec_scope = "cta"') == 1
-    two, packed, lanes = (AK.softmax_rows(c) for c in A.softmax_configs("f32"))
+    two, packed, lanes, named = (AK.softmax_rows(c) for c in A.softmax_configs("f32"))
     assert two.count('"tile.reduce') == 2 and lanes.count('"tile.reduce') == 1  # tile.reduce2 in the func form
     # the library's form: each warp's max and sum over its lanes (named, no exchange), then
     # one combiner reduction of the warps' pairs
     assert packed.count('"tile.reduce"(') == 2 and packed.count('"tile.reduce2"(') == 1
     assert packed.count('exec_scope = "cta", axes = array<i64: 2>') == 2 and "R[32 : 1@laneid]" in packed
     assert "known_block_size = array<i32: 1024, 1, 1>" in packed
+    # QuACK's: the same warps' pairs, written once to shared memory past one barrier, then
+    # named warp reductions over the lanes (lane l holding warp l's pair): no cta-scope reduction
+    assert named.count('exec_scope = "cta", axes = array<i64: 2>') == 2 and named.count('exec_scope = "warp"') == 2
+    assert named.count("gpu.barrier") == 1 and "workgroup(%sh : !SH)" in named and "tile.reduce2" not in named
+    assert [c.who for c in A.softmax_configs("f32")] == ["two", *A.ONE_EXCHANGE]
 
 
 def test_the_sweeps_fit_the_shapes_and_the_hardware():
@@ -159,5 +164,7 @@ def test_the_gpu_section_runs_on_stand_ins(monkeypatch):
     keys = {t["key"] for t in report.targets(results)}
     assert {"argmax-64x4096", "argmax-16x16384", "argmax-4x65536", "softmax-packed-f32", "softmax-packed-bf16",
             "pair-softmax-2x20000-f32", "pair-logsumexp-2x20000-bf16"} <= keys
-    assert len(A.reported_kernels(results)) == 6 + 6
+    assert len(A.reported_kernels(results)) == 6 + 8
+    assert all(s["saved_by"] in A.ONE_EXCHANGE and s["saved_us"] == pytest.approx(
+        1e3 * (s["two_ms"] - min(s[f"{w}_ms"] for w in A.ONE_EXCHANGE))) for s in out["softmax"])
     assert "## 7. Argmax over rows" in "\n".join(report_argmax.markdown(results, {}, {}))
