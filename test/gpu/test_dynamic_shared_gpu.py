@@ -1,7 +1,9 @@
 """Dynamic shared memory on the GPU: the block sum of ``tile_mlir.testing.dynamic_shared``
 through ``gpu.dynamic_shared_memory`` and a ``memref.view``, 64 bytes in (below 48 KB)
 and 100000 bytes in (the launch opts in to more than 48 KB), bit for bit against the
-numpy model of its order; a launch over the device's limit is a LaunchError.
+numpy model of its order; a launch over the device's limit is a LaunchError. A carveout
+with dynamic shared memory caps the CTAs an SM holds: as the occupancy query says, and as
+the CTAs themselves count on their SMs (``dynamic_shared.resident``).
 
 The kernels come from the compile cache that ``python -m tile_mlir.testing.prepare``
 fills (see conftest.py); ``TILE_MLIR_CONFORMANCE_BACKEND=interpreter`` runs the same
@@ -15,7 +17,7 @@ import pytest
 import tile_mlir
 from tile_mlir.runtime import gpu_available
 from tile_mlir.testing.copies import CHIP
-from tile_mlir.testing.dynamic_shared import GPU_OFFSETS, THREADS, needed, tree_reference, tree_sum
+from tile_mlir.testing.dynamic_shared import GPU_OFFSETS, THREADS, needed, resident, tree_reference, tree_sum
 
 BACKEND = os.environ.get("TILE_MLIR_CONFORMANCE_BACKEND", "cuda")
 
@@ -78,3 +80,23 @@ def test_a_carveout_caps_the_ctas_an_sm_holds(seed):
     attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
     err, value = driver.cuFuncGetAttribute(attribute, tree._cu_function())
     assert int(err) == 0 and value == -1
+
+
+@pytest.mark.skipif(BACKEND != "cuda", reason="the GPU's own count of its resident CTAs")
+@pytest.mark.parametrize("block, percent, shared", [(128, 43, 24 * 1024), (256, 57, 21504), (256, 28, 19456),
+                                                    (128, 100, 40 * 1024)])
+def test_a_launch_holds_the_ctas_an_sm_that_the_query_says(block, percent, shared):
+    """At 28-100% carveouts, every SM holds at once exactly the CTAs that max_active_blocks
+    says for that shared memory and carveout, counted by the CTAs themselves
+    (``dynamic_shared.resident``: each adds one to its SM's counter, keeps the peak, spins
+    about 20 µs, and takes its one off), on a grid of 40 CTAs an SM."""
+    torch = pytest.importorskip("torch")
+    k = tile_mlir.compile(resident(CHIP), {"chip": CHIP}, backend=BACKEND).resident
+    active, peak = (torch.zeros(1024, dtype=torch.int32, device="cuda") for _ in range(2))
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    query = k.max_active_blocks(block, shared, carveout=percent)
+    k.bind(40 * sms, block, active, peak, 40_000, shared_mem=shared, carveout=percent)()
+    torch.cuda.synchronize()
+    seen = peak[:sms].cpu()
+    assert 1 <= query < k.max_active_blocks(block) and int(active.sum()) == 0
+    assert int(seen.min()) == int(seen.max()) == query, (query, seen.tolist())

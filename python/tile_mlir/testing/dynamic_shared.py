@@ -7,6 +7,11 @@ starts ``offset`` bytes in; then ``s[t] += s[t + h]`` for h = 64, 32, ... 1, a b
 after each step; thread 0 stores ``s[0]``. The launch needs ``needed(offset)`` bytes of
 ``shared_mem``: above 48 KB for ``LARGE_OFFSET``, which needs the opt-in attribute on the
 GPU. ``tree_reference`` is the same order in float32, in numpy.
+
+``resident()``: the GPU's own count of the CTAs an SM holds at once, for the test of
+``CudaKernel.bind``'s ``carveout``: thread 0 of each CTA adds one to its SM's counter
+(``%smid``), keeps the counter's peak, spins ``SPIN`` clock cycles and takes its one off
+(an atomic whose result it waits for, so that the next CTA on the SM counts after it).
 """
 
 from __future__ import annotations
@@ -87,6 +92,57 @@ class TreeSumCase:
         return tree_sum(self.offset, chip=chip)
 
 
+def resident(chip: str = DEFAULT_CHIP) -> str:
+    """``resident(ACTIVE, PEAK: memref<1024xi32>, SPIN: i64)``: module docstring."""
+    return f"""
+module attributes {{gpu.container_module}} {{
+  gpu.module @k [#nvvm.target<chip = "{chip}">] {{
+    gpu.func @resident(%ACTIVE: memref<1024xi32>, %PEAK: memref<1024xi32>, %SPIN: i64) kernel {{
+      %c0 = arith.constant 0 : index
+      %t = gpu.thread_id x
+      %first = arith.cmpi eq, %t, %c0 : index
+      scf.if %first {{
+        %sm = nvvm.read.ptx.sreg.smid : i32
+        %smi = arith.index_cast %sm : i32 to index
+        %one = arith.constant 1 : i32
+        %old = memref.atomic_rmw addi %one, %ACTIVE[%smi] : (i32, memref<1024xi32>) -> i32
+        %now = arith.addi %old, %one : i32
+        %seen = memref.atomic_rmw maxs %now, %PEAK[%smi] : (i32, memref<1024xi32>) -> i32
+        %start = nvvm.read.ptx.sreg.clock64 : i64
+        scf.while : () -> () {{
+          %clock = nvvm.read.ptx.sreg.clock64 : i64
+          %spun = arith.subi %clock, %start : i64
+          %more = arith.cmpi slt, %spun, %SPIN : i64
+          scf.condition(%more)
+        }} do {{
+          scf.yield
+        }}
+        %minus = arith.constant -1 : i32
+        %left = memref.atomic_rmw addi %minus, %ACTIVE[%smi] : (i32, memref<1024xi32>) -> i32
+        // the count it left, used (never below 0): an atom that returns, which the CTA waits
+        // for before it exits, not a reduction that may land after the next CTA's add
+        %c0i = arith.constant 0 : i32
+        %below = arith.cmpi slt, %left, %c0i : i32
+        scf.if %below {{
+          memref.store %left, %PEAK[%smi] : memref<1024xi32>
+        }}
+      }}
+      gpu.return
+    }}
+  }}
+}}
+"""
+
+
+class ResidentCase:
+    """``resident()``, as ``tile_mlir.testing.prepare`` takes its cases."""
+
+    name = "dynamic_shared_resident"
+
+    def kernel_text(self, chip: str = DEFAULT_CHIP) -> str:
+        return resident(chip)
+
+
 # The offsets the GPU suite launches, and their cases (which prepare compiles).
 GPU_OFFSETS = (OFFSET, LARGE_OFFSET)
-CASES = tuple(TreeSumCase(offset) for offset in GPU_OFFSETS)
+CASES = (*(TreeSumCase(offset) for offset in GPU_OFFSETS), ResidentCase())
