@@ -340,7 +340,9 @@ class CudaKernel:
         function = self._cu_function()
         with self._lock:
             call = self._call(function, grid, block, shared_mem, _driver().CUstream(handle), params.address)
-        return BoundLaunch(self, args, params, call if carveout is None else _Carveout(function, carveout, call))
+        if carveout is not None:
+            call = _Carveout(function, carveout, call, self._lock)
+        return BoundLaunch(self, args, params, call)
 
     def _call(self, function, grid, block, shared_mem: int, stream, params: int) -> _Call:
         """The driver call that launches: cuLaunchKernel, or cuLaunchKernelEx for a
@@ -416,7 +418,7 @@ class CudaKernel:
             function = self._cu_function()
             occupancy = _driver().cuOccupancyMaxActiveBlocksPerMultiprocessor
             query = functools.partial(occupancy, function, block, shared_mem)
-            err, count = query() if carveout is None else _Carveout(function, carveout, query)()
+            err, count = query() if carveout is None else _Carveout(function, carveout, query, self._lock)()
             return None if int(err) else int(count)
         except Exception:  # noqa: BLE001 - no GPU, or a driver without the query: no figure
             return None
@@ -488,21 +490,23 @@ class _Call:
 
 class _Carveout:
     """``call()`` with the function's preferred shared-memory carveout at ``percent``, and
-    back at the driver's default (-1) after, so that no other launch inherits it."""
+    back at the driver's default (-1) after, under the kernel's ``lock`` (which ``launch``
+    holds too), so that a launch in another thread does not inherit it."""
 
-    __slots__ = ("call", "function", "percent")
+    __slots__ = ("call", "function", "lock", "percent")
 
-    def __init__(self, function, percent: int, call):
-        self.function, self.percent, self.call = function, percent, call
+    def __init__(self, function, percent: int, call, lock):
+        self.function, self.percent, self.call, self.lock = function, percent, call, lock
 
     def __call__(self):
         driver = _driver()
         attribute = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
-        _check(driver.cuFuncSetAttribute(self.function, attribute, self.percent), "cuFuncSetAttribute")
-        try:
-            return self.call()
-        finally:
-            _check(driver.cuFuncSetAttribute(self.function, attribute, -1), "cuFuncSetAttribute")
+        with self.lock:
+            _check(driver.cuFuncSetAttribute(self.function, attribute, self.percent), "cuFuncSetAttribute")
+            try:
+                return self.call()
+            finally:
+                _check(driver.cuFuncSetAttribute(self.function, attribute, -1), "cuFuncSetAttribute")
 
 
 def _check_in(result: tuple, call: str, what: str):

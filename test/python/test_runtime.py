@@ -356,6 +356,19 @@ def test_a_bound_carveout_is_set_for_each_launch_and_reset_after(kernels, fake):
     np.testing.assert_array_equal(host, 4)
 
 
+def test_a_bound_carveout_holds_the_kernels_lock(kernels, fake):
+    """The set, the launch and the reset under the lock that ``launch`` takes too: an
+    ordinary launch from another thread waits, and cannot run with the carveout set."""
+    k, host = kernels.add_one, np.zeros(4, np.float32)
+    capped = k.bind(1, 32, DeviceArray(host), 4, shared_mem=1024, carveout=43)
+    with k._lock:
+        done = threading.Event()
+        threading.Thread(target=lambda: (capped(), done.set())).start()
+        assert not done.wait(0.2)  # the bound launch waits for the lock
+        assert fake.carveouts == []
+    assert done.wait(5) and fake.carveouts == [43]
+
+
 def test_max_active_blocks_with_shared_memory_and_a_carveout(kernels, fake):
     """The occupancy query takes the dynamic shared memory and the carveout (set for the
     query only): what a bound launch with both gets."""
