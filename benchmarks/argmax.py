@@ -42,6 +42,7 @@ is the GPU section (``python -m benchmarks.run --only argmax``, about 2-3 minute
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import traceback
 
@@ -240,10 +241,13 @@ def bind(c: ArgmaxConfig, xs, ys) -> list | None:
     extra = {}
     if c.O:
         natural = kern.max_active_blocks(c.block)
-        sizes = range(0, CARVEOUT * 228 * 1024 // 100, 128) if natural and natural > c.O else ()
-        shared = next((s for s in sizes if (kern.max_active_blocks(c.block, s, carveout=CARVEOUT) or 0) <= c.O), None)
-        if shared is None or kern.max_active_blocks(c.block, shared, carveout=CARVEOUT) != c.O:
+        sizes = range(0, CARVEOUT * 228 * 1024 // 100, 128) if natural and natural > c.O else range(0)
+        # the CTAs that fit fall as the shared memory grows: the first size at which c.O or fewer fit
+        fits = lambda s: (kern.max_active_blocks(c.block, s, carveout=CARVEOUT) or 0) <= c.O  # noqa: E731
+        at = bisect.bisect_left(sizes, True, key=fits)
+        if at == len(sizes) or kern.max_active_blocks(c.block, sizes[at], carveout=CARVEOUT) != c.O:
             return None
+        shared = sizes[at]
         extra = {"shared_mem": shared, "carveout": CARVEOUT}
     return [kern.bind(c.grid, c.block, x, y, **extra) for x, y in zip(xs, ys)]
 

@@ -351,6 +351,21 @@ PAIR_BODY = ("%pM = arith.maximumf %l0, %r0 : f32", "%pd = arith.subf %l0, %r0 :
              "%pS = math.fma %psmall, %pe, %pbig : f32")
 
 
+def _max_then_sum(ind: str, one: str, attrs: str, m: str, s: str, tag: str, dst_m: str, dst_s: str) -> str:
+    """Two named reductions (``attrs``, into the memrefs ``dst_m`` and ``dst_s``): the max
+    %M{tag} of ``m``, then the sum %S{tag} of ``s`` · exp(``m`` - %A{tag}), %A{tag} being
+    %M{tag}, or 0 where it is -inf."""
+    t = tag
+    return (f"{ind}memref.store {m}, %pm[%c0] : {one}\n"
+            f'{ind}"tile.reduce"({dst_m}, %pm) {{kind = "maximum", {attrs}}} : ({one}, {one}) -> ()\n'
+            f"{ind}%M{t} = memref.load {dst_m}[%c0] : {one}\n{ind}%none{t} = arith.cmpf oeq, %M{t}, %ninf : f32\n"
+            f"{ind}%A{t} = arith.select %none{t}, %zero, %M{t} : f32\n{ind}%xd{t} = arith.subf {m}, %A{t} : f32\n"
+            f"{ind}%xd2{t} = arith.mulf %xd{t}, %log2e : f32\n{ind}%xe{t} = math.exp2 %xd2{t} : f32\n"
+            f"{ind}%xt{t} = arith.mulf {s}, %xe{t} : f32\n{ind}memref.store %xt{t}, %ps[%c0] : {one}\n"
+            f'{ind}"tile.reduce"({dst_s}, %ps) {{kind = "sum", {attrs}}} : ({one}, {one}) -> ()\n'
+            f"{ind}%S{t} = memref.load {dst_s}[%c0] : {one}\n")
+
+
 def softmax_rows(c: SoftmaxConfig) -> str:
     """``c.name``(X, Y: memref<MxNxT>) on c.grid x c.block."""
     p, T = c.plan, c.dtype
@@ -362,6 +377,8 @@ def softmax_rows(c: SoftmaxConfig) -> str:
     attrs = ['exec_scope = "cta"', "axes = array<i64: 1>", f'src_layout = #tile.layout<"{lay["PARTIALS"]}">',
              f'dst_layout = #tile.layout<"{lay["RESULT"]}">']
     func: list[str] = []
+    lanes = ", ".join(['exec_scope = "cta"', "axes = array<i64: 2>", f'src_layout = #tile.layout<"{lay.get("LANES")}">',
+                       f'dst_layout = #tile.layout<"{lay.get("WARPS")}">'])  # each warp's own, over its lanes
     if c.packed and c.lanes:
         op, func = combiner_reduce(f"{c.name}_pair", ["%qm", "%qs", "%pm", "%ps"], attrs, [one] * 4, ("f32", "f32"),
                                    PAIR_BODY, ("%pM", "%pS"))
@@ -370,63 +387,32 @@ def softmax_rows(c: SoftmaxConfig) -> str:
                     + f"{ind}%M = memref.load %qm[%c0] : {one}\n{ind}%S = memref.load %qs[%c0] : {one}\n"
                     f"{ind}%none = arith.cmpf oeq, %M, %ninf : f32\n{ind}%A = arith.select %none, %zero, %M : f32\n")
     elif c.packed and c.named:  # each warp's (max, sum) as below; one exchange of the W pairs, then named reductions
-        lanes_attrs = ['exec_scope = "cta"', "axes = array<i64: 2>", f'src_layout = #tile.layout<"{lay["LANES"]}">',
-                       f'dst_layout = #tile.layout<"{lay["WARPS"]}">']
-        warp = ['exec_scope = "warp"', "axes = array<i64: 1>", 'src_layout = #tile.layout<"S[(1, 32) : (1, 1@laneid)]">',
-                'dst_layout = #tile.layout<"S[1 : 1] + R[32 : 1@laneid]">']
-        exchange = (f"{ind}memref.store %m, %pm[%c0] : {one}\n"
-                    f'{ind}"tile.reduce"(%wm, %pm) {{kind = "maximum", {", ".join(lanes_attrs)}}} : ({one}, {one}) -> ()\n'
-                    f"{ind}%mw = memref.load %wm[%c0] : {one}\n{ind}%nonew = arith.cmpf oeq, %mw, %ninf : f32\n"
-                    f"{ind}%aw = arith.select %nonew, %zero, %mw : f32\n{ind}%dw = arith.subf %m, %aw : f32\n"
-                    f"{ind}%dw2 = arith.mulf %dw, %log2e : f32\n{ind}%ew = math.exp2 %dw2 : f32\n"
-                    f"{ind}%tw = arith.mulf %s, %ew : f32\n{ind}memref.store %tw, %ps[%c0] : {one}\n"
-                    f'{ind}"tile.reduce"(%ws, %ps) {{kind = "sum", {", ".join(lanes_attrs)}}} : ({one}, {one}) -> ()\n'
-                    f"{ind}%sw = memref.load %ws[%c0] : {one}\n"
+        warp = ", ".join(['exec_scope = "warp"', "axes = array<i64: 1>",
+                          'src_layout = #tile.layout<"S[(1, 32) : (1, 1@laneid)]">',
+                          'dst_layout = #tile.layout<"S[1 : 1] + R[32 : 1@laneid]">'])
+        exchange = (_max_then_sum(ind, one, lanes, "%m", "%s", "w", "%wm", "%ws")
                     # lane 0 of warp w writes (max, sum) at 2w, 2w + 1; one barrier; lane l reads warp l's
-                    f"{ind}%tid = gpu.thread_id x\n{ind}%lane = gpu.lane_id\n{ind}%warp = arith.divui %tid, %c32 : index\n"
+                    + f"{ind}%tid = gpu.thread_id x\n{ind}%lane = gpu.lane_id\n{ind}%warp = arith.divui %tid, %c32 : index\n"
                     f"{ind}%at = arith.muli %warp, %c2 : index\n{ind}%at1 = arith.addi %at, %c1 : index\n"
                     f"{ind}%lane0 = arith.cmpi eq, %lane, %c0 : index\n"
-                    f"{ind}scf.if %lane0 {{\n{ind}  memref.store %mw, %sh[%at] : !SH\n{ind}  memref.store %sw, %sh[%at1] : !SH\n"
+                    f"{ind}scf.if %lane0 {{\n{ind}  memref.store %Mw, %sh[%at] : !SH\n{ind}  memref.store %Sw, %sh[%at1] : !SH\n"
                     f"{ind}}}\n{ind}gpu.barrier\n"
                     f"{ind}%mine = arith.cmpi ult, %lane, %cW : index\n{ind}%lw = arith.remui %lane, %cW : index\n"
                     f"{ind}%la = arith.muli %lw, %c2 : index\n{ind}%la1 = arith.addi %la, %c1 : index\n"
                     f"{ind}%lm0 = memref.load %sh[%la] : !SH\n{ind}%ls0 = memref.load %sh[%la1] : !SH\n"
                     f"{ind}%lm = arith.select %mine, %lm0, %ninf : f32\n{ind}%ls = arith.select %mine, %ls0, %zero : f32\n"
-                    f"{ind}memref.store %lm, %pm[%c0] : {one}\n"
-                    f'{ind}"tile.reduce"(%qm, %pm) {{kind = "maximum", {", ".join(warp)}}} : ({one}, {one}) -> ()\n'
-                    f"{ind}%M = memref.load %qm[%c0] : {one}\n{ind}%none = arith.cmpf oeq, %M, %ninf : f32\n"
-                    f"{ind}%A = arith.select %none, %zero, %M : f32\n{ind}%dl = arith.subf %lm, %A : f32\n"
-                    f"{ind}%dl2 = arith.mulf %dl, %log2e : f32\n{ind}%el = math.exp2 %dl2 : f32\n"
-                    f"{ind}%tl = arith.mulf %ls, %el : f32\n{ind}memref.store %tl, %ps[%c0] : {one}\n"
-                    f'{ind}"tile.reduce"(%qs, %ps) {{kind = "sum", {", ".join(warp)}}} : ({one}, {one}) -> ()\n'
-                    f"{ind}%S = memref.load %qs[%c0] : {one}\n")
+                    + _max_then_sum(ind, one, warp, "%lm", "%ls", "", "%qm", "%qs"))
     elif c.packed:  # each warp's (max, sum) by named warp reductions, then the pair across the warps
-        lanes = ['exec_scope = "cta"', "axes = array<i64: 2>", f'src_layout = #tile.layout<"{lay["LANES"]}">',
-                 f'dst_layout = #tile.layout<"{lay["WARPS"]}">']
         warps = ['exec_scope = "cta"', "axes = array<i64: 1>", f'src_layout = #tile.layout<"{lay["WARPS"]}">',
                  f'dst_layout = #tile.layout<"{lay["RESULT"]}">']
         op, func = combiner_reduce(f"{c.name}_pair", ["%qm", "%qs", "%wm", "%ws"], warps, [one] * 4, ("f32", "f32"),
                                    PAIR_BODY, ("%pM", "%pS"))
-        exchange = (f"{ind}memref.store %m, %pm[%c0] : {one}\n"
-                    f'{ind}"tile.reduce"(%wm, %pm) {{kind = "maximum", {", ".join(lanes)}}} : ({one}, {one}) -> ()\n'
-                    f"{ind}%mw = memref.load %wm[%c0] : {one}\n{ind}%nonew = arith.cmpf oeq, %mw, %ninf : f32\n"
-                    f"{ind}%aw = arith.select %nonew, %zero, %mw : f32\n{ind}%dw = arith.subf %m, %aw : f32\n"
-                    f"{ind}%dw2 = arith.mulf %dw, %log2e : f32\n{ind}%ew = math.exp2 %dw2 : f32\n"
-                    f"{ind}%tw = arith.mulf %s, %ew : f32\n{ind}memref.store %tw, %ps[%c0] : {one}\n"
-                    f'{ind}"tile.reduce"(%ws, %ps) {{kind = "sum", {", ".join(lanes)}}} : ({one}, {one}) -> ()\n'
+        exchange = (_max_then_sum(ind, one, lanes, "%m", "%s", "w", "%wm", "%ws")
                     + "".join(f"{ind}{line}\n" for line in op)
                     + f"{ind}%M = memref.load %qm[%c0] : {one}\n{ind}%S = memref.load %qs[%c0] : {one}\n"
                     f"{ind}%none = arith.cmpf oeq, %M, %ninf : f32\n{ind}%A = arith.select %none, %zero, %M : f32\n")
     else:
-        exchange = (f"{ind}memref.store %m, %pm[%c0] : {one}\n"
-                    f'{ind}"tile.reduce"(%qm, %pm) {{kind = "maximum", {", ".join(attrs)}}} : ({one}, {one}) -> ()\n'
-                    f"{ind}%M = memref.load %qm[%c0] : {one}\n{ind}%none = arith.cmpf oeq, %M, %ninf : f32\n"
-                    f"{ind}%A = arith.select %none, %zero, %M : f32\n{ind}%dm = arith.subf %m, %A : f32\n"
-                    f"{ind}%dm2 = arith.mulf %dm, %log2e : f32\n{ind}%em = math.exp2 %dm2 : f32\n"
-                    f"{ind}%t = arith.mulf %s, %em : f32\n"
-                    f"{ind}memref.store %t, %ps[%c0] : {one}\n"
-                    f'{ind}"tile.reduce"(%qs, %ps) {{kind = "sum", {", ".join(attrs)}}} : ({one}, {one}) -> ()\n'
-                    f"{ind}%S = memref.load %qs[%c0] : {one}\n")
+        exchange = _max_then_sum(ind, one, ", ".join(attrs), "%m", "%s", "", "%qm", "%qs")
     shared = f" workgroup(%sh : !SH)" if c.named else ""
     body = f"""    gpu.func @{c.name}(%X: !X {{llvm.align = 16 : i64}}, %Y: !X {{llvm.align = 16 : i64}}){shared} kernel
         attributes {{known_block_size = array<i32: {c.block}, 1, 1>, nvvm.minctasm = {2048 // c.block} : i32}} {{
