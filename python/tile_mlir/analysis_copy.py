@@ -37,7 +37,7 @@ from .analysis import (
 )
 from .ir import ir
 from .layout import TileLayout
-from .vocab import ADDRESS_SPACES, COPY_ATTRIBUTES, COPY_SCOPES, DTYPES
+from .vocab import ADDRESS_SPACES, CACHE_OPERATORS, COPY_ATTRIBUTES, COPY_SCOPES, DTYPES
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,7 @@ class CopyInfo:
     padding: str | None  # the padding attribute's text ("0xFF800000 : f32"); None: zero
     alignment: int | None  # bytes the user asserts for the origin's address
     dispatch: str | None
+    cache: str | None = None  # a CACHE_OPERATORS name: the global accesses' cache hint
 
     @property
     def dtype(self) -> str:
@@ -180,6 +181,21 @@ def _alignment(op, errors: list[str]) -> int | None:
     return value
 
 
+def _cache(op, memory: Memory, errors: list[str]) -> str | None:
+    names = ", ".join(f'"{name}"' for name in CACHE_OPERATORS)
+    attr = _attr(op, "cache", ir.StringAttr, f"a string, one of {names}", errors)
+    if attr is None:
+        return None
+    if attr.value not in CACHE_OPERATORS:
+        errors.append(f'cache: expected one of {names}, got "{attr.value}"')
+        return None
+    if memory.storage != "global":
+        errors.append(f'cache: a cache hint is for global memory; this copy\'s memory is {memory.storage} '
+                      "(#gpu.address_space<workgroup>)")
+        return None
+    return attr.value
+
+
 _MEMO: dict = {}
 
 
@@ -208,6 +224,7 @@ def _analyze(op) -> Analysis:
     direction, registers, memory = sides
     _indices(op, memory, errors)
     padding = _padding(op, direction, memory.dtype, errors)
+    cache = _cache(op, memory, errors)
     layout = _layout(op, "layout", registers, errors, scope)
     if errors:
         return out
@@ -223,5 +240,5 @@ def _analyze(op) -> Analysis:
     if errors:
         return out
     forced = dispatch.value if dispatch is not None else None
-    out.info = CopyInfo(direction, scope, layout, registers, memory, padding, alignment, forced)
+    out.info = CopyInfo(direction, scope, layout, registers, memory, padding, alignment, forced, cache)
     return out

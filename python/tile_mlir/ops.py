@@ -104,6 +104,7 @@ def copy(
     layout=None,
     padding=None,
     alignment: int | None = None,
+    cache: str | None = None,
     dispatch: str | None = None,
     loc: ir.Location | None = None,
     ip: ir.InsertionPoint | None = None,
@@ -111,12 +112,13 @@ def copy(
     """Create and check ``"tile.copy"(dst, src, indices...)``: a load when dst is the
     register tile, a store when src is. ``indices`` are the memory coordinates of the
     tile's origin, one per memory dim (ints become index constants); ``padding`` (loads
-    only) is what reads past the memory's end give, a number of its element type."""
+    only) is what reads past the memory's end give, a number of its element type;
+    ``cache="streaming"`` (global memory) marks data touched once (``ld.global.cs``)."""
     with loc if loc is not None else nullcontext():
         index = [i if isinstance(i, ir.Value) else arith.constant(ir.IndexType.get(), int(i), ip=ip)
                  for i in indices]
     attributes = {"exec_scope": exec_scope, "layout": layout, "padding": padding,
-                  "alignment": alignment, "dispatch": dispatch}
+                  "alignment": alignment, "cache": cache, "dispatch": dispatch}
     memory = src if _is_register(dst) else dst
     return _create("tile.copy", [dst, src, *index], attributes, _element(memory), loc, ip)
 

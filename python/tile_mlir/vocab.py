@@ -62,7 +62,13 @@ def reduce_operand_roles(count: int, kind: str | None = None) -> tuple[str, ...]
 COPY_SCOPES = ("thread", "warp", "warpgroup", "cta")
 
 # Every attribute tile.copy knows; exec_scope is required (the dialect declares it).
-COPY_ATTRIBUTES = ("exec_scope", "layout", "padding", "alignment", "dispatch")
+COPY_ATTRIBUTES = ("exec_scope", "layout", "padding", "alignment", "cache", "dispatch")
+
+# tile.copy's ``cache`` values and the PTX cache operator each gives its global accesses
+# (``ld.global.cs``, ``st.global.cs``: tile-cache-hints). "streaming": the data is touched
+# once, so it is the first to go from L1 and L2 (docs/spec.md, "tile.copy").
+CACHE_OPERATORS = {"streaming": "cs"}
+CACHE_MARK = "tile.cache"  # the attribute tile-lower-copy puts on each access of such a copy
 
 # The widest vector access a thread makes: 16 bytes (ld.global.v4.f32, LDG.E.128).
 MAX_VECTOR_BYTES = 16

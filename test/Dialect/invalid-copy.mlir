@@ -33,7 +33,7 @@ func.func @index_type(%r: memref<8xf32, #gpu.address_space<private>>, %x: memref
 
 // A misspelt layout would silently mean the register memref's shape in one thread.
 func.func @typo_layout(%r: memref<8xf32, #gpu.address_space<private>>, %x: memref<64x100xf32>, %i: index, %j: index) {
-  // expected-error @+1 {{unknown attribute 'layuot'; did you mean 'layout'? (tile.copy takes: exec_scope, layout, padding, alignment, dispatch)}}
+  // expected-error @+1 {{unknown attribute 'layuot'; did you mean 'layout'? (tile.copy takes: exec_scope, layout, padding, alignment, cache, dispatch)}}
   "tile.copy"(%r, %x, %i, %j) {exec_scope = "warp", layuot = #tile.layout<"S[(1, (32, 8)) : (1, (1@laneid, 1))]">} : (memref<8xf32, #gpu.address_space<private>>, memref<64x100xf32>, index, index) -> ()
   return
 }
@@ -207,6 +207,33 @@ func.func @padding_on_store(%x: memref<64x100xf32>, %r: memref<8xf32, #gpu.addre
 func.func @alignment_value(%r: memref<8xf32, #gpu.address_space<private>>, %x: memref<64x100xf32>, %i: index, %j: index) {
   // expected-error @+1 {{alignment: expected a power of two number of bytes, got 12}}
   "tile.copy"(%r, %x, %i, %j) {exec_scope = "warp", layout = #tile.layout<"S[(1, (32, 8)) : (1, (1@laneid, 1))]">, alignment = 12} : (memref<8xf32, #gpu.address_space<private>>, memref<64x100xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+// cache is one of the cache hints ("streaming").
+func.func @cache_value(%r: memref<8xf32, #gpu.address_space<private>>, %x: memref<64x100xf32>, %i: index, %j: index) {
+  // expected-error @+1 {{cache: expected one of "streaming", got "evict_first"}}
+  "tile.copy"(%r, %x, %i, %j) {exec_scope = "warp", layout = #tile.layout<"S[(1, (32, 8)) : (1, (1@laneid, 1))]">, cache = "evict_first"} : (memref<8xf32, #gpu.address_space<private>>, memref<64x100xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+// cache is a string.
+func.func @cache_type(%r: memref<8xf32, #gpu.address_space<private>>, %x: memref<64x100xf32>, %i: index, %j: index) {
+  // expected-error @+1 {{cache: expected a string, one of "streaming", got 1 : i64}}
+  "tile.copy"(%r, %x, %i, %j) {exec_scope = "warp", layout = #tile.layout<"S[(1, (32, 8)) : (1, (1@laneid, 1))]">, cache = 1} : (memref<8xf32, #gpu.address_space<private>>, memref<64x100xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+// A cache hint is for global memory, not workgroup memory.
+func.func @cache_shared(%r: memref<8xf32, #gpu.address_space<private>>, %x: memref<64x100xf32, #gpu.address_space<workgroup>>, %i: index, %j: index) {
+  // expected-error @+1 {{cache: a cache hint is for global memory; this copy's memory is shared (#gpu.address_space<workgroup>)}}
+  "tile.copy"(%r, %x, %i, %j) {exec_scope = "warp", layout = #tile.layout<"S[(1, (32, 8)) : (1, (1@laneid, 1))]">, cache = "streaming"} : (memref<8xf32, #gpu.address_space<private>>, memref<64x100xf32, #gpu.address_space<workgroup>>, index, index) -> ()
   return
 }
 

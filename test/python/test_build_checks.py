@@ -94,7 +94,8 @@ def test_reduce_says_what_tile_opt_says(kwargs, text):
     (dict(exec_scope="thread", padding=1.0), 'exec_scope = "thread", padding = 1.0 : f32'),
     (dict(exec_scope="thread", alignment=12), 'exec_scope = "thread", alignment = 12'),
     (dict(exec_scope="thread", layout="S[2 : 1]"), 'exec_scope = "thread", layout = #tile.layout<"S[2 : 1]">'),
-], ids=["scope", "padding on a store", "alignment", "layout"])
+    (dict(exec_scope="thread", cache="evict_first"), 'exec_scope = "thread", cache = "evict_first"'),
+], ids=["scope", "padding on a store", "alignment", "layout", "cache"])
 def test_copy_says_what_tile_opt_says(kwargs, text):
     error = build_error(lambda k, s, d: ops.copy(k.args["A"], s, [0], **kwargs))
     assert messages(error) and messages(error) == messages(tile_opt_errors(text, "(%A, %s, %c0)",

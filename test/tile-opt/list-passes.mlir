@@ -35,6 +35,7 @@
 
 // CHECK:      tile-mlir passes (--<pass>[=<options>], or by name in --pass-pipeline):
 // CHECK-NEXT:   --tile-align-shared-globals {{[A-Z].+}}
+// CHECK-NEXT:   --tile-cache-hints {{[A-Z].+}}
 // CHECK-NEXT:   --tile-check-target {{[A-Z].+}}
 // CHECK-NEXT:   --tile-externalize-dynamic-shared {{[A-Z].+}}
 // CHECK-NEXT:   --tile-forward-loop-annotations {{[A-Z].+}}

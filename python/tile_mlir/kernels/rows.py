@@ -331,9 +331,10 @@ class Rows:
 
     # --- memory -----------------------------------------------------------------------
 
-    def load(self, tile, name: str, col=None, *, padding=None) -> None:
+    def load(self, tile, name: str, col=None, *, padding=None, cache=None) -> None:
         """This CTA's part of rows ``name`` (from column ``col``, default ``self.col``)
-        into ``tile``, the columns past N as ``padding``. Where the plan keeps S vectors a
+        into ``tile``, the columns past N as ``padding``; ``cache="streaming"``: rows
+        that the kernel reads once (``tile.copy``'s cache hint, ``ld.global.cs``). Where the plan keeps S vectors a
         thread in shared memory, ``tile`` is the row's tile: its S vectors are loaded first,
         C at a time through ``tile`` (each part a ``tile.copy`` of the ROWS layout, C·32·W·V
         columns further), and stored to shared memory; then its C vectors. ``vectors``,
@@ -347,12 +348,12 @@ class Rows:
             self._kept = tile
             for first, stage, layout in self._shared_parts(tile):
                 ops.copy(stage, self.args[name], [self.row, arith.addi(col, k.index(first * WARP_SIZE * p.W))],
-                         exec_scope="cta", layout=layout, padding=padding)
+                         exec_scope="cta", layout=layout, padding=padding, cache=cache)
                 for c in range(ir.MemRefType(stage.type).shape[0] // self.V):
                     i = k.index(first + c * self.V)
                     k.vstore(k.vload(stage, c * self.V, self.V), self._shared, self._shared_index(i))
         ops.copy(tile, self.args[name], [self.row, col], exec_scope="cta", layout=self.layout["ROWS"],
-                 padding=padding)
+                 padding=padding, cache=cache)
 
     def load_cols(self, tile, name: str, col=None) -> None:
         """This CTA's part of the per-column vector ``name`` (from column ``col``, default

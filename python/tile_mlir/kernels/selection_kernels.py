@@ -58,7 +58,7 @@ def _selection(kind: str, p: RowPlan, M: int | None, chip: str):
     with row_kernel(kind, p, M, [("X", "rows"), ("Y", "targets")], chip) as r:
         k, V = r.k, p.V
         x = r.tile()
-        r.load(x, "X", padding=padding)
+        r.load(x, "X", padding=padding, cache="streaming")  # read once: ld.global.cs (docs/spec.md)
         value, slot = k.registers([1], p.dtype), k.registers([1], "i32")
         # the thread's E elements folded pairwise (log2 E dependent steps, not E - 1): the
         # same (value, slot) whatever the order, by argmax's meaning

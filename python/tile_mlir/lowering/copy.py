@@ -45,6 +45,7 @@ from ..analysis import known_block_size
 from ..analysis_copy import CopyInfo, analyze_copy
 from ..dispatch import predicate, register_dispatch
 from ..ir import ir
+from ..vocab import CACHE_MARK
 from . import emit, threads
 from .copy_facts import read_facts
 from .copy_plan import CopyPlan, Facts
@@ -125,6 +126,14 @@ class _Emitter:
         self.straddle = plan.may_straddle(facts, width)
         self.checked = [d for d in range(plan.rank) if not plan.in_bounds(facts, d)]
         self.mask = None  # a whole-vector mask that no access changes, made once
+
+    def _marked(self, access):
+        """``access`` (a memory access of the op's memory, or its result), marked with the
+        op's cache hint for tile-cache-hints (which gives it its PTX cache operator)."""
+        if self.info.cache is not None:
+            op = access.owner if isinstance(access, ir.Value) else access.operation
+            op.attributes[CACHE_MARK] = ir.StringAttr.get(self.info.cache)
+        return access
 
     def emit(self) -> None:
         with name("tile.copy.thread"):
@@ -249,11 +258,11 @@ class _Emitter:
         with name(f"tile.copy.{self.info.direction}"):
             if self.load:
                 if inside is None:
-                    value = memref.load(self.mem, index)
+                    value = self._marked(memref.load(self.mem, index))
                 else:
                     branch = scf.IfOp(inside, [self.elem], has_else=True)
                     with ir.InsertionPoint(branch.then_block):
-                        scf.yield_([memref.load(self.mem, index)])
+                        scf.yield_([self._marked(memref.load(self.mem, index))])
                     with ir.InsertionPoint(branch.else_block):
                         scf.yield_([pad])
                     value = branch.results[0]
@@ -261,11 +270,11 @@ class _Emitter:
                 return
             value = self._read_registers(slot)
             if inside is None:
-                memref.store(value, self.mem, index)
+                self._marked(memref.store(value, self.mem, index))
                 return
             branch = scf.IfOp(inside)
             with ir.InsertionPoint(branch.then_block):
-                memref.store(value, self.mem, index)
+                self._marked(memref.store(value, self.mem, index))
                 scf.yield_([])
 
     def _vector(self, slot, index, inside, extents, pad) -> None:
@@ -276,9 +285,9 @@ class _Emitter:
         with name(f"tile.copy.{self.info.direction}"):
             if not inside:
                 if self.load:
-                    value = vector.load(vtype, self.mem, index, alignment=align)
+                    value = self._marked(vector.load(vtype, self.mem, index, alignment=align))
                 else:
-                    vector.store(value, self.mem, index, alignment=align)
+                    self._marked(vector.store(value, self.mem, index, alignment=align))
             elif not self.straddle:
                 mask = self.mask or vector.broadcast(_mask_type(self.width), _all(c for _, c in inside))
                 value = self._masked(vtype, index, mask, pad, value, align)
@@ -290,9 +299,9 @@ class _Emitter:
                 branch = scf.IfOp(full, [vtype] if self.load else [], has_else=True)
                 with ir.InsertionPoint(branch.then_block):
                     if self.load:
-                        scf.yield_([vector.load(vtype, self.mem, index, alignment=align)])
+                        scf.yield_([self._marked(vector.load(vtype, self.mem, index, alignment=align))])
                     else:
-                        vector.store(value, self.mem, index, alignment=align)
+                        self._marked(vector.store(value, self.mem, index, alignment=align))
                         scf.yield_([])
                 with ir.InsertionPoint(branch.else_block):
                     bits = [
@@ -318,7 +327,7 @@ class _Emitter:
             at = [*index[:last], _index(emit.add_slots(index[last], j))]
             branch = scf.IfOp(inside, [self.elem], has_else=True)
             with ir.InsertionPoint(branch.then_block):
-                scf.yield_([memref.load(self.mem, at)])
+                scf.yield_([self._marked(memref.load(self.mem, at))])
             with ir.InsertionPoint(branch.else_block):
                 scf.yield_([vector.extract(pad, [], [j])])
             elements.append(branch.results[0])
@@ -326,8 +335,8 @@ class _Emitter:
 
     def _masked(self, vtype, index, mask, pad, value, align):
         if self.load:
-            return vector.maskedload(vtype, self.mem, index, mask, pad, alignment=align)
-        vector.maskedstore(self.mem, index, mask, value, alignment=align)
+            return self._marked(vector.maskedload(vtype, self.mem, index, mask, pad, alignment=align))
+        self._marked(vector.maskedstore(self.mem, index, mask, value, alignment=align))
         return None
 
     # -- registers --------------------------------------------------------------------

@@ -18,6 +18,7 @@ from .. import ir as _tile_ir  # noqa: F401  (the version check, on first use)
 from ..errors import OptionError, UnknownPass
 from .common import TilePass
 from .tile_align_shared_globals import TileAlignSharedGlobals
+from .tile_cache_hints import TileCacheHints
 from .tile_check_target import TileCheckTarget
 from .tile_externalize_dynamic_shared import TileExternalizeDynamicShared
 from .tile_forward_loop_annotations import TileForwardLoopAnnotations
@@ -25,13 +26,13 @@ from .tile_lower_copy import TileLowerCopy
 from .tile_lower_reduction import TileLowerReduction
 from .tile_verify import TileVerify
 
-__all__ = ["REGISTRY", "TilePass", "TileAlignSharedGlobals", "TileCheckTarget", "TileExternalizeDynamicShared",
-           "TileForwardLoopAnnotations", "TileLowerCopy",
+__all__ = ["REGISTRY", "TilePass", "TileAlignSharedGlobals", "TileCacheHints", "TileCheckTarget",
+           "TileExternalizeDynamicShared", "TileForwardLoopAnnotations", "TileLowerCopy",
            "TileLowerReduction", "TileVerify", "add_pass", "make_pass", "pass_class"]
 
 REGISTRY: dict[str, type[TilePass]] = {
     cls.argument: cls
-    for cls in (TileVerify, TileLowerCopy, TileLowerReduction, TileForwardLoopAnnotations,
+    for cls in (TileVerify, TileLowerCopy, TileLowerReduction, TileCacheHints, TileForwardLoopAnnotations,
                 TileExternalizeDynamicShared, TileAlignSharedGlobals, TileCheckTarget)
 }
 

@@ -33,6 +33,7 @@ from ..ir import ir
 from ..options import Options
 from ..passes import (
     TileAlignSharedGlobals,
+    TileCacheHints,
     TileCheckTarget,
     TileExternalizeDynamicShared,
     TileForwardLoopAnnotations,
@@ -74,6 +75,7 @@ def nvvm_stages(options: Options) -> tuple[Stage, ...]:
     """Everything before ``BINARY``: the module in the NVVM and LLVM dialects, checked
     against its target (``tile-check-target``)."""
     return tile_stages(options) + (
+        Stage("tile-cache-hints", TileCacheHints()),
         Stage("convert-scf-to-cf", "convert-scf-to-cf"),
         Stage("convert-gpu-to-nvvm", "gpu.module(convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1})"),
         Stage("tile-forward-loop-annotations", TileForwardLoopAnnotations()),

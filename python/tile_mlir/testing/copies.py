@@ -14,13 +14,14 @@ Origins are kernel arguments times a constant (``mults``), so that the lowering 
 prove their alignment or not. ``CASES`` covers the vector and scalar variants, tiles
 partly and wholly outside the memory, negative origins, replicas on threads and on
 registers, threads that hold nothing, dynamic dims, every exec scope and six element
-types; ``TransposeCase`` moves a tile through workgroup memory and back with another
+types, and ``cache = "streaming"``; ``TransposeCase`` moves a tile through workgroup memory and back with another
 layout. Pure Python and numpy, like ``cases``: it runs on a GPU machine without MLIR,
 from the compile cache that ``python -m tile_mlir.testing.prepare`` fills.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -301,6 +302,16 @@ def _cases() -> list[CopyCase]:
     # a layout with no thread axis is one thread's tile: at warp scope every lane loads it
     out.append(CopyCase("warp_scope_one_thread_tile_load", "load", "S[(2, 4)]", (3, 8), (2, 4), mults=(1, 4),
                         regs=(2, 4)))
+    # cache = "streaming": the same accesses, each marked for tile-cache-hints, which on the
+    # GPU path makes them inline ld/st.global.cs: whole-vector masks (predicated), 16-, 8-
+    # and 4-byte vectors, 4-byte scalars, a dynamic row length (strides from the memref),
+    # and vectors that may cross the row's end (a store's per-element mask stays plain)
+    streaming = ("row_f32_n1000_col768", "row_bf16_n1000_col768", "row_past_the_end", "mma_f16", "mma_i64",
+                 "mma_f64", "coalesced_n1002_scalar", "thread_scope", "dynamic_row_length", "asserted_straddle",
+                 "cta_rows_n500")
+    for case in [c for c in out if c.name.rsplit("_", 1)[0] in streaming]:
+        out.append(dataclasses.replace(case, name=f"{case.name}_streaming", attrs=case.attrs + ', cache = "streaming"',
+                                       expect=('tile.cache = "streaming"',)))
     return out
 
 
