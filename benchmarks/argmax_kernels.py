@@ -40,10 +40,12 @@ from tile_mlir.testing.triton_port import combiner_reduce
 from .kernels import ITEMSIZE, UNROLL, _module, _priv
 
 NEG_INF = {"f32": "0xFF800000", "bf16": "0xFF80"}
-# Every kernel here reads its rows once (and softmax writes them once): its copies say so,
-# and their global accesses get PTX's .cs cache operator (docs/spec.md, "Cache hints";
-# probe 8 in docs/benchmarks/2026-12-03-hints: 1.2-1.4% faster for argmax).
+# The argmax kernels read their rows once: their copies say so, and their loads get PTX's
+# .cs cache operator (docs/spec.md, "Cache hints"; probe 8 in docs/benchmarks/2026-12-03-hints:
+# 1.2-1.4% faster). softmax's do not: with the hint its kernels went 4% slower in
+# docs/benchmarks/2026-12-03-c (probe 9 there times each form with and without it).
 CACHE = 'cache = "streaming",'
+SOFTMAX_CACHE = ""
 
 
 @dataclass(frozen=True)
@@ -440,7 +442,7 @@ def softmax_rows(c: SoftmaxConfig) -> str:
       %qs = memref.alloca() : {one}
       %wm = memref.alloca() : {one}
       %ws = memref.alloca() : {one}
-      "tile.copy"(%x, %X, %row, %c0) {{exec_scope = "cta", {CACHE} layout = #tile.layout<"{lay["ROWS"]}">,
+      "tile.copy"(%x, %X, %row, %c0) {{exec_scope = "cta", {SOFTMAX_CACHE} layout = #tile.layout<"{lay["ROWS"]}">,
           padding = {NEG_INF[T]} : {T}}}
         : ({tile}, !X, index, index) -> ()
       // this thread's max m and sum s of exp(x - a), a = m (0 when m is -inf)
@@ -472,7 +474,7 @@ def softmax_rows(c: SoftmaxConfig) -> str:
         %yT = {trunc} %y : vector<{V}xf32> to vector<{V}x{T}>
         vector.store %yT, %x[%i] : {tile}, vector<{V}x{T}>
       }} {UNROLL}
-      "tile.copy"(%Y, %x, %row, %c0) {{exec_scope = "cta", {CACHE} layout = #tile.layout<"{lay["ROWS"]}">}}
+      "tile.copy"(%Y, %x, %row, %c0) {{exec_scope = "cta", {SOFTMAX_CACHE} layout = #tile.layout<"{lay["ROWS"]}">}}
         : (!X, {tile}, index, index) -> ()
       gpu.return
     }}

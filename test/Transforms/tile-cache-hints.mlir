@@ -5,9 +5,9 @@
 //
 // tile.copy's `cache = "streaming"`: tile-lower-copy emits the accesses it emits without
 // it, each marked `tile.cache`; tile-cache-hints turns each marked access of global memory
-// into its PTX instruction with the `.cs` cache operator (inline PTX, predicated where the
-// access has one condition); one with a mask per element (a vector that may cross the
-// row's end) keeps its plain form.
+// into its PTX instruction with the `.cs` cache operator (inline PTX, under `scf.if` where
+// the access has one condition, as LLVM branches around a masked access); one with a mask
+// per element (a vector that may cross the row's end) keeps its plain form.
 
 // MARK-LABEL: gpu.func @row_f32
 // MARK:         vector.maskedload {{.*}} {alignment = 16 : i64, tile.cache = "streaming"}
@@ -16,13 +16,20 @@
 // MARK-NOT:     tile.cache
 // MARK:         gpu.return
 
-// A vector in or out as a whole: the padding's words, then the load under its condition.
+// A vector in or out as a whole: the load under its condition, else the padding.
 // CHECK-LABEL: gpu.func @row_f32
-// CHECK:         %[[BASE:.*]] = memref.extract_aligned_pointer_as_index
-// CHECK:         %[[PTR:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<1>
-// CHECK:         llvm.inline_asm has_side_effects "mov.b32 $0, $6; mov.b32 $1, $7; mov.b32 $2, $8; mov.b32 $3, $9; @$5 ld.global.cs.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l,b,r,r,r,r" %[[PTR]], %{{.*}} : (!llvm.ptr<1>, i1, i32, i32, i32, i32) -> !llvm.struct<(i32, i32, i32, i32)>
-// CHECK:         vector.bitcast %{{.*}} : vector<4xi32> to vector<4xf32>
-// CHECK:         llvm.inline_asm has_side_effects "@$5 st.global.cs.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r,b"
+// CHECK:         %[[PAD:.*]] = arith.constant dense<0xFF800000> : vector<4xf32>
+// CHECK:         %[[IN:.*]] = arith.andi
+// CHECK:         %[[V:.*]] = scf.if %[[IN]] -> (vector<4xf32>) {
+// CHECK:           memref.extract_aligned_pointer_as_index
+// CHECK:           %[[PTR:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr<1>
+// CHECK:           %[[W:.*]] = llvm.inline_asm has_side_effects "ld.global.cs.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l" %[[PTR]] : (!llvm.ptr<1>) -> !llvm.struct<(i32, i32, i32, i32)>
+// CHECK:           %[[F:.*]] = vector.bitcast %{{.*}} : vector<4xi32> to vector<4xf32>
+// CHECK:           scf.yield %[[F]] : vector<4xf32>
+// CHECK:         } else {
+// CHECK:           scf.yield %[[PAD]] : vector<4xf32>
+// CHECK:         scf.if %{{.*}} {
+// CHECK:           llvm.inline_asm has_side_effects "st.global.cs.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r"
 // CHECK-NOT:     tile.cache
 // CHECK-LABEL: gpu.func @row_bf16
 // CHECK:         ld.global.cs.v4.b32
@@ -42,10 +49,14 @@
 // CHECK:         gpu.return
 
 // PTX-LABEL: .entry row_f32(
-// PTX:         @%p{{[0-9]+}} ld.global.cs.v4.b32
-// PTX:         @%p{{[0-9]+}} ld.global.cs.v4.b32
-// PTX:         @%p{{[0-9]+}} st.global.cs.v4.b32
-// PTX:         @%p{{[0-9]+}} st.global.cs.v4.b32
+// PTX:         @%p{{[0-9]+}} bra
+// PTX:         ld.global.cs.v4.b32
+// PTX:         @%p{{[0-9]+}} bra
+// PTX:         ld.global.cs.v4.b32
+// PTX:         @%p{{[0-9]+}} bra
+// PTX:         st.global.cs.v4.b32
+// PTX:         @%p{{[0-9]+}} bra
+// PTX:         st.global.cs.v4.b32
 // PTX:         ret;
 // PTX-LABEL: .entry plain(
 // PTX-NOT:     .cs

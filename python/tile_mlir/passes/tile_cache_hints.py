@@ -13,10 +13,11 @@ PTX instruction itself, an ``llvm.inline_asm`` (as Triton does for its
 * ``vector.load`` → ``ld.global.cs.v4.b32 {$0, $1, $2, $3}, [$4];`` (16 bytes; 8 and 4
   bytes as ``.v2.b32`` and ``.b32``), the words bitcast back to the vector's type;
 * ``vector.maskedload`` whose mask is one condition broadcast (what the lowering emits
-  for a vector that is in or out as a whole) → the padding's words, then the same load
-  under that predicate (``@$5 ld.global.cs...``);
-* ``vector.store`` and such a ``vector.maskedstore`` → ``st.global.cs...``, predicated
-  alike;
+  for a vector that is in or out as a whole) → ``scf.if`` that condition, the same load,
+  else the padding: the branch around the load that LLVM makes of a masked load;
+* ``vector.store`` and such a ``vector.maskedstore`` → ``st.global.cs...``, the masked
+  one under ``scf.if`` alike (so LLVM still sinks the stored values' computation into
+  the branch, as it does for its own masked store);
 * ``memref.load``/``store`` of a 4-byte scalar → ``ld.global.cs.b32``/``st.global.cs.b32``.
 
 The address is the memref's aligned pointer plus (offset + Σ index · stride) elements
@@ -28,9 +29,10 @@ of workgroup memory. docs/lowering-copy.md shows the IR and PTX.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
-from mlir.dialects import arith, llvm, memref, vector
+from mlir.dialects import arith, llvm, memref, scf, vector
 
 from ..ir import ir
 from ..vocab import CACHE_MARK, CACHE_OPERATORS
@@ -104,29 +106,18 @@ def _braced(first: int, n: int) -> str:
     return names if n == 1 else f"{{{names}}}"
 
 
-def _load(cop: str, n: int, pointer, pred, pad) -> list[ir.Value]:
-    """The words of a load (under ``pred``, the padding's words ``pad`` otherwise)."""
+def _load(cop: str, n: int, pointer) -> list[ir.Value]:
+    """The words of one load."""
     i32 = ir.IntegerType.get_signless(32)
     text = f"ld.global.{cop}{_suffix(n)} {_braced(0, n)}, [${n}];"
-    operands, constraints = [pointer], ["=r"] * n + ["l"]
-    if pred is not None:
-        moves = "".join(f"mov.b32 ${k}, ${n + 2 + k}; " for k in range(n))
-        text = moves + f"@${n + 1} " + text
-        operands += [pred, *pad]
-        constraints += ["b"] + ["r"] * n
     result_type = i32 if n == 1 else llvm.StructType.get_literal([i32] * n)
-    asm = llvm.inline_asm(result_type, operands, text, ",".join(constraints), has_side_effects=True)
+    asm = llvm.inline_asm(result_type, [pointer], text, ",".join(["=r"] * n + ["l"]), has_side_effects=True)
     return [asm] if n == 1 else [llvm.extractvalue(i32, asm, [k]) for k in range(n)]
 
 
-def _store(cop: str, n: int, pointer, pred, words) -> None:
+def _store(cop: str, n: int, pointer, words) -> None:
     text = f"st.global.{cop}{_suffix(n)} [$0], {_braced(1, n)};"
-    operands, constraints = [pointer, *words], ["l"] + ["r"] * n
-    if pred is not None:
-        text = f"@${n + 1} " + text
-        operands.append(pred)
-        constraints.append("b")
-    llvm.inline_asm(None, operands, text, ",".join(constraints), has_side_effects=True)
+    llvm.inline_asm(None, [pointer, *words], text, ",".join(["l"] + ["r"] * n), has_side_effects=True)
 
 
 def _rewrite(op) -> bool:
@@ -152,13 +143,23 @@ def _rewrite(op) -> bool:
     if n is None or not _global(mem.type) or (mask is not None and pred is None):
         return False
     with ir.InsertionPoint(op), op.location:
-        pointer = _address(mem, indices)
+        # under one condition: a branch around the access (what LLVM makes of a masked
+        # load or store), so that LLVM still sinks a store's computation into it
+        branch = None if pred is None else scf.IfOp(pred, [value_type] if load else [], has_else=load)
+        with ir.InsertionPoint(branch.then_block) if branch else nullcontext():
+            pointer = _address(mem, indices)
+            if load:
+                loaded = _from_words(_load(cop, n, pointer), value_type)
+            else:
+                _store(cop, n, pointer, _to_words(value, n))
+            if branch:
+                scf.yield_([loaded] if load else [])
+        if branch and load:
+            with ir.InsertionPoint(branch.else_block):
+                scf.yield_([pad])
+            loaded = branch.results[0]
         if load:
-            pad_words = _to_words(pad, n) if pad is not None else None
-            words = _load(cop, n, pointer, pred, pad_words)
-            op.results[0].replace_all_uses_with(_from_words(words, value_type))
-        else:
-            _store(cop, n, pointer, pred, _to_words(value, n))
+            op.results[0].replace_all_uses_with(loaded)
     op.erase()
     return True
 
