@@ -39,10 +39,11 @@
 // CHECK-LABEL: gpu.func @inside
 // CHECK:         llvm.inline_asm has_side_effects "ld.global.cs.v4.b32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l"
 // CHECK:         llvm.inline_asm has_side_effects "st.global.cs.v4.b32 [$0], {$1, $2, $3, $4};", "l,r,r,r,r"
-// Scalars: a 4-byte one gets its hint, a 2-byte one keeps its plain form.
+// Scalars: a 4-byte one gets its hint, a 2- or 8-byte one keeps its plain form.
 // CHECK-LABEL: gpu.func @scalars
 // CHECK:         ld.global.cs.b32 $0, [$1];
 // CHECK:         memref.load %{{.*}} : memref<64x1001xf16>
+// CHECK:         memref.load %{{.*}} : memref<64x1001xf64>
 // CHECK-NOT:     tile.cache
 // CHECK-LABEL: gpu.func @plain
 // CHECK-NOT:     llvm.inline_asm
@@ -102,16 +103,20 @@ module attributes {gpu.container_module} {
         : (memref<32x256xf32>, memref<8xf32, #gpu.address_space<private>>, index, index) -> ()
       gpu.return
     }
-    gpu.func @scalars(%X: memref<64x1001xf32>, %H: memref<64x1001xf16>, %k: index) kernel {
+    gpu.func @scalars(%X: memref<64x1001xf32>, %H: memref<64x1001xf16>, %D: memref<64x1001xf64>, %k: index) kernel {
       %row = gpu.block_id x
       %t = memref.alloca() : memref<8xf32, #gpu.address_space<private>>
       %h = memref.alloca() : memref<8xf16, #gpu.address_space<private>>
+      %d = memref.alloca() : memref<8xf64, #gpu.address_space<private>>
       "tile.copy"(%t, %X, %row, %k) {exec_scope = "warp", cache = "streaming",
           layout = #tile.layout<"S[(1, (32, 8)) : (1, (1@laneid, 1))]">}
         : (memref<8xf32, #gpu.address_space<private>>, memref<64x1001xf32>, index, index) -> ()
       "tile.copy"(%h, %H, %row, %k) {exec_scope = "warp", cache = "streaming",
           layout = #tile.layout<"S[(1, (32, 8)) : (1, (1@laneid, 1))]">}
         : (memref<8xf16, #gpu.address_space<private>>, memref<64x1001xf16>, index, index) -> ()
+      "tile.copy"(%d, %D, %row, %k) {exec_scope = "warp", cache = "streaming",
+          layout = #tile.layout<"S[(1, (32, 8)) : (1, (1@laneid, 1))]">}
+        : (memref<8xf64, #gpu.address_space<private>>, memref<64x1001xf64>, index, index) -> ()
       gpu.return
     }
     gpu.func @plain(%X: memref<4096x1000xf32>, %Y: memref<4096x1000xf32>, %k: index) kernel {

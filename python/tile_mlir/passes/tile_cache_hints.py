@@ -59,12 +59,12 @@ def _broadcast_condition(mask: ir.Value) -> ir.Value | None:
 
 
 def _words(value_type) -> int | None:
-    """How many 32-bit words an access of ``value_type`` moves: 1, 2 or 4; None otherwise."""
+    """How many 32-bit words an access of ``value_type`` moves: 1, 2 or 4 for a vector, 1
+    for a scalar; None for any other (it keeps its plain form)."""
     if isinstance(value_type, ir.VectorType):
         bits = value_type.get_dim_size(0) * value_type.element_type.width if value_type.rank == 1 else 0
-    else:
-        bits = getattr(value_type, "width", 0) if not isinstance(value_type, ir.IndexType) else 0
-    return bits // 32 if bits in (32, 64, 128) else None
+        return bits // 32 if bits in (32, 64, 128) else None
+    return 1 if isinstance(value_type, (ir.IntegerType, ir.FloatType)) and value_type.width == 32 else None
 
 
 def _address(mem: ir.Value, indices) -> ir.Value:
