@@ -41,9 +41,9 @@ from .kernels import ITEMSIZE, UNROLL, _module, _priv
 
 NEG_INF = {"f32": "0xFF800000", "bf16": "0xFF80"}
 # The argmax kernels read their rows once: their copies say so, and their loads get PTX's
-# .cs cache operator (docs/spec.md, "Cache hints"; probe 8 in docs/benchmarks/2026-12-03-hints:
-# 1.2-1.4% faster). softmax's do not: with the hint its kernels went 4% slower in
-# docs/benchmarks/2026-12-03-c (probe 9 there times each form with and without it).
+# .cs cache operator (docs/spec.md, "Cache hints"). softmax's do not: probe 9
+# (docs/runs/2026-12-03-h200-b.md) timed its forms 5% slower with the hint on the loads and
+# no faster with it on both; the argmax kernels it timed went 1.2-4.2% faster, but one.
 CACHE = 'cache = "streaming",'
 SOFTMAX_CACHE = ""
 

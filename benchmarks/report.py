@@ -105,6 +105,10 @@ for _key in ("rows-16384x4096", "rows-65536x1024", "multiwarp"):
     NOTES[_key] = ("(Written for the former target, a ratio to Triton; to be re-read against the pure-read kernel "
                    "of this run.) " + NOTES[_key])
 NOTES["argmax"] = (
+    "2026-12-03-c: every kernel of this section reads its rows with tile.copy's cache = \"streaming\" "
+    "(ld.global.cs: docs/spec.md, 'Cache hints'), which keeps them out of L1: f32 1.013-1.026x Triton and "
+    "100.9-101.4% of the pure read (which loads through the .nc path); probe 9 (docs/runs/2026-12-03-h200-b.md) "
+    "timed four of five kernels 1.2-4.2% faster with it, one 4.4% slower. "
     "2026-12-03: Triton's fastest kernel at 16384x4096 (BN2048 w8) loads the whole row at once, as ours do "
     "(ptxas unrolls its loop of two chunks), but holds 44 registers, so 5 CTAs an SM, where ours fit 8 "
     "(2026-12-03-occupancy/README.md). Capped at fewer CTAs an SM (dynamic shared memory at a 100 KB "
