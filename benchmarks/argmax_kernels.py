@@ -46,6 +46,9 @@ NEG_INF = {"f32": "0xFF800000", "bf16": "0xFF80"}
 # no faster with it on both; the argmax kernels it timed went 1.2-4.2% faster, but one.
 CACHE = 'cache = "streaming",'
 SOFTMAX_CACHE = ""
+# softmax's second pass multiplies the exponentials of its first by exp(m - A) / S (REUSE_EXP),
+# or takes them again, exp(x - A) / S: one exponential an element, or two
+REUSE_EXP = True
 
 
 @dataclass(frozen=True)
@@ -420,6 +423,22 @@ def softmax_rows(c: SoftmaxConfig) -> str:
     else:
         exchange = _max_then_sum(ind, one, ", ".join(attrs), "%m", "%s", "", "%qm", "%qs")
     shared = f" workgroup(%sh : !SH)" if c.named else ""
+    if REUSE_EXP:  # y = exp(x - a) · (exp(m - A) / S): the thread's exponentials kept from the first pass
+        # (m, not a, as forward.max_sum: a thread of -inf has e = 0, and exp(a - A) = exp(-A) may be inf)
+        keep = f"        vector.store %e, %ex[%i] : {_priv((E,), 'f32')}, vector<{V}xf32>\n"
+        scale = (f"      %ra = arith.subf %m, %A : f32\n      %ra2 = arith.mulf %ra, %log2e : f32\n"
+                 f"      %rs = math.exp2 %ra2 : f32\n      %rinv = arith.mulf %rs, %inv : f32\n"
+                 f"      %invv = vector.broadcast %rinv : f32 to vector<{V}xf32>\n")
+        again = f"        %e = vector.load %ex[%i] : {_priv((E,), 'f32')}, vector<{V}xf32>\n"
+    else:  # y = exp(x - A) / S: the exponentials again
+        keep = ""
+        scale = (f"      %Av = vector.broadcast %A : f32 to vector<{V}xf32>\n"
+                 f"      %invv = vector.broadcast %inv : f32 to vector<{V}xf32>\n")
+        again = (f"        %xT = vector.load %x[%i] : {tile}, vector<{V}x{T}>\n"
+                 f"        %xv = {ext} %xT : vector<{V}x{T}> to vector<{V}xf32>\n"
+                 f"        %d = arith.subf %xv, %Av : vector<{V}xf32>\n"
+                 f"        %d2 = arith.mulf %d, %log2ev : vector<{V}xf32>\n"
+                 f"        %e = math.exp2 %d2 : vector<{V}xf32>\n")
     body = f"""    gpu.func @{c.name}(%X: !X {{llvm.align = 16 : i64}}, %Y: !X {{llvm.align = 16 : i64}}){shared} kernel
         attributes {{known_block_size = array<i32: {c.block}, 1, 1>, nvvm.minctasm = {2048 // c.block} : i32}} {{
       %c0 = arith.constant 0 : index
@@ -436,6 +455,7 @@ def softmax_rows(c: SoftmaxConfig) -> str:
       %log2ev = vector.broadcast %log2e : f32 to vector<{V}xf32>
       %row = gpu.block_id x
       %x = memref.alloca() : {tile}
+      %ex = memref.alloca() : {_priv((E,), "f32")}
       %pm = memref.alloca() : {one}
       %ps = memref.alloca() : {one}
       %qm = memref.alloca() : {one}
@@ -458,19 +478,12 @@ def softmax_rows(c: SoftmaxConfig) -> str:
         %d = arith.subf %xv, %av : vector<{V}xf32>
         %d2 = arith.mulf %d, %log2ev : vector<{V}xf32>
         %e = math.exp2 %d2 : vector<{V}xf32>
-        %r = vector.reduction <add>, %e, %acc : vector<{V}xf32> into f32
+{keep}        %r = vector.reduction <add>, %e, %acc : vector<{V}xf32> into f32
         scf.yield %r : f32
       }} {UNROLL}
 {exchange}      %inv = arith.divf %one, %S : f32
-      %Av = vector.broadcast %A : f32 to vector<{V}xf32>
-      %invv = vector.broadcast %inv : f32 to vector<{V}xf32>
-      scf.for %i = %c0 to %cE step %cV {{
-        %xT = vector.load %x[%i] : {tile}, vector<{V}x{T}>
-        %xv = {ext} %xT : vector<{V}x{T}> to vector<{V}xf32>
-        %d = arith.subf %xv, %Av : vector<{V}xf32>
-        %d2 = arith.mulf %d, %log2ev : vector<{V}xf32>
-        %e = math.exp2 %d2 : vector<{V}xf32>
-        %y = arith.mulf %e, %invv : vector<{V}xf32>
+{scale}      scf.for %i = %c0 to %cE step %cV {{
+{again}        %y = arith.mulf %e, %invv : vector<{V}xf32>
         %yT = {trunc} %y : vector<{V}xf32> to vector<{V}x{T}>
         vector.store %yT, %x[%i] : {tile}, vector<{V}x{T}>
       }} {UNROLL}

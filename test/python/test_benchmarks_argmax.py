@@ -39,6 +39,30 @@ def test_a_wrong_softmax_fails_the_check(monkeypatch):
         A.check_generators(np.random.default_rng(), which=("two",))
 
 
+def _far_below_zero(text_of):
+    """softmax (two exchanges, 4 warps, one row of 2048 f32) of a row near -1000 whose
+    thread 0 holds only -inf (ROWS: its vectors are those of columns 4·(128 j + 0) on),
+    in the interpreter, with the kernel text ``text_of(c)``."""
+    import tile_mlir
+
+    c = dataclasses.replace(A.softmax_configs("f32")[0], M=1, N=2048, W=4)
+    x = (np.random.default_rng().standard_normal((1, 2048)) - 1000).astype(np.float32)
+    x[:, (np.arange(2048) // 4) % 128 == 0] = -np.inf
+    y = np.zeros_like(x)
+    tile_mlir.compile(text_of(c), {"fold": c.fold}, backend="interpreter")[c.name].launch(1, c.block, x, y)
+    e = np.exp(x.astype(np.float64) - x.max())
+    return y, e / e.sum()
+
+
+def test_softmax_of_a_row_far_below_zero_with_a_thread_of_minus_inf():
+    """The second pass scales the first's exp(x - a) by exp(m - A) / S: a thread of -inf
+    has e = 0 and m = -inf, so 0, where exp(a - A) = exp(1000) would make 0 · inf = NaN."""
+    y, ref = _far_below_zero(AK.softmax_rows)
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-12)
+    y, _ = _far_below_zero(lambda c: AK.softmax_rows(c).replace("%ra = arith.subf %m, %A", "%ra = arith.subf %a, %A"))
+    assert np.isnan(y).any()  # the test sees the difference
+
+
 def test_the_kernels_say_what_the_section_measures():
     cands = A.candidates(4096, 16384, "f32")
     c = next(c for c in cands if (c.W, c.RB, c.C) == (4, 1, 8))  # 4 chunks a warp, prefetched
