@@ -16,13 +16,15 @@ PTX instruction itself, an ``llvm.inline_asm`` (as Triton does for its
   for a vector that is in or out as a whole) → ``scf.if`` that condition, the same load,
   else the padding: the branch around the load that LLVM makes of a masked load;
 * ``vector.store`` and such a ``vector.maskedstore`` → ``st.global.cs...``, the masked
-  one under ``scf.if`` alike (so LLVM still sinks the stored values' computation into
-  the branch, as it does for its own masked store);
+  one under ``scf.if`` alike;
 * ``memref.load``/``store`` of a 4-byte scalar → ``ld.global.cs.b32``/``st.global.cs.b32``.
+
+LLVM then merges the branches of one condition (a thread's loads of one row under one
+branch), as it does with its own masked accesses.
 
 The address is the memref's aligned pointer plus (offset + Σ index · stride) elements
 (``memref.extract_strided_metadata``), as ``ld.global`` needs: a global address. Every
-other marked access (a per-element mask, a 1- or 2-byte element alone, workgroup memory)
+other marked access (a mask per element, a scalar of 1, 2 or 8 bytes, workgroup memory)
 keeps its plain form and loses only the hint; ``tile-verify`` rejects ``cache`` on a copy
 of workgroup memory. docs/lowering-copy.md shows the IR and PTX.
 """
