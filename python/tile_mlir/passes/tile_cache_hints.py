@@ -38,7 +38,7 @@ from mlir.dialects import arith, llvm, memref, scf, vector
 
 from ..ir import ir
 from ..vocab import CACHE_MARK, CACHE_OPERATORS
-from .common import TilePass
+from .common import TilePass, Unlowerable, emit_errors
 
 MARK = CACHE_MARK
 GLOBAL_ADDRESS_SPACE = 1  # NVPTX's global memory
@@ -122,9 +122,15 @@ def _store(cop: str, n: int, pointer, words) -> None:
     llvm.inline_asm(None, [pointer, *words], text, ",".join(["l"] + ["r"] * n), has_side_effects=True)
 
 
+def _cache(op) -> str | None:
+    """The cache hint the op's mark names, or None where it names none."""
+    mark = op.attributes[MARK]
+    return mark.value if isinstance(mark, ir.StringAttr) and mark.value in CACHE_OPERATORS else None
+
+
 def _rewrite(op) -> bool:
     """Replace one marked access by its inline PTX; False where it keeps its plain form."""
-    cop = CACHE_OPERATORS[ir.StringAttr(op.attributes[MARK]).value]
+    cop = CACHE_OPERATORS[_cache(op)]
     name, operands = op.name, list(op.operands)
     load = name.endswith("load")
     if name.startswith("memref."):
@@ -167,7 +173,8 @@ def _rewrite(op) -> bool:
 
 
 def add_cache_hints(root) -> tuple[int, int]:
-    """Rewrite every marked access; (how many got their hint, how many kept the plain form)."""
+    """Rewrite every marked access; (how many got their hint, how many kept the plain form).
+    A mark that names no cache hint (written by hand) is an error at its op."""
     marked = []
 
     def visit(op):
@@ -176,6 +183,12 @@ def add_cache_hints(root) -> tuple[int, int]:
         return ir.WalkResult.ADVANCE
 
     root.walk(visit)
+    bad = [op for op in marked if _cache(op) is None]
+    if bad:
+        names = ", ".join(f'"{name}"' for name in CACHE_OPERATORS)
+        for op in bad:
+            emit_errors(op, [f"{MARK} = {op.attributes[MARK]}: expected one of {names}"])
+        raise Unlowerable(f"{len(bad)} access(es) marked with no cache hint")
     done = 0
     for op in marked:
         if _rewrite(op):
@@ -192,4 +205,7 @@ class TileCacheHints(TilePass):
                "(ld.global.cs, st.global.cs), as inline PTX (before convert-gpu-to-nvvm)")
 
     def run(self, op, pass_) -> None:
-        add_cache_hints(op)
+        try:
+            add_cache_hints(op)
+        except Unlowerable:
+            pass_.signal_pass_failure()
