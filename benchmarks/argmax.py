@@ -502,13 +502,15 @@ def bench_argmax(deadline: float | None = None) -> dict:
     return out
 
 
-def reported_kernels(results: dict) -> dict[str, str]:
-    """The section's chosen kernels by label (their text), for the SASS dump."""
+def reported_kernels(results: dict) -> dict[str, tuple[str, str]]:
+    """The section's chosen kernels by label: (text, fold option), for the SASS dump. The
+    softmax forms are compiled with their own fold (``SoftmaxConfig.fold``): looked up with
+    another, they are not in the compile cache, and their SASS facts (BAR) would be missing."""
     texts = {}
     for r in results.get("argmax", {}).get("rows", []):
         cfg = config_of(r["M"], r["N"], r["dtype"], r["ours_cfg"])
-        texts[f"{cfg.name} [{cfg.label()}]"] = argmax_rows(cfg)
+        texts[f"{cfg.name} [{cfg.label()}]"] = (argmax_rows(cfg), "linear")
     for s in results.get("argmax", {}).get("softmax", []):
         for c in softmax_configs(s["dtype"]):
-            texts[c.name] = softmax_rows(c)
+            texts[c.name] = (softmax_rows(c), c.fold)
     return texts

@@ -205,7 +205,7 @@ def _reported_kernels(results: dict) -> dict[str, tuple[str, dict]]:
         texts[fused.label(r["kernel"], r["M"], r["N"], r["dtype"])] = (
             fused.kernel_text(r["kernel"], r["M"], r["N"], r["dtype"]), OPTIONS)
     texts.update((label, (text, OPTIONS)) for label, text in cluster.reported_kernels(results).items())
-    texts.update((label, (text, OPTIONS)) for label, text in argmax.reported_kernels(results).items())
+    texts.update((label, (text, {**OPTIONS, "fold": fold})) for label, (text, fold) in argmax.reported_kernels(results).items())
     return texts
 
 

@@ -189,6 +189,14 @@ def test_the_gpu_section_runs_on_stand_ins(monkeypatch):
     assert {"argmax-64x4096", "argmax-16x16384", "argmax-4x65536", "softmax-packed-f32", "softmax-packed-bf16",
             "pair-softmax-2x20000-f32", "pair-logsumexp-2x20000-bf16"} <= keys
     assert len(A.reported_kernels(results)) == 6 + 8
+    # the SASS dump looks each reported kernel up as benchmarks.prepare compiled it, with its fold
+    # (the softmax forms' is "tree": looked up with the default one, their BAR column was empty)
+    from benchmarks import run
+
+    compiled, dumped = set(A.all_kernels().values()), run._reported_kernels(results)
+    for label, (text, fold) in A.reported_kernels(results).items():
+        assert (text, fold) in compiled and dumped[label] == (text, {**run.OPTIONS, "fold": fold})
+    assert {fold for _, fold in A.reported_kernels(results).values()} == {"linear", "tree"}
     assert all(s["saved_by"] in A.ONE_EXCHANGE and s["saved_us"] == pytest.approx(
         1e3 * (s["two_ms"] - min(s[f"{w}_ms"] for w in A.ONE_EXCHANGE))) for s in out["softmax"])
     assert "## 7. Argmax over rows" in "\n".join(report_argmax.markdown(results, {}, {}))
