@@ -25,6 +25,44 @@
 // WARPS-COUNT-4: st.global.v4.b32
 // WARPS:         ret;
 //
+// Softmax's (max, sum of exp) pair across the 32 warps of one CTA (f32, N = 16384, on its
+// plan: 4 vectors of 4 per thread), before and after: in two exchanges (pair=False, the
+// default inside a CTA: the max, then the sum, each through the scratch behind its own
+// barrier, each thread reading the 32 partials as 8 16-byte loads) and in one (pair=True:
+// each warp's max and sum by two butterflies, then the warps' pairs through the scratch
+// behind one barrier, each lane reading its warp's pair as one 8-byte load, and the lanes
+// folding the 32 pairs in 5 steps of two shuffles each):
+// RUN: %python -c "from tile_mlir.kernels import kernel_text; print(kernel_text('softmax', 4096, 16384, 'f32', pair=False))" > %t.two.mlir
+// RUN: tile-opt %t.two.mlir --tile-to-ptx > %t.two.ptx
+// RUN: FileCheck %s --check-prefix=TWO --implicit-check-not=.local < %t.two.ptx
+// RUN: grep -c "bar.sync" %t.two.ptx | FileCheck %s --check-prefix=TWO-BARRIERS
+// TWO-LABEL: .entry softmax(
+// TWO-COUNT-4:  ld.global.v4.b32
+// TWO-COUNT-5:  shfl.sync.bfly.b32
+// TWO:          bar.sync 0;
+// TWO-COUNT-8:  ld.shared.v4.b32
+// TWO-COUNT-5:  shfl.sync.bfly.b32
+// TWO:          bar.sync 0;
+// TWO-COUNT-8:  ld.shared.v4.b32
+// TWO-COUNT-4:  st.global.v4.b32
+// TWO:          ret;
+// TWO-BARRIERS: {{^}}2{{$}}
+// RUN: %python -c "from tile_mlir.kernels import kernel_text; print(kernel_text('softmax', 4096, 16384, 'f32', pair=True))" > %t.pair.mlir
+// RUN: tile-opt %t.pair.mlir --tile-to-ptx > %t.pair.ptx
+// RUN: FileCheck %s --check-prefix=PAIR --implicit-check-not=.local --implicit-check-not=ld.shared.v4 < %t.pair.ptx
+// RUN: grep -c "bar.sync" %t.pair.ptx | FileCheck %s --check-prefix=PAIR-BARRIERS
+// PAIR-LABEL: .entry softmax(
+// PAIR-COUNT-4:  ld.global.v4.b32
+// PAIR-COUNT-10: shfl.sync.bfly.b32
+// PAIR:          st.shared.b32
+// PAIR-NEXT:     st.shared.b32
+// PAIR:          bar.sync 0;
+// PAIR:          ld.shared.v2.b32
+// PAIR-COUNT-10: shfl.sync.bfly.b32
+// PAIR-COUNT-4:  st.global.v4.b32
+// PAIR:          ret;
+// PAIR-BARRIERS: {{^}}1{{$}}
+//
 // A cluster of 4 CTAs per row (forced: f32, N = 40000: 32 warps per CTA, 3 vectors of 4 per
 // thread): the mbarrier set up once at the entry; x read once, then the reduction's one
 // barrier in the CTA and one push of the CTA's partial into the 4 CTAs' shared memory
