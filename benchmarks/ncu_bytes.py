@@ -138,7 +138,9 @@ def _launcher(c: dict, torch):
     """The call that launches case ``c``'s one kernel (``c["what"]``: copy, read, a kernel
     of ``fused.KERNELS``; for ``benchmarks.ncu_limits`` also ``triton:<kernel>``, the
     Triton peer of benchmark 5, ``argmax:<label>`` / ``argmax-triton:<label>``, a
-    configuration of benchmark 7's kernels or of its Triton peer, and ``backward:<name>``,
+    configuration of benchmark 7's kernels or of its Triton peer, ``softmax:<who>``, one of
+    its softmax forms, ``pair:<kernel>:<two|packed>``, the library's softmax or logsumexp
+    with the pair in two exchanges or one, and ``backward:<name>``,
     a backward of ``tile_mlir.kernels``, which sets ``c["kernels"]``: the kernels a call
     launches, 2 for the norms, whose column sums follow the row kernel)."""
     from tile_mlir import kernels as K  # no MLIR: the kernels come from the compile cache
@@ -168,6 +170,22 @@ def _launcher(c: dict, torch):
             return lambda: K.rms_norm_backward(dy, x, w, rstd)
         mean = x32.mean(-1)
         return lambda: K.layer_norm_backward(dy, x, w, mean, rstd)
+    if what.startswith("softmax:"):  # benchmark 7's softmax forms, one 1024-thread CTA a row
+        import tile_mlir
+
+        from .argmax import softmax_configs
+        from .argmax_kernels import softmax_rows
+        from .measure import OPTIONS
+
+        sc = next(s for s in softmax_configs(c["dtype"]) if s.who == what.split(":", 1)[1])
+        kern = tile_mlir.compile(softmax_rows(sc), OPTIONS | {"fold": sc.fold}, backend="cuda")[sc.name]
+        return kern.bind(sc.grid, sc.block, x, torch.empty_like(x))
+    if what.startswith("pair:"):  # the library's kernel with the (max, sum) pair in two exchanges or one
+        _, name, who = what.split(":")
+        lib = K.compiled(name, M, N, c["dtype"], pair=who == "packed")
+        c["plan"] = lib.plan.label()
+        y = torch.empty_like(x) if name == "softmax" else torch.empty(M, device="cuda", dtype=tdt)
+        return lib.kernel.bind(lib.grid, lib.block, x, y, M)
     if what.startswith("argmax"):
         from . import argmax as A
 

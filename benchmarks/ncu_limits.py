@@ -2,7 +2,7 @@
 
     PYTHONPATH=python python3 -m benchmarks.ncu_limits [--cache .bench-cache] [--out DIR]
         [--kernels rmsnorm,layernorm,logsumexp] [--shapes 4096x4096,16384x1024,16384x1000]
-        [--dtypes f32,bf16] [--no-triton] [--argmax results.json]
+        [--dtypes f32,bf16] [--no-triton] [--argmax results.json] [--softmax]
 
 On the GPU machine, with the compile cache ``benchmarks.prepare`` filled. Like
 ``benchmarks.ncu_bytes`` (whose child process launches the kernels, one each between
@@ -18,7 +18,12 @@ per issued instruction, the largest first). The cases, in order, for each shape 
 * with ``--backward``, each backward of ``tile_mlir.kernels`` asked for (its row kernel,
   then, for the norms, the column sums: two kernels a call);
 * with ``--argmax results.json`` (a ``benchmarks.run`` output holding benchmark 7), for
-  each argmax shape and dtype of it: the fastest configuration of ours and of Triton's.
+  each argmax shape and dtype of it: the fastest configuration of ours and of Triton's;
+* with ``--softmax``, for each dtype, benchmark 7's softmax forms at its shape (one
+  1024-thread CTA a row: ``softmax:two``, ``softmax:packed``, ``softmax:packed_lanes``,
+  ``softmax:packed_named``), then the library's ``K.softmax`` and ``K.logsumexp`` on their
+  plans with the (max, sum) pair in two exchanges and in one (``pair:softmax:two``, ...),
+  after the copy and the pure read at that shape: where the one exchange's time goes.
 
 It prints one line per case and writes ``DIR/ncu-limits.txt`` (with ncu's CSV) and
 ``DIR/ncu-limits.json``. About 1-3 minutes for 40 kernels.
@@ -49,6 +54,7 @@ FIGURES = {
     "registers": "launch__registers_per_thread",
     "grid": "launch__grid_size",
     "block": "launch__block_size",
+    "instructions": "smsp__inst_executed.sum",  # warp instructions executed (reported in millions)
 }
 STALLS = ("long_scoreboard", "barrier", "membar", "short_scoreboard", "wait", "lg_throttle", "mio_throttle",
           "math_pipe_throttle", "no_instruction", "not_selected", "selected", "dispatch_stall", "drain",
@@ -58,7 +64,8 @@ BACKWARD = ("softmax_backward", "rmsnorm_backward", "layernorm_backward")
 LIMITS = (*METRICS, *FIGURES.values(), *(STALL_METRIC.format(s) for s in STALLS))
 
 
-def cases(kernels, dtypes, shapes, triton: bool = True, argmax: dict | None = None, backward=()) -> list[dict]:
+def cases(kernels, dtypes, shapes, triton: bool = True, argmax: dict | None = None, backward=(),
+          softmax: bool = False) -> list[dict]:
     """What the child launches, in order: one call each (module docstring)."""
     out = []
     for dtype in dtypes:
@@ -74,6 +81,15 @@ def cases(kernels, dtypes, shapes, triton: bool = True, argmax: dict | None = No
         out += [{"what": "read", "M": M, "N": N, "dtype": dtype},
                 {"what": f"argmax:{row['ours_cfg']}", "M": M, "N": N, "dtype": dtype},
                 {"what": f"argmax-triton:{row['triton_cfg']}", "M": M, "N": N, "dtype": dtype}]
+    if softmax:
+        from .argmax import SOFTMAX_SHAPE, softmax_configs
+
+        M, N = SOFTMAX_SHAPE
+        for dtype in dtypes:
+            out += [{"what": w, "M": M, "N": N, "dtype": dtype} for w in ("copy", "read")]
+            out += [{"what": f"softmax:{c.who}", "M": M, "N": N, "dtype": dtype} for c in softmax_configs(dtype)]
+            out += [{"what": f"pair:{name}:{who}", "M": M, "N": N, "dtype": dtype}
+                    for name in ("softmax", "logsumexp") for who in ("two", "packed")]
     return out
 
 
@@ -83,6 +99,7 @@ def figures(kernel: dict) -> dict:
     out = {name: kernel.get(metric) for name, metric in FIGURES.items()}
     rd, wr, t = kernel.get(METRICS[0]), kernel.get(METRICS[1]), out["us"]
     out["us"] = None if t is None else t / 1e3
+    out["instructions"] = None if out["instructions"] is None else out["instructions"] / 1e6  # millions, all warps
     out["dram_GBs"] = None if None in (rd, wr, t) or not t else (rd + wr) / t
     stalls = {s: kernel[STALL_METRIC.format(s)] for s in STALLS if STALL_METRIC.format(s) in kernel}
     out["stalls"] = dict(sorted(stalls.items(), key=lambda kv: -kv[1]))
@@ -99,7 +116,7 @@ def line(c: dict, f: dict) -> str:
     return (f"{what:<44} {c['M']}x{c['N']} {c['dtype']:<4} {num('us', '{:7.2f}')} us  DRAM {num('dram_GBs', '{:5.0f}')} GB/s "
             f"{num('dram_pct', '{:4.1f}')}% of peak  SM {num('sm_pct', '{:4.1f}')}%  issue {num('issue_pct', '{:4.1f}')}%  "
             f"warps {num('occupancy_pct', '{:4.1f}')}% (max {num('theoretical_pct', '{:4.1f}')}%)  "
-            f"{num('registers', '{:.0f}')} regs  grid {num('grid', '{:.0f}')} x {num('block', '{:.0f}')}  stalls: {top}")
+            f"{num('registers', '{:.0f}')} regs  {num('instructions', '{:.1f}')}M instructions  grid {num('grid', '{:.0f}')} x {num('block', '{:.0f}')}  stalls: {top}")
 
 
 def main(argv=None) -> int:
@@ -111,6 +128,8 @@ def main(argv=None) -> int:
     p.add_argument("--dtypes", default="f32,bf16")
     p.add_argument("--no-triton", action="store_true", help="leave out the Triton peers")
     p.add_argument("--argmax", help="a benchmarks.run results.json with benchmark 7: its fastest configurations")
+    p.add_argument("--softmax", action="store_true",
+                   help="benchmark 7's softmax forms and the library's pair, in one exchange and in two")
     p.add_argument("--backward", default="", help=f"of {','.join(BACKWARD)}: tile_mlir.kernels' backward at each shape")
     args = p.parse_args(argv)
     kernels = tuple(k for k in args.kernels.split(",") if k)
@@ -134,7 +153,7 @@ def main(argv=None) -> int:
         if "argmax" not in argmax:
             p.error(f"--argmax: {args.argmax} has no benchmark 7 (argmax) section")
     os.environ["TILE_MLIR_CACHE_DIR"] = str(Path(args.cache).resolve())
-    todo = cases(kernels, tuple(args.dtypes.split(",")), shapes, not args.no_triton, argmax, backward)
+    todo = cases(kernels, tuple(args.dtypes.split(",")), shapes, not args.no_triton, argmax, backward, args.softmax)
     run = profile(todo, args.cache)
     if run is None:
         print("ncu is not on PATH: no figures", file=sys.stderr)

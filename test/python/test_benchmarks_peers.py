@@ -272,6 +272,7 @@ _LIMITS = '''"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"
 "0","rmsnorm","dram__bytes_write.sum","byte","33,554,432"
 "0","rmsnorm","smsp__issue_active.avg.pct_of_peak_sustained_active","%","41.4"
 "0","rmsnorm","launch__registers_per_thread","register/thread","32"
+"0","rmsnorm","smsp__inst_executed.sum","inst","2,500,000"
 "0","rmsnorm","smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio","","2.5"
 "0","rmsnorm","smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio","","22.7"
 '''
@@ -289,6 +290,7 @@ def test_ncu_limits_reads_every_unit_and_orders_the_stalls():
     assert list(f["stalls"]) == ["long_scoreboard", "barrier"] and f["sm_pct"] is None
     line = ncu_limits.line({"what": "rmsnorm", "M": 4096, "N": 4096, "dtype": "bf16"}, f)
     assert "16.50 us" in line and "issue 41.4%" in line and "stalls: long_scoreboard 22.70, barrier 2.50" in line
+    assert "2.5M instructions" in line
     assert "SM n/a%" in line  # a figure ncu did not give is said so, not made up
 
 
@@ -303,6 +305,14 @@ def test_ncu_limits_cases():
     assert all((c["M"], c["N"]) == (4096, 4096) and c["dtype"] == "bf16" for c in cs[:4])
     assert [c["what"] for c in ncu_limits.cases(("rmsnorm",), ("f32",), ((64, 262144),), False)] == [
         "copy", "read", "rmsnorm"]
+    soft = ncu_limits.cases((), ("bf16",), (), False, None, (), softmax=True)
+    assert [c["what"] for c in soft] == ["copy", "read", "softmax:two", "softmax:packed", "softmax:packed_lanes",
+                                         "softmax:packed_named", "pair:softmax:two", "pair:softmax:packed",
+                                         "pair:logsumexp:two", "pair:logsumexp:packed"]
+    assert all((c["M"], c["N"], c["dtype"]) == (4096, 16384, "bf16") for c in soft)
+    # each library case is a kernel that benchmarks.prepare compiles (argmax.LIBRARY_PAIR)
+    from benchmarks import argmax
+    assert {(n, 4096, 16384) for n in ("softmax", "logsumexp")} <= set(argmax.LIBRARY_PAIR)
 
 
 def test_training_reports_the_kernels_alone_beside_the_api_call():
