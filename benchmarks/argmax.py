@@ -124,7 +124,7 @@ def all_kernels() -> dict[str, tuple[str, str]]:
     for (M, N), dtype in ((s, d) for s in SHAPES for d in DTYPES):  # K.argmax, the library's (remembered by name)
         texts[f"K.argmax {M}x{N} {dtype}"] = (library.kernel_text("argmax", M, N, dtype, remember=True), "linear")
     for (name, M, N), dtype, pair in ((c, d, b) for c in LIBRARY_PAIR for d in DTYPES for b in (False, True)):
-        texts[f"K.{name} {M}x{N} {dtype} pair={pair}"] = (
+        texts[library_label(name, M, N, dtype, pair)] = (
             library.kernel_text(name, M, N, dtype, remember=True, pair=pair), "linear")
     return texts
 
@@ -421,6 +421,12 @@ def _saved(out: dict, forms=("packed",)) -> None:
     out["saved_pct"] = 100 * (out["two_ms"] - out[f"{best}_ms"]) / out["two_ms"]
 
 
+def library_label(name: str, M: int, N: int, dtype: str, pair: bool) -> str:
+    """The label of the library's ``name`` with the pair in one exchange (``pair``) or two,
+    in ``all_kernels`` (and so in compile.json's ``ptxas`` facts) and in the results."""
+    return f"K.{name} {M}x{N} {dtype} pair={pair}"
+
+
 def _library_pair(name: str, M: int, N: int, dtype: str, log) -> dict:
     """The library's ``name`` at M x N with the (max, sum) pair in two exchanges and in
     one (``pair``): each checked against float64, timed steady."""
@@ -450,6 +456,7 @@ def _library_pair(name: str, M: int, N: int, dtype: str, log) -> dict:
         if not err < (1e-5 if dtype == "f32" else 4e-3):
             raise AssertionError(f"K.{name} {M}x{N} {dtype} pair={pair}: wrong result (relative error {err:.2e})")
         groups[who], out[f"{who}_error"], out["plan"] = bound, err, c.plan.label().rsplit(" ", 1)[0]
+        out[f"{who}_kernel"] = library_label(name, M, N, dtype, pair)
     for who, t in interleaved(groups).items():
         out[f"{who}_ms"], out[f"{who}_GBs"] = t, (nbytes + written) / t / 1e6
     _saved(out)

@@ -11,7 +11,8 @@ Run it where MLIR and ptxas are (the development machine). It
    of ``fused.CASES``, from their modules' ``kernel_text``, and the training kernels of
    ``training.CASES`` whose specs ``tile_mlir.kernels`` has) through ``tile_mlir.compile``
    into the cache, as ``tile_mlir.testing.prepare`` does for the tests;
-2. records ``ptxas -v`` (registers, stack, spills) of each kernel;
+2. records ``ptxas -v`` (registers, stack, spills) of each kernel, and its PTX's barriers,
+   exponentials and shuffles (``ptx_facts``);
 3. measures compile cost here (benchmark 4): IR -> cubin for the demonstration and a
    row-reduction kernel (``compiler.build_artifact``, each sample in a fresh process),
    a cache hit (``tile_mlir.compile`` on a warm cache), and ``tile-lower-reduction`` on
@@ -155,7 +156,8 @@ def _use_cache(path: str) -> None:
 
 
 def _compile_one(item: tuple[str, str]) -> dict:
-    """Compile (text, fold) into the cache; return ptxas -v's resource line for the kernel."""
+    """Compile (text, fold) into the cache; return ptxas -v's resource line for the kernel,
+    and ``ptx_facts``."""
     import tile_mlir
     from tile_mlir import cache
 
@@ -164,7 +166,16 @@ def _compile_one(item: tuple[str, str]) -> dict:
     hit = cache.lookup(text, options) is not None
     tile_mlir.compile(text, options, backend="cuda")
     artifact = cache.lookup(text, options)
-    return {"built": not hit, **ptxas_resources(artifact.ptx)}
+    return {"built": not hit, **ptxas_resources(artifact.ptx), **ptx_facts(artifact.ptx)}
+
+
+def ptx_facts(ptx: str) -> dict:
+    """What the PTX holds of a reduction's cost: the CTA barriers (``bar.sync`` /
+    ``barrier.sync``; not ``bar.warp.sync``, not the cluster's), the exponentials
+    (``ex2.approx``) and the shuffles (``shfl.sync``), each counted once where it is
+    written (a loop's body once)."""
+    return {"ptx_bar": len(re.findall(r"\b(?:bar|barrier)(?:\.cta)?\.sync\b", ptx)),
+            "ptx_ex2": len(re.findall(r"\bex2\.approx\b", ptx)), "ptx_shfl": len(re.findall(r"\bshfl\.sync\b", ptx))}
 
 
 def ptxas_resources(ptx: str) -> dict:

@@ -122,13 +122,14 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
                "the threads' pairs, the pair's combine in every butterfly step too; or the warps' pairs written once "
                "to shared memory, one barrier, then lane l takes warp l's pair and named warp reductions finish "
                "(the max, then the rescaled sums: QuACK's block reduction); then the output. Steady µs per "
-               "call, the four timed in turns (`timing.interleaved`); GB/s = bytes read + written / time; BAR from "
-               "the SASS; saved: two exchanges' time less the fastest one-exchange form's."), "",
+               "call, the four timed in turns (`timing.interleaved`); GB/s = bytes read + written / time; BAR: the "
+               "CTA barriers in the PTX (`bar.sync`, from `benchmarks.prepare`) / in the SASS (`BAR.`, from "
+               "`cuobjdump`); saved: two exchanges' time less the fastest one-exchange form's."), "",
               "| shape | dtype | two exchanges µs | GB/s | BAR | one: the warps' pairs µs | GB/s | BAR | "
               "one: the pair at every step µs | BAR | one: then named µs | BAR | saved µs | saved % |",
               "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for s in soft:
-            b2, b1, bl, bn = (sass.get(s.get(f"{who}_kernel"), {}).get("BAR", "")
+            b2, b1, bl, bn = (_barriers(ptxas.get(s.get(f"{who}_kernel"), {}), sass.get(s.get(f"{who}_kernel"), {}))
                               for who in ("two", "packed", "packed_lanes", "packed_named"))
             L.append(f"| {s['M']}x{s['N']} | {s['dtype']} | {1e3 * s['two_ms']:.1f} | {s['two_GBs']:.0f} | {b2} | "
                      f"{1e3 * s['packed_ms']:.1f} | {s['packed_GBs']:.0f} | {b1} | {_ms(s, 'packed_lanes')} | {bl} | "
@@ -142,11 +143,18 @@ def markdown(results: dict, sass: dict, ptxas: dict) -> list[str]:
                "memory) and `pair=True` (each warp's (max, sum) by "
                "two named butterflies, then one combiner reduction of the warps' pairs, `forward.online_softmax`: one "
                "exchange; `RowPlan.packs_pair` says where it is the default). "
-               "Steady µs per call, the two timed in turns; GB/s = bytes read + written / time."), "",
-              "| kernel | shape | dtype | plan | two exchanges µs | GB/s | one exchange µs | GB/s | saved µs | saved % |",
-              "|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
+               "Steady µs per call, the two timed in turns; GB/s = bytes read + written / time; BAR: the CTA "
+               "barriers in the PTX, two exchanges / one (`benchmarks.prepare`)."), "",
+              "| kernel | shape | dtype | plan | two exchanges µs | GB/s | one exchange µs | GB/s | BAR | saved µs | saved % |",
+              "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
         for s in lib:
+            bars = [ptxas.get(s.get(f"{who}_kernel"), {}).get("ptx_bar", "") for who in ("two", "packed")]
             L.append(f"| {s['kernel']} | {s['M']}x{s['N']} | {s['dtype']} | {s['plan']} | {1e3 * s['two_ms']:.1f} | "
-                     f"{s['two_GBs']:.0f} | {1e3 * s['packed_ms']:.1f} | {s['packed_GBs']:.0f} | {s['saved_us']:.1f} | "
-                     f"{s['saved_pct']:.1f} |")
+                     f"{s['two_GBs']:.0f} | {1e3 * s['packed_ms']:.1f} | {s['packed_GBs']:.0f} | "
+                     f"{bars[0]} / {bars[1]} | {s['saved_us']:.1f} | {s['saved_pct']:.1f} |")
     return L
+
+
+def _barriers(ptx: dict, sass: dict) -> str:
+    """A kernel's CTA barriers, ``PTX / SASS``; a blank side where the run has no figure."""
+    return f"{ptx.get('ptx_bar', '')} / {sass.get('BAR', '')}"

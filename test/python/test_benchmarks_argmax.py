@@ -200,3 +200,29 @@ def test_the_gpu_section_runs_on_stand_ins(monkeypatch):
     assert all(s["saved_by"] in A.ONE_EXCHANGE and s["saved_us"] == pytest.approx(
         1e3 * (s["two_ms"] - min(s[f"{w}_ms"] for w in A.ONE_EXCHANGE))) for s in out["softmax"])
     assert "## 7. Argmax over rows" in "\n".join(report_argmax.markdown(results, {}, {}))
+    # the barriers of each softmax form and library kernel: the PTX's (compile.json) / the SASS's
+    labels = [s[f"{who}_kernel"] for s in out["softmax"] for who in ("two", *A.ONE_EXCHANGE)]
+    labels += [p[f"{who}_kernel"] for p in out["library_pair"] for who in ("two", "packed")]
+    assert set(labels) <= set(A.all_kernels())  # each one prepare compiles, so compile.json has its facts
+    ptx = {label: {"ptx_bar": 10 + i} for i, label in enumerate(labels)}
+    sass = {label: {"BAR": 50 + i} for i, label in enumerate(labels)}
+    text = "\n".join(report_argmax.markdown(results, sass, ptx))
+    soft = [ln for ln in text.splitlines() if ln.startswith("| 4x16384 |")]
+    assert len(soft) == 2 and all(f"| {10 + i} / {50 + i} |" in "".join(soft) for i in range(8))
+    lib = [ln for ln in text.splitlines() if ln.startswith(("| softmax | 2x20000", "| logsumexp | 2x20000"))]
+    assert len(lib) == 4 and all(f"| {10 + i} / {11 + i} |" in "".join(lib) for i in range(8, 16, 2))
+
+
+def test_ptx_facts_count_the_cta_barriers():
+    """benchmarks.prepare's PTX facts: the section's softmax in two exchanges has two CTA
+    barriers, QuACK's form one; a warp's or a cluster's barrier is not the CTA's."""
+    from tile_mlir import compiler
+    from tile_mlir.options import Options
+
+    facts = {c.who: prepare.ptx_facts(compiler.lower_to_ptx(AK.softmax_rows(c), Options(chip=prepare.CHIP, fold=c.fold)).ptx)
+             for c in A.softmax_configs("f32") if c.who in ("two", "packed_named")}
+    assert facts["two"]["ptx_bar"] == 2 and facts["packed_named"]["ptx_bar"] == 1
+    assert facts["packed_named"]["ptx_ex2"] == facts["two"]["ptx_ex2"] + 2  # the warps' sums rescaled, twice
+    assert facts["two"]["ptx_shfl"] == facts["packed_named"]["ptx_shfl"] == 20
+    assert prepare.ptx_facts("bar.warp.sync -1;\nbarrier.cluster.arrive;\nbarrier.cluster.wait;")["ptx_bar"] == 0
+    assert prepare.ptx_facts("bar.sync 0;\nbarrier.sync 1;\nbarrier.cta.sync 0;")["ptx_bar"] == 3
