@@ -159,6 +159,13 @@ NOTES["argmax"] = (
     "1024x65536 both fill about 48% (1024 rows of 4 or 8 warps). What is left is the last 1-2% of the DRAM "
     "ceiling, not a stall of ours: long-scoreboard (waiting on a load) is the largest stall of both.")
 NOTES["softmax-packed"] = (
+    "2026-12-03-e, ncu (one launch each, ncu-softmax.txt of that run): f32 is bound by DRAM, not by the exchange. "
+    "Two exchanges take 127.2 us against the copy's 124.6 at this shape (98%), with 27% of the issue slots busy; "
+    "QuACK's form has fewer barrier stalls (6.4 warps stalled per issued instruction against 7.1) but 7% more "
+    "instructions (36.4M against 34.1M) and reads DRAM 0.7% slower (3989 GB/s against 4017). With 2% left to "
+    "the copy, no form of the exchange can save more than that, and one exchange saves nothing. bf16 uses more "
+    "of the issue slots (53% with two exchanges): QuACK's form saves 4.4% under ncu (65.0 us against 68.0), "
+    "while the library's form, whose five combines add 30% instructions (46.4M against 35.7M), loses 2.8%. "
     "2026-12-03-d: the forms keep their first pass's exponentials, scaled by exp(m - A) / S, as the library's "
     "softmax does (f32: 18 ex2 a thread, not 33): bf16's one exchange now saves 4.7% in QuACK's form and 1.2% "
     "in the library's; f32's still loses 0.5% (probe 10, docs/runs/2026-12-03-h200-b.md). "
@@ -172,13 +179,11 @@ NOTES["softmax-packed"] = (
     "33 and 301 for two exchanges and 42 and 426 for the pair in every butterfly step). Timed in turns in "
     "2026-12-02-p: f32 132.9 us against 131.8 for two exchanges (133.2 at every step), bf16 78.4 against 72.8 "
     "(88.2; 84.3 against 72.3 in 2026-12-02-n). Each of the five combines is an exponential and about ten "
-    "instructions where a named step is one add, and at one 1024-thread CTA a row (two CTAs an SM, 16 elements "
-    "a thread) the kernel is bound by instruction issue more than by the second barrier, so the pair still "
-    "costs time here. The library keeps two exchanges inside a CTA and packs the pair over a cluster, where "
+    "instructions where a named step is one add. The library keeps two exchanges inside a CTA and packs the pair over a cluster, where "
     "each exchange waits on the other CTAs (the K.softmax and K.logsumexp rows of this section).")
 NOTES["pair"] = (
-    "Inside one CTA (a warps plan) the pair and two exchanges are within 1.3% of each other either way "
-    "(2026-12-02-p: -1.2% to +1.3% over eight kernels), so RowPlan.packs_pair keeps two exchanges there. Over "
+    "Inside one CTA (a warps plan) the pair and two exchanges are close, either way (2026-12-02-p: -1.2% to "
+    "+1.3% over eight kernels; 2026-12-03-e: -3.2% to +1.6%), so RowPlan.packs_pair keeps two exchanges there. Over "
     "a cluster, with each warp's pair taken by named butterflies first, the pair saves 1.9-13.9% in f32 and "
     "in bf16 logsumexp, and 2.3% for bf16 softmax at 1024x65536 (it lost 10.8% with the pair in every "
     "butterfly step, 2026-12-02-n); bf16 softmax at 64x262144 (O4: 32 registers a thread) still loses 5.8%, "
