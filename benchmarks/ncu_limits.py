@@ -116,7 +116,8 @@ def line(c: dict, f: dict) -> str:
     return (f"{what:<44} {c['M']}x{c['N']} {c['dtype']:<4} {num('us', '{:7.2f}')} us  DRAM {num('dram_GBs', '{:5.0f}')} GB/s "
             f"{num('dram_pct', '{:4.1f}')}% of peak  SM {num('sm_pct', '{:4.1f}')}%  issue {num('issue_pct', '{:4.1f}')}%  "
             f"warps {num('occupancy_pct', '{:4.1f}')}% (max {num('theoretical_pct', '{:4.1f}')}%)  "
-            f"{num('registers', '{:.0f}')} regs  {num('instructions', '{:.1f}')}M instructions  grid {num('grid', '{:.0f}')} x {num('block', '{:.0f}')}  stalls: {top}")
+            f"{num('registers', '{:.0f}')} regs  {num('instructions', '{:.1f}M')} instructions  "
+            f"grid {num('grid', '{:.0f}')} x {num('block', '{:.0f}')}  stalls: {top}")
 
 
 def main(argv=None) -> int:

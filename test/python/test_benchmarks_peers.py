@@ -292,6 +292,8 @@ def test_ncu_limits_reads_every_unit_and_orders_the_stalls():
     assert "16.50 us" in line and "issue 41.4%" in line and "stalls: long_scoreboard 22.70, barrier 2.50" in line
     assert "2.5M instructions" in line
     assert "SM n/a%" in line  # a figure ncu did not give is said so, not made up
+    f.pop("instructions")
+    assert "n/a instructions" in ncu_limits.line({"what": "rmsnorm", "M": 4096, "N": 4096, "dtype": "bf16"}, f)
 
 
 def test_ncu_limits_cases():
