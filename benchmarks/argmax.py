@@ -372,14 +372,23 @@ def _case(M: int, N: int, dtype: str, log) -> dict:
     return row
 
 
+def softmax_kernel(c: SoftmaxConfig):
+    """The CUDA kernel of softmax form ``c``, compiled (or found in the cache) with its own
+    fold, as ``all_kernels`` gives it to ``benchmarks.prepare``."""
+    import tile_mlir
+
+    from .measure import OPTIONS
+
+    return tile_mlir.compile(softmax_rows(c), OPTIONS | {"fold": c.fold}, backend="cuda")[c.name]
+
+
 def _softmax(dtype: str, log) -> dict:
     """The kernels of ``softmax_configs(dtype)``: each checked against float64, then timed
     steady in turns (``timing.interleaved``). ``saved`` is what the library's form of the
     pair (``packed``) saves against two exchanges."""
-    import tile_mlir
     import torch
 
-    from .measure import OPTIONS, ROTATE_BYTES
+    from .measure import ROTATE_BYTES
     from .timing import interleaved
 
     M, N = SOFTMAX_SHAPE
@@ -391,7 +400,7 @@ def _softmax(dtype: str, log) -> dict:
     ref = torch.softmax(xs[0].double(), dim=1)
     out, groups = {"M": M, "N": N, "dtype": dtype, "timing": "interleaved"}, {}
     for c in softmax_configs(dtype):
-        kern = tile_mlir.compile(softmax_rows(c), OPTIONS | {"fold": c.fold}, backend="cuda")[c.name]
+        kern = softmax_kernel(c)
         bound = [kern.bind(c.grid, c.block, x, y) for x, y in zip(xs, ys)]
         ys[0].fill_(float("nan"))
         bound[0]()

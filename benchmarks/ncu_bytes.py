@@ -171,15 +171,10 @@ def _launcher(c: dict, torch):
         mean = x32.mean(-1)
         return lambda: K.layer_norm_backward(dy, x, w, mean, rstd)
     if what.startswith("softmax:"):  # benchmark 7's softmax forms, one 1024-thread CTA a row
-        import tile_mlir
-
-        from .argmax import softmax_configs
-        from .argmax_kernels import softmax_rows
-        from .measure import OPTIONS
+        from .argmax import softmax_configs, softmax_kernel
 
         sc = next(s for s in softmax_configs(c["dtype"]) if s.who == what.split(":", 1)[1])
-        kern = tile_mlir.compile(softmax_rows(sc), OPTIONS | {"fold": sc.fold}, backend="cuda")[sc.name]
-        return kern.bind(sc.grid, sc.block, x, torch.empty_like(x))
+        return softmax_kernel(sc).bind(sc.grid, sc.block, x, torch.empty_like(x))
     if what.startswith("pair:"):  # the library's kernel with the (max, sum) pair in two exchanges or one
         _, name, who = what.split(":")
         lib = K.compiled(name, M, N, c["dtype"], pair=who == "packed")
